@@ -1,0 +1,43 @@
+#include "core/amp/loss_scaler.h"
+
+#include <cmath>
+
+#include "core/common/error.h"
+
+namespace ampgan {
+
+LossScaler::LossScaler(Backend& b, const ew::ScalerConfig& cfg) : cfg_(cfg) {
+  if (!(cfg.init_scale > 0.0f) || !std::isfinite(cfg.init_scale))
+    throw Error("initial loss scale must be a positive finite number", "--init-scale", "the default is 65536");
+  if (!(cfg.growth_factor > 1.0f))
+    throw Error("loss-scale growth factor must be above 1", "--growth", "the default is 2");
+  if (!(cfg.backoff_factor > 0.0f && cfg.backoff_factor < 1.0f))
+    throw Error("loss-scale backoff factor must be between 0 and 1", "--backoff", "the default is 0.5");
+  if (cfg.growth_interval < 1)
+    throw Error("loss-scale growth interval must be at least 1 step", "--growth-interval", "the default is 2000");
+  if (!(cfg.min_scale > 0.0f) || !(cfg.max_scale >= cfg.min_scale))
+    throw Error("loss-scale floor must be positive and at most the ceiling", "--min-scale/--max-scale");
+  state_ = b.empty(Shape{2}, DType::F32, MemCategory::Data);
+  unit_ = b.empty(Shape{2}, DType::F32, MemCategory::Data);
+  const float init[2] = {std::fmin(std::fmax(cfg.init_scale, cfg.min_scale), cfg.max_scale), 0.0f};
+  const float unit[2] = {1.0f, 0.0f};
+  b.upload(state_, init, sizeof init);
+  b.upload(unit_, unit, sizeof unit);
+}
+
+void LossScaler::update(Backend& b, const Tensor& scalars, const std::vector<int>& found_inf_slots) {
+  if (enabled_) b.scaler_update(state_, cfg_, scalars, found_inf_slots);
+}
+
+float LossScaler::scale(Backend& b) const {
+  float v[2];
+  b.download(state_, v, sizeof v);
+  return v[0];
+}
+
+void LossScaler::set_state(Backend& b, float scale, float growth_tracker) {
+  const float v[2] = {scale, growth_tracker};
+  b.upload(state_, v, sizeof v);
+}
+
+}  // namespace ampgan

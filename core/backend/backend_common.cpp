@@ -1,0 +1,107 @@
+// Parts of the Backend shared by every implementation: memory accounting, a synchronous
+// read-back for backends without asynchronous copies, and backend selection.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "core/backend/backend.h"
+#include "core/backend/cpu/cpu_backend.h"
+#include "core/common/error.h"
+
+#if defined(AMPGAN_HAVE_CUDA)
+#include "gpu/cuda_backend.h"
+#endif
+
+namespace ampgan {
+
+void MemoryTracker::add(MemCategory c, size_t bytes) {
+  const size_t i = static_cast<size_t>(c);
+  const size_t now = current_[i].fetch_add(bytes) + bytes;
+  size_t p = peak_[i].load();
+  while (now > p && !peak_[i].compare_exchange_weak(p, now)) {
+  }
+  const size_t total = total_.fetch_add(bytes) + bytes;
+  size_t pt = peak_total_.load();
+  while (total > pt && !peak_total_.compare_exchange_weak(pt, total)) {
+  }
+}
+
+void MemoryTracker::remove(MemCategory c, size_t bytes) {
+  current_[static_cast<size_t>(c)].fetch_sub(bytes);
+  total_.fetch_sub(bytes);
+}
+
+MemoryStats MemoryTracker::stats() const {
+  MemoryStats s;
+  for (size_t i = 0; i < kN; ++i) {
+    s.current[i] = current_[i].load();
+    s.peak[i] = peak_[i].load();
+  }
+  s.current_total = total_.load();
+  s.peak_total = peak_total_.load();
+  return s;
+}
+
+void MemoryTracker::reset_peak() {
+  for (size_t i = 0; i < kN; ++i) peak_[i].store(current_[i].load());
+  peak_total_.store(total_.load());
+}
+
+namespace {
+class SyncReadback final : public HostReadback {
+ public:
+  explicit SyncReadback(std::vector<float> v) : values_(std::move(v)) {}
+  bool ready() override { return true; }
+  const float* wait() override { return values_.data(); }
+
+ private:
+  std::vector<float> values_;
+};
+}  // namespace
+
+std::unique_ptr<HostReadback> Backend::read_async(const Tensor& src) {
+  AMPGAN_CHECK(src.dtype() == DType::F32, "read_async takes FP32 tensors");
+  std::vector<float> v(static_cast<size_t>(src.numel()));
+  download(src, v.data(), src.nbytes());
+  return std::make_unique<SyncReadback>(std::move(v));
+}
+
+bool cuda_backend_compiled() {
+#if defined(AMPGAN_HAVE_CUDA)
+  return true;
+#else
+  return false;
+#endif
+}
+
+std::vector<GpuInfo> list_gpus(std::string* why_none) {
+#if defined(AMPGAN_HAVE_CUDA)
+  return cuda_list_gpus(why_none);
+#else
+  if (why_none) *why_none = "this build of AMP GAN Studio has no CUDA backend (built without the CUDA toolkit)";
+  return {};
+#endif
+}
+
+std::unique_ptr<Backend> create_backend(const std::string& which, std::string* note) {
+  if (which == "cpu") return std::make_unique<CpuBackend>();
+  if (which != "auto" && which != "cuda")
+    throw Error("unknown backend '" + which + "'", "--backend", "use auto, cpu or cuda");
+  std::string why;
+  const std::vector<GpuInfo> gpus = list_gpus(&why);
+  const auto usable = std::find_if(gpus.begin(), gpus.end(), [](const GpuInfo& g) { return g.usable; });
+  if (usable == gpus.end()) {
+    if (which == "cuda")
+      throw Error("no usable NVIDIA GPU: " + why, "--backend cuda",
+                  "run 'ampgan devices' for details, or use --backend cpu (or auto)");
+    if (note) *note = "no usable GPU (" + why + "); training on the CPU";
+    return std::make_unique<CpuBackend>();
+  }
+#if defined(AMPGAN_HAVE_CUDA)
+  return make_cuda_backend(usable->index);
+#else
+  return std::make_unique<CpuBackend>();
+#endif
+}
+
+}  // namespace ampgan

@@ -1,0 +1,84 @@
+// The CPU backend: the reference implementation of every Backend op, and the default where
+// there is no GPU. Half-precision tensors are stored as real 16-bit values and each op rounds
+// where a GPU would (half in, FP32 accumulate, half out), so loss scaling, underflow and
+// overflow behave as on a GPU. Matrix products go through OpenBLAS; the rest runs on the
+// thread pool of core/common/parallel.h.
+#pragma once
+
+#include <vector>
+
+#include "core/backend/backend.h"
+
+namespace ampgan {
+
+class CpuBackend final : public Backend, private Allocator {
+ public:
+  CpuBackend();
+  ~CpuBackend() override;
+
+  DeviceKind kind() const override { return DeviceKind::CPU; }
+  std::string name() const override;
+
+  Tensor empty(Shape shape, DType dtype, MemCategory category) override;
+  void upload(Tensor& dst, const void* host, size_t nbytes) override;
+  void download(const Tensor& src, void* host, size_t nbytes) override;
+
+  void fill(Tensor& t, float value) override;
+  void copy(const Tensor& src, Tensor& dst) override;
+  void cast(const Tensor& src, Tensor& dst) override;
+  void fill_normal(Tensor& t, uint64_t seed, uint64_t stream, const Tensor& counter,
+                   float stddev) override;
+  void copy_scalar(const Tensor& src, int src_index, Tensor& dst, int dst_index) override;
+  void add_scalar(Tensor& dst, int index, float value) override;
+
+  void gemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const Tensor& a,
+            const Tensor& b, float beta, Tensor& c) override;
+  void conv2d_forward(const ConvGeometry& g, const Tensor& x, const Tensor& w, Tensor& y) override;
+  void conv2d_backward_data(const ConvGeometry& g, const Tensor& dy, const Tensor& w,
+                            Tensor& dx) override;
+  void conv2d_backward_filter(const ConvGeometry& g, const Tensor& x, const Tensor& dy,
+                              Tensor& dw, bool accumulate) override;
+  void bias_add(Tensor& y, const Tensor& b) override;
+  void bias_backward(const Tensor& dy, Tensor& db, bool accumulate) override;
+
+  void batchnorm_forward_train(const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                               Tensor& running_mean, Tensor& running_var, float momentum,
+                               float eps, bool update_running, Tensor& y, Tensor& save_mean,
+                               Tensor& save_invstd) override;
+  void batchnorm_forward_eval(const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                              const Tensor& running_mean, const Tensor& running_var, float eps,
+                              Tensor& y) override;
+  void batchnorm_backward(const Tensor& x, const Tensor& dy, const Tensor& gamma,
+                          const Tensor& save_mean, const Tensor& save_invstd, Tensor& dx,
+                          Tensor& dgamma, Tensor& dbeta, bool accumulate) override;
+
+  void activation_forward(ew::Act act, float alpha, const Tensor& x, Tensor& y) override;
+  void activation_backward(ew::Act act, float alpha, const Tensor& y, const Tensor& dy,
+                           Tensor& dx) override;
+
+  void gan_loss(LossKind kind, LossRole role, const Tensor& logits, const Tensor& scaler_state,
+                Tensor& dlogits, Tensor& scalars, int loss_slot, int prob_slot) override;
+  void softmax_cross_entropy(const Tensor& logits, const Tensor& labels, Tensor& dlogits,
+                             Tensor& scalars, int loss_slot, int correct_slot) override;
+
+  void grad_stats(const std::vector<Tensor>& grads, const Tensor& scaler_state, Tensor& scalars,
+                  const GradStatSlots& slots) override;
+  void grad_histogram(const std::vector<Tensor>& grads, Tensor& hist) override;
+  void adam_step(const std::vector<AdamTensor>& params, const AdamConfig& cfg, Tensor& step_count,
+                 const Tensor& scaler_state, const Tensor& scalars, int found_inf_slot) override;
+  void scaler_update(Tensor& scaler_state, const ew::ScalerConfig& cfg, const Tensor& scalars,
+                     const std::vector<int>& found_inf_slots) override;
+
+  // Widens count elements of t starting at offset into out (FP32); narrows back, rounding.
+  static void widen(const Tensor& t, int64_t offset, int64_t count, float* out);
+  static void narrow(const float* in, Tensor& t, int64_t offset, int64_t count);
+
+ private:
+  void release(Storage& s) override;
+  // Grow-only FP32 scratch buffers, counted as workspace memory.
+  float* scratch(int slot, size_t floats);
+
+  std::vector<Tensor> scratch_;
+};
+
+}  // namespace ampgan

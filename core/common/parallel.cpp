@@ -1,0 +1,141 @@
+#include "core/common/parallel.h"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdlib>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+extern "C" void openblas_set_num_threads(int);
+
+namespace ampgan {
+
+namespace {
+
+int default_threads() {
+  if (const char* env = std::getenv("AMPGAN_THREADS")) {
+    const int n = std::atoi(env);
+    if (n > 0) return n;
+  }
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+class Pool {
+ public:
+  explicit Pool(int threads) : threads_(threads) {
+    openblas_set_num_threads(threads);
+    for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { worker(); });
+  }
+  ~Pool() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      quit_ = true;
+    }
+    cv_.notify_all();
+    for (auto& t : workers_) t.join();
+  }
+  int threads() const { return threads_; }
+
+  void run(int64_t chunks, const std::function<void(int64_t)>& fn) {
+    if (chunks <= 0) return;
+    if (chunks == 1 || threads_ == 1 || in_worker_) {
+      for (int64_t i = 0; i < chunks; ++i) fn(i);
+      return;
+    }
+    std::unique_lock<std::mutex> caller(run_mu_);  // one parallel region at a time
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      fn_ = &fn;
+      chunks_ = chunks;
+      next_.store(0);
+      pending_ = static_cast<int>(workers_.size());
+      ++generation_;
+    }
+    cv_.notify_all();
+    in_worker_ = true;  // a nested call from fn runs serially instead of deadlocking
+    drain();
+    in_worker_ = false;
+    std::unique_lock<std::mutex> lock(mu_);
+    done_cv_.wait(lock, [this] { return pending_ == 0; });
+    fn_ = nullptr;
+    if (error_) {
+      auto e = error_;
+      error_ = nullptr;
+      std::rethrow_exception(e);
+    }
+  }
+
+ private:
+  void drain() {
+    for (;;) {
+      const int64_t i = next_.fetch_add(1);
+      if (i >= chunks_) break;
+      try {
+        (*fn_)(i);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (!error_) error_ = std::current_exception();
+      }
+    }
+  }
+
+  void worker() {
+    in_worker_ = true;
+    uint64_t seen = 0;
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [&] { return quit_ || generation_ != seen; });
+        if (quit_) return;
+        seen = generation_;
+      }
+      drain();
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (--pending_ == 0) done_cv_.notify_one();
+      }
+    }
+  }
+
+  int threads_;
+  std::vector<std::thread> workers_;
+  std::mutex mu_, run_mu_;
+  std::condition_variable cv_, done_cv_;
+  bool quit_ = false;
+  uint64_t generation_ = 0;
+  const std::function<void(int64_t)>* fn_ = nullptr;
+  int64_t chunks_ = 0;
+  std::atomic<int64_t> next_{0};
+  int pending_ = 0;
+  std::exception_ptr error_;
+  static thread_local bool in_worker_;
+};
+
+thread_local bool Pool::in_worker_ = false;
+
+int g_requested = 0;
+
+Pool& pool() {
+  static Pool p(g_requested > 0 ? g_requested : default_threads());
+  return p;
+}
+
+}  // namespace
+
+int cpu_threads() { return pool().threads(); }
+
+void set_cpu_threads(int n) { g_requested = n; }
+
+void parallel_chunks(int64_t chunks, const std::function<void(int64_t)>& fn) { pool().run(chunks, fn); }
+
+void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
+  grain = std::max<int64_t>(1, grain);
+  parallel_chunks(chunk_count(n, grain), [&](int64_t c) {
+    const int64_t b = c * grain;
+    fn(b, std::min(n, b + grain));
+  });
+}
+
+}  // namespace ampgan

@@ -1,0 +1,31 @@
+// Batch norm over N, H and W per channel. Statistics, scale and shift are FP32 in every mode;
+// input and output are in the compute dtype.
+#pragma once
+
+#include "core/nn/layer.h"
+
+namespace ampgan {
+
+class BatchNorm2d final : public Layer {
+ public:
+  BatchNorm2d(Backend& b, const std::string& prefix, int channels, float eps = 1e-5f,
+              float momentum = 0.1f);
+  std::string type() const override { return "BatchNorm2d"; }
+  Shape output_shape(const Shape& in) const override { return in; }
+  const Tensor& forward(Context& ctx, const Tensor& x) override;
+  const Tensor& backward(Context& ctx, const Tensor& dy, bool need_dx) override;
+  std::vector<Parameter*> parameters() override { return {&gamma_, &beta_}; }
+  std::vector<StateBuffer*> buffers() override { return {&running_mean_, &running_var_}; }
+  int64_t batches_tracked() const { return batches_tracked_; }
+  void set_batches_tracked(int64_t n) { batches_tracked_ = n; }
+
+ private:
+  int channels_;
+  float eps_, momentum_;
+  Parameter gamma_, beta_;
+  StateBuffer running_mean_, running_var_;
+  Tensor save_mean_, save_invstd_, x_, scratch_dgamma_, scratch_dbeta_;
+  int64_t batches_tracked_ = 0;
+};
+
+}  // namespace ampgan

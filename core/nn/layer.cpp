@@ -1,0 +1,110 @@
+#include "core/nn/layer.h"
+
+#include "core/common/error.h"
+
+namespace ampgan {
+
+void Parameter::set_precision(Backend& b, DType compute) {
+  const DType wd = fp32_only ? DType::F32 : compute;
+  if (wd == DType::F32) {
+    working = master;
+  } else {
+    if (!working.defined() || working.dtype() != wd || working.same_storage(master))
+      working = b.empty(shape, wd, MemCategory::HalfCopy);
+    b.cast(master, working);
+  }
+  if (!grad.defined() || grad.dtype() != wd) {
+    grad = b.empty(shape, wd, MemCategory::Gradient);
+    b.fill(grad, 0.0f);
+  }
+}
+
+void Parameter::refresh_working(Backend& b) {
+  if (working.defined() && !working.same_storage(master)) b.cast(master, working);
+}
+
+void Layer::ensure(Backend& b, Tensor& buf, const Shape& shape, DType dtype, MemCategory category) {
+  const size_t need = static_cast<size_t>(shape.numel()) * dtype_size(dtype);
+  if (buf.defined() && buf.dtype() == dtype && buf.capacity_bytes() >= need) {
+    if (buf.shape() != shape) buf = buf.view(shape);
+    return;
+  }
+  buf = b.empty(shape, dtype, category);
+}
+
+Parameter Layer::make_parameter(Backend& b, std::string name, Shape shape, bool fp32_only) {
+  Parameter p;
+  p.name = std::move(name);
+  p.shape = shape;
+  p.fp32_only = fp32_only;
+  p.master = b.empty(shape, DType::F32, MemCategory::Master);
+  b.fill(p.master, 0.0f);
+  p.working = p.master;
+  return p;
+}
+
+void Layer::check_dtype(const Tensor& t, DType expected, const char* layer, const char* what) {
+  if (t.dtype() != expected)
+    throw Error(std::string(layer) + ": " + what + " is " + dtype_name(t.dtype()) + ", expected " +
+                    dtype_name(expected),
+                "", "the network's precision was not set before this pass (a bug)");
+}
+
+const Tensor& Sequential::forward(Context& ctx, const Tensor& x) {
+  const Tensor* h = &x;
+  for (auto& l : layers_) h = &l->forward(ctx, *h);
+  return *h;
+}
+
+const Tensor& Sequential::backward(Context& ctx, const Tensor& dy, bool need_dx) {
+  const Tensor* g = &dy;
+  for (size_t i = layers_.size(); i-- > 0;) g = &layers_[i]->backward(ctx, *g, need_dx || i > 0);
+  return need_dx ? *g : empty_;
+}
+
+Shape Sequential::output_shape(Shape in) const {
+  for (const auto& l : layers_) in = l->output_shape(in);
+  return in;
+}
+
+double Sequential::flops(Shape in) const {
+  double f = 0.0;
+  for (const auto& l : layers_) {
+    f += l->flops(in);
+    in = l->output_shape(in);
+  }
+  return f;
+}
+
+std::vector<Parameter*> Sequential::parameters() {
+  std::vector<Parameter*> out;
+  for (auto& l : layers_)
+    for (Parameter* p : l->parameters()) out.push_back(p);
+  return out;
+}
+
+std::vector<StateBuffer*> Sequential::buffers() {
+  std::vector<StateBuffer*> out;
+  for (auto& l : layers_)
+    for (StateBuffer* s : l->buffers()) out.push_back(s);
+  return out;
+}
+
+std::vector<Tensor> Sequential::gradients() {
+  std::vector<Tensor> out;
+  for (Parameter* p : parameters()) out.push_back(p->grad);
+  return out;
+}
+
+void Sequential::set_precision(Backend& b, DType compute) {
+  for (Parameter* p : parameters()) p->set_precision(b, compute);
+  dtype_ = compute;
+}
+
+int64_t Sequential::parameter_count() {
+  int64_t n = 0;
+  for (Parameter* p : parameters()) n += p->shape.numel();
+  return n;
+}
+
+}  // namespace ampgan

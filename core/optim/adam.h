@@ -1,0 +1,28 @@
+// Adam over FP32 master weights (Kingma & Ba, 2015; PyTorch's formulation). One fused backend
+// call per network reads the scaled gradients, updates master weights and FP32 moments, and
+// writes the half working copies; it does nothing on a step whose gradients were not finite.
+#pragma once
+
+#include <vector>
+
+#include "core/nn/layer.h"
+
+namespace ampgan {
+
+class Adam {
+ public:
+  Adam(Backend& b, std::vector<Parameter*> params, const AdamConfig& cfg);
+
+  void step(Backend& b, const Tensor& scaler_state, const Tensor& scalars, int found_inf_slot);
+
+  const AdamConfig& config() const { return cfg_; }
+  void set_lr(float lr) { cfg_.lr = lr; }
+  Tensor& step_count() { return step_count_; }  // FP32 [1]: Adam's t, steps actually taken
+
+ private:
+  std::vector<Parameter*> params_;
+  AdamConfig cfg_;
+  Tensor step_count_;
+};
+
+}  // namespace ampgan

@@ -1,0 +1,261 @@
+#include "core/train/trainer.h"
+
+#include <cmath>
+
+#include "core/common/error.h"
+#include "core/common/rng.h"
+
+namespace ampgan {
+
+namespace {
+// How many steps may be in flight before step() waits for the oldest read-back (GPU only; the
+// CPU's read-backs are ready at once).
+constexpr size_t kMaxInFlight = 3;
+}  // namespace
+
+Trainer::Trainer(Backend& backend, const TrainerConfig& cfg)
+    : backend_(backend), cfg_(cfg), precision_(cfg.precision) {
+  cfg_.model.validate();
+  if (cfg.batch < 2)
+    throw Error("batch size " + std::to_string(cfg.batch) + " is too small", "--batch",
+                "use at least 2 (batch norm needs two samples)");
+  g_ = make_generator(backend_, cfg_.model);
+  d_ = make_discriminator(backend_, cfg_.model);
+  init_dcgan(backend_, *g_, cfg_.seed, rng_stream::kInitG);
+  init_dcgan(backend_, *d_, cfg_.seed, rng_stream::kInitD);
+  adam_g_ = std::make_unique<Adam>(backend_, g_->parameters(), cfg_.adam_g);
+  adam_d_ = std::make_unique<Adam>(backend_, d_->parameters(), cfg_.adam_d);
+  scaler_d_ = std::make_unique<LossScaler>(backend_, cfg_.scaler);
+  if (!cfg_.shared_scaler) scaler_g_ = std::make_unique<LossScaler>(backend_, cfg_.scaler);
+  const int res = cfg_.model.res, nc = cfg_.model.channels;
+  real_f32_ = backend_.empty(Shape{cfg_.batch, res, res, nc}, DType::F32, MemCategory::Data);
+  dlogits_ = backend_.empty(Shape{cfg_.batch, 1}, DType::F32, MemCategory::Activation);
+  scalars_ = backend_.empty(Shape{kSlotCount}, DType::F32, MemCategory::Data);
+  counter_ = backend_.empty(Shape{1}, DType::F32, MemCategory::Data);
+  hist_ = backend_.empty(Shape{ew::kHistBins}, DType::F32, MemCategory::Workspace);
+  backend_.fill(counter_, 0.0f);
+  set_precision(cfg_.precision);
+  started_ = std::chrono::steady_clock::now();
+}
+
+Trainer::~Trainer() {
+  try {
+    backend_.synchronize();
+    backend_.drop_capture();
+  } catch (...) {
+  }
+}
+
+void Trainer::set_precision(Precision p) {
+  precision_ = p;
+  const DType dt = compute_dtype(p);
+  g_->set_precision(backend_, dt);
+  d_->set_precision(backend_, dt);
+  const bool scaling = p == Precision::FP16 || (p == Precision::BF16 && cfg_.bf16_loss_scaling);
+  scaler_d_->set_enabled(scaling);
+  if (scaler_g_) scaler_g_->set_enabled(scaling);
+  backend_.set_allow_tf32(p == Precision::TF32);
+  const Shape img{cfg_.batch, cfg_.model.res, cfg_.model.res, cfg_.model.channels};
+  if (dt == DType::F32) {
+    real_ = real_f32_;
+  } else if (!real_.defined() || real_.dtype() != dt || real_.same_storage(real_f32_)) {
+    real_ = backend_.empty(img, dt, MemCategory::Data);
+  }
+  if (!z_.defined() || z_.dtype() != dt) z_ = backend_.empty(Shape{cfg_.batch, 1, 1, cfg_.model.latent}, dt, MemCategory::Data);
+  backend_.drop_capture();
+  captured_ = false;
+  eager_steps_since_change_ = 0;
+}
+
+void Trainer::set_learning_rates(float lr_g, float lr_d) {
+  adam_g_->set_lr(lr_g);
+  adam_d_->set_lr(lr_d);
+  cfg_.adam_g.lr = lr_g;
+  cfg_.adam_d.lr = lr_d;
+  backend_.drop_capture();  // learning rates are baked into a captured graph
+  captured_ = false;
+  eager_steps_since_change_ = 0;
+}
+
+void Trainer::set_iteration(int64_t it) {
+  iteration_ = it;
+  const float c = static_cast<float>(it);
+  backend_.upload(counter_, &c, sizeof c);
+}
+
+void Trainer::forward_backward_d(const Tensor& images, LossRole role, int loss_slot, int prob_slot) {
+  Context ctx{backend_, compute_dtype(precision_), Mode::Train, true, role == LossRole::DFake};
+  const Tensor& logits = d_->forward(ctx, images);
+  backend_.gan_loss(cfg_.loss, role, logits, scaler_d_->active_state(), dlogits_, scalars_, loss_slot, prob_slot);
+  d_->backward(ctx, dlogits_, false);
+}
+
+void Trainer::enqueue_step_body() {
+  const DType dt = compute_dtype(precision_);
+  backend_.fill(scalars_, 0.0f);
+  backend_.fill_normal(z_, cfg_.seed, rng_stream::kTrainLatentBase, counter_, 1.0f);
+
+  Context gctx{backend_, dt, Mode::Train, true, false};
+  const Tensor& fake = g_->forward(gctx, z_);
+
+  // Discriminator: real and generated batches separately (each with its own batch-norm
+  // statistics, as in the peer), weight gradients accumulated across the two.
+  forward_backward_d(real_, LossRole::DReal, kSlotLossDReal, kSlotDReal);
+  forward_backward_d(fake, LossRole::DFake, kSlotLossDFake, kSlotDFake);
+  const Tensor& sd = scaler_d_->active_state();
+  backend_.copy_scalar(sd, 0, scalars_, kSlotScaleD);
+  backend_.grad_stats(d_->gradients(), sd, scalars_,
+                      {kSlotFoundInfD, kSlotSumSqD, kSlotZerosD, kSlotSubnormalsD, kSlotCountD});
+  adam_d_->step(backend_, sd, scalars_, kSlotFoundInfD);
+  if (!cfg_.shared_scaler) scaler_d_->update(backend_, scalars_, {kSlotFoundInfD});
+
+  // Generator: through the updated D, without D's weight gradients.
+  LossScaler& sg_scaler = scaler_g();
+  const Tensor& sg = sg_scaler.active_state();
+  Context dctx{backend_, dt, Mode::Train, false, false};
+  const Tensor& logits = d_->forward(dctx, fake);
+  backend_.gan_loss(cfg_.loss, LossRole::G, logits, sg, dlogits_, scalars_, kSlotLossG, kSlotDFakeG);
+  const Tensor& dfake = d_->backward(dctx, dlogits_, true);
+  g_->backward(gctx, dfake, false);
+  backend_.copy_scalar(sg, 0, scalars_, kSlotScaleG);
+  backend_.grad_stats(g_->gradients(), sg, scalars_,
+                      {kSlotFoundInfG, kSlotSumSqG, kSlotZerosG, kSlotSubnormalsG, kSlotCountG});
+  adam_g_->step(backend_, sg, scalars_, kSlotFoundInfG);
+  if (cfg_.shared_scaler) sg_scaler.update(backend_, scalars_, {kSlotFoundInfD, kSlotFoundInfG});
+  else sg_scaler.update(backend_, scalars_, {kSlotFoundInfG});
+
+  backend_.add_scalar(counter_, 0, 1.0f);
+}
+
+void Trainer::step(const float* real_batch) {
+  const auto start = std::chrono::steady_clock::now();
+  backend_.upload(real_f32_, real_batch, real_f32_.nbytes());
+  if (!real_.same_storage(real_f32_)) backend_.cast(real_f32_, real_);
+
+  // Graph capture needs every buffer allocated first: run eagerly once after any change, then
+  // capture and replay.
+  if (cfg_.use_graphs && backend_.supports_capture()) {
+    if (!captured_ && eager_steps_since_change_ >= 1) {
+      backend_.begin_capture();
+      enqueue_step_body();
+      backend_.end_capture();
+      captured_ = true;
+    }
+    if (captured_) backend_.replay();
+    else {
+      enqueue_step_body();
+      ++eager_steps_since_change_;
+    }
+  } else {
+    enqueue_step_body();
+  }
+  ++iteration_;
+  pending_.push_back({iteration_, precision_, backend_.read_async(scalars_), start});
+  // Back-pressure: never run more than kMaxInFlight steps ahead of what the host has seen.
+  if (pending_.size() > kMaxInFlight) pending_[pending_.size() - kMaxInFlight - 1].readback->wait();
+}
+
+std::vector<StepMetrics> Trainer::collect(bool wait) {
+  std::vector<StepMetrics> out;
+  while (!pending_.empty()) {
+    Pending& p = pending_.front();
+    if (!wait && !p.readback->ready()) break;
+    const float* s = p.readback->wait();
+    const auto done = std::chrono::steady_clock::now();
+    StepMetrics m;
+    m.step = p.step;
+    m.precision = p.precision;
+    m.loss_d = s[kSlotLossDReal] + s[kSlotLossDFake];
+    m.loss_g = s[kSlotLossG];
+    m.d_real = s[kSlotDReal];
+    m.d_fake = s[kSlotDFake];
+    m.scale_d = s[kSlotScaleD];
+    m.scale_g = s[kSlotScaleG];
+    m.skipped_d = s[kSlotFoundInfD] != 0.0f;
+    m.skipped_g = s[kSlotFoundInfG] != 0.0f;
+    m.grad_norm_d = m.skipped_d ? NAN : std::sqrt(s[kSlotSumSqD]);
+    m.grad_norm_g = m.skipped_g ? NAN : std::sqrt(s[kSlotSumSqG]);
+    m.underflow_d = s[kSlotCountD] > 0 ? (s[kSlotZerosD] + s[kSlotSubnormalsD]) / s[kSlotCountD] : 0.0;
+    m.underflow_g = s[kSlotCountG] > 0 ? (s[kSlotZerosG] + s[kSlotSubnormalsG]) / s[kSlotCountG] : 0.0;
+    // Step time: from the step's start, or from the previous step's completion when steps
+    // overlapped on the device (then the interval between completions is the throughput).
+    auto from = p.start;
+    if (have_last_done_ && last_done_ > from) from = last_done_;
+    m.step_ms = std::chrono::duration<double, std::milli>(done - from).count();
+    m.images_per_s = m.step_ms > 0 ? cfg_.batch * 1000.0 / m.step_ms : 0.0;
+    m.memory_mb = backend_.memory_stats().current_total / 1048576.0;
+    m.time_s = std::chrono::duration<double>(done - started_).count();
+    last_done_ = done;
+    have_last_done_ = true;
+    out.push_back(m);
+    pending_.pop_front();
+  }
+  return out;
+}
+
+std::vector<float> Trainer::generate(const std::vector<float>& latents, int n) {
+  const int nz = cfg_.model.latent, res = cfg_.model.res, nc = cfg_.model.channels;
+  AMPGAN_CHECK(static_cast<int64_t>(latents.size()) >= int64_t{n} * nz, "too few latents");
+  std::vector<float> out(static_cast<size_t>(n) * res * res * nc);
+  const DType dt = compute_dtype(precision_);
+  Tensor z32 = backend_.empty(Shape{cfg_.batch, 1, 1, nz}, DType::F32, MemCategory::Data);
+  Tensor zc = dt == DType::F32 ? z32 : backend_.empty(Shape{cfg_.batch, 1, 1, nz}, dt, MemCategory::Data);
+  Tensor img32;
+  Context ctx{backend_, dt, Mode::Sample, false, false};
+  for (int i0 = 0; i0 < n; i0 += cfg_.batch) {
+    const int m = std::min(cfg_.batch, n - i0);
+    Tensor zv = z32.view(Shape{m, 1, 1, nz});
+    backend_.upload(zv, latents.data() + static_cast<size_t>(i0) * nz, static_cast<size_t>(m) * nz * 4);
+    Tensor zcv = zc.view(Shape{m, 1, 1, nz});
+    if (!zcv.same_storage(zv)) backend_.cast(zv, zcv);
+    const Tensor& img = g_->forward(ctx, zcv);
+    if (img.dtype() == DType::F32) {
+      backend_.download(img, out.data() + static_cast<size_t>(i0) * res * res * nc, img.nbytes());
+    } else {
+      if (!img32.defined() || img32.capacity_bytes() < static_cast<size_t>(img.numel()) * 4u)
+        img32 = backend_.empty(img.shape(), DType::F32, MemCategory::Workspace);
+      Tensor v = img32.view(img.shape());
+      backend_.cast(img, v);
+      backend_.download(v, out.data() + static_cast<size_t>(i0) * res * res * nc, v.nbytes());
+    }
+  }
+  return out;
+}
+
+void Trainer::gradient_histograms(std::vector<float>& g_hist, std::vector<float>& d_hist) {
+  g_hist.resize(ew::kHistBins);
+  d_hist.resize(ew::kHistBins);
+  backend_.grad_histogram(g_->gradients(), hist_);
+  backend_.download(hist_, g_hist.data(), hist_.nbytes());
+  backend_.grad_histogram(d_->gradients(), hist_);
+  backend_.download(hist_, d_hist.data(), hist_.nbytes());
+}
+
+std::vector<StateEntry> Trainer::state() {
+  std::vector<StateEntry> out;
+  auto add_net = [&](const std::string& net, Sequential& s) {
+    for (Parameter* p : s.parameters()) {
+      out.push_back({net + "." + p->name, &p->master});
+      out.push_back({net + "." + p->name + ".adam_m", &p->m});
+      out.push_back({net + "." + p->name + ".adam_v", &p->v});
+    }
+    for (StateBuffer* b : s.buffers()) out.push_back({net + "." + b->name, &b->value});
+  };
+  add_net("G", *g_);
+  add_net("D", *d_);
+  out.push_back({"G.adam_step", &adam_g_->step_count()});
+  out.push_back({"D.adam_step", &adam_d_->step_count()});
+  out.push_back({"scaler_d", &scaler_d_->state()});
+  if (scaler_g_) out.push_back({"scaler_g", &scaler_g_->state()});
+  return out;
+}
+
+void Trainer::state_loaded() {
+  for (Parameter* p : g_->parameters()) p->refresh_working(backend_);
+  for (Parameter* p : d_->parameters()) p->refresh_working(backend_);
+  backend_.drop_capture();
+  captured_ = false;
+  eager_steps_since_change_ = 0;
+}
+
+}  // namespace ampgan

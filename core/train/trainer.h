@@ -1,0 +1,111 @@
+// The training step: one discriminator update (real batch + detached generated batch) then one
+// generator update (non-saturating loss), each with its own loss scaler and Adam, in the chosen
+// precision. This is DESIGN.md's "mixed-precision training step" in code:
+//
+//   z ~ N(0, 1)                      (Philox stream of this iteration, drawn on the device)
+//   fake = G(z)
+//   D step:  S_D * [loss(D(real), 1) + loss(D(fake), 0)] -> backward -> grad check -> Adam_D
+//   G step:  S_G * loss(D(fake), 1) -> backward through D (no D weight grads) and G
+//            -> grad check -> Adam_G
+//   scalers: back off on inf/NaN (and the step was skipped), grow after clean intervals
+//
+// Nothing in the step reads device memory on the host: results go to a scalars tensor that is
+// read back asynchronously, and a backend with capture replays the whole step as one graph.
+#pragma once
+
+#include <chrono>
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include "core/amp/loss_scaler.h"
+#include "core/amp/precision.h"
+#include "core/models/dcgan.h"
+#include "core/optim/adam.h"
+#include "core/train/step_metrics.h"
+
+namespace ampgan {
+
+struct TrainerConfig {
+  DcganSpec model;
+  int batch = 64;
+  Precision precision = Precision::FP32;
+  LossKind loss = LossKind::BCEWithLogits;
+  AdamConfig adam_g, adam_d;
+  ew::ScalerConfig scaler;
+  bool shared_scaler = false;      // one scaler for both networks (as one GradScaler would)
+  bool bf16_loss_scaling = false;  // bf16 trains without scaling unless asked
+  bool use_graphs = true;          // replay the step as a CUDA graph where the backend can
+  uint64_t seed = 0;
+};
+
+// A named device tensor of the trainer's state (for checkpoints).
+struct StateEntry {
+  std::string name;
+  Tensor* tensor;
+};
+
+class Trainer {
+ public:
+  Trainer(Backend& backend, const TrainerConfig& cfg);
+  ~Trainer();
+
+  // One iteration on a real batch: host FP32, NHWC (batch, res, res, channels), in [-1, 1].
+  void step(const float* real_batch);
+  // Metrics of finished steps, oldest first. wait: block until every step is reported.
+  std::vector<StepMetrics> collect(bool wait = false);
+
+  int64_t iteration() const { return iteration_; }  // steps taken (enqueued) so far
+  void set_iteration(int64_t it);                   // after loading a checkpoint
+  Precision precision() const { return precision_; }
+  void set_precision(Precision p);                  // between steps; nothing is lost
+  const TrainerConfig& config() const { return cfg_; }
+  void set_learning_rates(float lr_g, float lr_d);
+
+  Backend& backend() { return backend_; }
+  Sequential& generator() { return *g_; }
+  Sequential& discriminator() { return *d_; }
+  LossScaler& scaler_d() { return *scaler_d_; }
+  LossScaler& scaler_g() { return shared() ? *scaler_d_ : *scaler_g_; }
+  bool shared() const { return cfg_.shared_scaler; }
+
+  // Generates images from host latents (n x latent FP32) with batch statistics and no change
+  // to any state, in groups of at most the training batch. Returns NHWC FP32 in [-1, 1].
+  std::vector<float> generate(const std::vector<float>& latents, int n);
+
+  // Gradient exponent histograms of the last step (ew::kHistBins counts each), synchronous.
+  void gradient_histograms(std::vector<float>& g_hist, std::vector<float>& d_hist);
+
+  // Every device tensor that defines the training state, by name.
+  std::vector<StateEntry> state();
+  // After writing state tensors from outside: refresh the half copies from the masters.
+  void state_loaded();
+
+ private:
+  void enqueue_step_body();
+  void forward_backward_d(const Tensor& images, LossRole role, int loss_slot, int prob_slot);
+
+  Backend& backend_;
+  TrainerConfig cfg_;
+  Precision precision_;
+  std::unique_ptr<Sequential> g_, d_;
+  std::unique_ptr<Adam> adam_g_, adam_d_;
+  std::unique_ptr<LossScaler> scaler_d_, scaler_g_;
+  Tensor real_f32_, real_, z_, dlogits_, scalars_, counter_, hist_;
+  int64_t iteration_ = 0;
+  bool captured_ = false;
+  int eager_steps_since_change_ = 0;
+
+  struct Pending {
+    int64_t step;
+    Precision precision;
+    std::unique_ptr<HostReadback> readback;
+    std::chrono::steady_clock::time_point start;
+  };
+  std::deque<Pending> pending_;
+  std::chrono::steady_clock::time_point last_done_;
+  bool have_last_done_ = false;
+  std::chrono::steady_clock::time_point started_;
+};
+
+}  // namespace ampgan

@@ -1,0 +1,39 @@
+// Helpers shared by the tests: temporary folders, random tensors, error norms.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "core/backend/backend.h"
+
+namespace ampgan::testing {
+
+// A fresh empty folder under the system temp dir, removed when the object dies.
+class TempDir {
+ public:
+  explicit TempDir(const std::string& tag = "ampgan-test");
+  ~TempDir();
+  const std::filesystem::path& path() const { return path_; }
+  std::filesystem::path operator/(const std::string& s) const { return path_ / s; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// Deterministic normal numbers (Philox), scaled.
+std::vector<float> random_normal(size_t n, uint64_t seed, float stddev = 1.0f);
+
+// A tensor on backend b with the given FP32 values rounded to dtype.
+Tensor make_tensor(Backend& b, Shape shape, DType dtype, const std::vector<float>& values,
+                   MemCategory cat = MemCategory::Data);
+// A tensor's values as FP32 on the host.
+std::vector<float> to_host(Backend& b, const Tensor& t);
+
+// ||a - b|| / ||b|| (0 when both are zero).
+double normalized_error(const std::vector<float>& a, const std::vector<float>& b);
+
+// Runs a command line, returns its exit status and fills output (stdout + stderr).
+int run_command(const std::string& cmd, std::string* output = nullptr);
+
+}  // namespace ampgan::testing
