@@ -1,21 +1,53 @@
+// ampgan: the command-line twin of AMP GAN Studio. Same engine, same Session, headless.
 #include <cstdio>
-#include <vector>
-#include "core/backend/backend.h"
-#include "core/train/trainer.h"
-#include "core/common/rng.h"
-#include <chrono>
-using namespace ampgan;
+#include <cstring>
+#include <string>
+
+#include "cli/commands.h"
+#include "core/common/error.h"
+
+namespace {
+
+const char* kHelp =
+    "ampgan - train GANs with mixed precision (FP16/BF16 compute, FP32 master weights,\n"
+    "dynamic loss scaling) on the CPU or an NVIDIA GPU, and see what it does.\n"
+    "\n"
+    "Usage: ampgan COMMAND [OPTIONS]\n"
+    "\n"
+    "Commands:\n"
+    "  train             train a DCGAN; writes a run folder (metrics.csv, events.jsonl,\n"
+    "                    samples/, checkpoints/)\n"
+    "  resume RUN_DIR    continue a run from its newest checkpoint\n"
+    "  sample CKPT       write a grid (--grid FILE.png) or single images (--each DIR)\n"
+    "  export-generator CKPT OUT.safetensors\n"
+    "                    the generator's weights, loadable into the PyTorch peer\n"
+    "  eval CKPT         sample-quality metrics (sliced Wasserstein, Frechet distance)\n"
+    "  bench             time the training step in each precision, with memory by category\n"
+    "  devices           list NVIDIA GPUs, or say why none is usable\n"
+    "\n"
+    "  ampgan COMMAND --help    options of a command\n"
+    "  ampgan --version\n";
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  std::string prec = argc > 1 ? argv[1] : "fp32";
-  int steps = argc > 2 ? atoi(argv[2]) : 10;
-  auto be = create_backend("cpu");
-  TrainerConfig cfg; cfg.model.res = 32; cfg.model.channels = 1; cfg.model.width = 64; cfg.batch = 64;
-  cfg.precision = parse_precision(prec);
-  Trainer t(*be, cfg);
-  std::vector<float> real(64*32*32);
-  for (size_t i = 0; i < real.size(); ++i) real[i] = philox_normal(1, 7, i) * 0.5f;
-  for (int i = 0; i < steps; ++i) {
-    t.step(real.data());
-    for (auto& m : t.collect(true)) printf("%s\n", m.csv_row().c_str());
+  using namespace ampgan::cli;
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
+    std::fputs(kHelp, stdout);
+    return argc < 2 ? 2 : 0;
   }
+  const std::string cmd = argv[1];
+  if (cmd == "--version" || cmd == "version") {
+    std::printf("ampgan %s\n", AMPGAN_VERSION);
+    return 0;
+  }
+  if (cmd == "train") return cmd_train(argc, argv);
+  if (cmd == "resume") return cmd_resume(argc, argv);
+  if (cmd == "sample") return cmd_sample(argc, argv);
+  if (cmd == "export-generator") return cmd_export_generator(argc, argv);
+  if (cmd == "bench") return cmd_bench(argc, argv);
+  if (cmd == "devices") return cmd_devices(argc, argv);
+  if (cmd == "eval") return cmd_eval(argc, argv);
+  std::fprintf(stderr, "ampgan: unknown command '%s'. Run 'ampgan --help' for the list.\n", cmd.c_str());
+  return 2;
 }

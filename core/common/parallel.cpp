@@ -25,7 +25,7 @@ int default_threads() {
 class Pool {
  public:
   explicit Pool(int threads) : threads_(threads) {
-    openblas_set_num_threads(threads);
+    openblas_set_num_threads(1);  // the CPU backend splits matrix products over this pool
     for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { worker(); });
   }
   ~Pool() {

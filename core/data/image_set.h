@@ -23,8 +23,8 @@ struct ImageSet {
 
   size_t image_size() const { return static_cast<size_t>(res) * res * channels; }
   const uint8_t* image(int i) const { return pixels.data() + static_cast<size_t>(i) * image_size(); }
-  // Writes images indices[0..n) as FP32 NHWC in [-1, 1] (x / 127.5 - 1) to out, which holds
-  // n * res * res * channels floats. // (n, res, res, channels)
+  // Writes images indices[0..n) as FP32 NHWC in [-1, 1] (x / 127.5 - 1) to out:
+  // (n, res, res, channels) floats.
   void to_float(const int* indices, int n, float* out) const;
 };
 

@@ -144,6 +144,10 @@ StFile decode_safetensors(std::string_view bytes, const std::string& name) {
                   " bytes long, too short for the 8-byte header size");
   uint64_t n = 0;
   for (int i = 0; i < 8; ++i) n |= static_cast<uint64_t>(static_cast<uint8_t>(bytes[i])) << (8 * i);
+  // The reference reader's limit: a larger size means garbage, not a real header.
+  if (n > 100'000'000)
+    throw corrupt("Not a safetensors file: the header size says " + std::to_string(n) +
+                  " bytes, far more than any real header");
   if (n > bytes.size() - 8)
     throw corrupt("Truncated or not a safetensors file: the header size says " + std::to_string(n) +
                   " bytes, but only " + std::to_string(bytes.size() - 8) + " follow");
@@ -185,7 +189,8 @@ StFile decode_safetensors(std::string_view bytes, const std::string& name) {
     const auto sh = val.find("shape");
     if (sh == val.end() || !sh->is_array()) throw corrupt(who + " has no shape");
     for (const auto& d : *sh) {
-      if (!d.is_number_integer() || (d.is_number_integer() && !d.is_number_unsigned() && d.get<int64_t>() < 0))
+      // nlohmann parses non-negative integers as unsigned, negative ones as signed.
+      if (!d.is_number_unsigned())
         throw corrupt(who + " has a shape entry that is not a non-negative integer");
       if (d.is_number_unsigned() && d.get<uint64_t>() > uint64_t(INT64_MAX))
         throw corrupt(who + " has an impossibly large shape");
@@ -198,7 +203,9 @@ StFile decode_safetensors(std::string_view bytes, const std::string& name) {
       throw corrupt(who + " has no valid data_offsets (two non-negative integers)");
     e.begin = (*off)[0].get<uint64_t>();
     e.end = (*off)[1].get<uint64_t>();
-    const std::string offs = "[" + std::to_string(e.begin) + ", " + std::to_string(e.end) + "]";
+    // Built with += : GCC 12 warns falsely (-Wrestrict) about "[" + std::string.
+    std::string offs = "[";
+    offs += std::to_string(e.begin) + ", " + std::to_string(e.end) + "]";
 
     if (e.begin > e.end) throw corrupt(who + " has out-of-order data_offsets " + offs);
     uint64_t nbytes = 0;

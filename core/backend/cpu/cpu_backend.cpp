@@ -3,11 +3,14 @@
 #include "core/backend/cpu/cpu_backend.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <type_traits>
 
+#include "core/backend/cpu/cpu_convert.h"
 #include "core/backend/cpu/cpu_dispatch.h"
 #include "core/common/error.h"
 #include "core/common/parallel.h"
@@ -17,29 +20,40 @@ namespace ampgan {
 
 namespace {
 
-constexpr int64_t kGrain = 1 << 15;  // elements per chunk in element-wise loops
-
-// Half -> float by table: 65,536 exact values, 256 KiB, faster than the branchy conversion in
-// the CPU's hot loops (im2col, GEMM operands). The table is built with the shared function.
-const float* half_table() {
-  static const std::vector<float> table = [] {
-    std::vector<float> t(65536);
-    for (uint32_t i = 0; i < 65536; ++i) t[i] = half_bits_to_float(static_cast<uint16_t>(i));
-    return t;
-  }();
-  return table.data();
-}
+constexpr int64_t kGrain = 1 << 15;  // elements per parallel chunk in element-wise loops
+constexpr int64_t kTile = 512;       // elements widened to FP32 at a time inside a chunk
 
 void require(bool ok, const char* op, const std::string& what) {
   if (!ok) throw Error(std::string("CPU backend: ") + op + ": " + what, "", "this is a bug in the caller");
 }
 
+// Runs f(begin, count, float* tile) over [b, e) in tiles: the storage-to-FP32 conversions happen
+// a tile at a time (vectorised), the arithmetic in between on FP32 values.
+template <typename F>
+void tiles(int64_t b, int64_t e, F&& f) {
+  float buf[kTile];
+  for (int64_t t = b; t < e; t += kTile) f(t, std::min(kTile, e - t), buf);
+}
+
+// Calls f with the activation as a compile-time constant, so the per-element switch folds away.
+template <typename F>
+void dispatch_act(ew::Act a, F&& f) {
+  switch (a) {
+    case ew::Act::ReLU: return f(std::integral_constant<ew::Act, ew::Act::ReLU>{});
+    case ew::Act::LeakyReLU: return f(std::integral_constant<ew::Act, ew::Act::LeakyReLU>{});
+    case ew::Act::Tanh: return f(std::integral_constant<ew::Act, ew::Act::Tanh>{});
+    default: return f(std::integral_constant<ew::Act, ew::Act::Identity>{});
+  }
+}
+
 }  // namespace
 
-CpuBackend::CpuBackend() { (void)half_table(); }
+CpuBackend::CpuBackend() = default;
 CpuBackend::~CpuBackend() { scratch_.clear(); }
 
-std::string CpuBackend::name() const { return "CPU (" + std::to_string(cpu_threads()) + " threads, OpenBLAS)"; }
+std::string CpuBackend::name() const {
+  return "CPU (" + std::to_string(cpu_threads()) + " threads, OpenBLAS" + (cpu::has_f16c() ? ", F16C" : "") + ")";
+}
 
 Tensor CpuBackend::empty(Shape shape, DType dtype, MemCategory category) {
   const size_t bytes = std::max<size_t>(64, static_cast<size_t>(shape.numel()) * dtype_size(dtype));
@@ -82,35 +96,16 @@ void CpuBackend::download(const Tensor& src, void* host, size_t nbytes) {
 }
 
 void CpuBackend::widen(const Tensor& t, int64_t offset, int64_t count, float* out) {
-  switch (t.dtype()) {
-    case DType::F32:
-      std::memcpy(out, t.as<float>() + offset, count * 4);
-      return;
-    case DType::F16: {
-      const uint16_t* src = t.as<uint16_t>() + offset;
-      const float* table = half_table();
-      parallel_for(count, kGrain, [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) out[i] = table[src[i]];
-      });
-      return;
-    }
-    case DType::BF16: {
-      const uint16_t* src = t.as<uint16_t>() + offset;
-      parallel_for(count, kGrain, [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) out[i] = bf16_bits_to_float(src[i]);
-      });
-      return;
-    }
-  }
+  const void* src = cpu::at(t.data(), t.dtype(), offset);
+  parallel_for(count, kGrain, [&](int64_t b, int64_t e) {
+    cpu::widen(t.dtype(), cpu::at(src, t.dtype(), b), out + b, e - b);
+  });
 }
 
 void CpuBackend::narrow(const float* in, Tensor& t, int64_t offset, int64_t count) {
-  dispatch_dtype(t.dtype(), [&](auto tag) {
-    using S = decltype(tag);
-    auto* dst = t.as<typename S::T>() + offset;
-    parallel_for(count, kGrain, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) dst[i] = S::store(in[i]);
-    });
+  void* dst = cpu::at(t.data(), t.dtype(), offset);
+  parallel_for(count, kGrain, [&](int64_t b, int64_t e) {
+    cpu::narrow(t.dtype(), in + b, cpu::at(dst, t.dtype(), b), e - b);
   });
 }
 
@@ -130,15 +125,10 @@ void CpuBackend::copy(const Tensor& src, Tensor& dst) {
 void CpuBackend::cast(const Tensor& src, Tensor& dst) {
   require(src.numel() == dst.numel(), "cast", "size mismatch");
   if (src.dtype() == dst.dtype()) return copy(src, dst);
-  dispatch_dtype(src.dtype(), [&](auto stag) {
-    dispatch_dtype(dst.dtype(), [&](auto dtag) {
-      using S = decltype(stag);
-      using D = decltype(dtag);
-      const auto* s = src.as<typename S::T>();
-      auto* d = dst.as<typename D::T>();
-      parallel_for(src.numel(), kGrain, [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) d[i] = D::store(S::load(s[i]));
-      });
+  parallel_for(src.numel(), kGrain, [&](int64_t b, int64_t e) {
+    tiles(b, e, [&](int64_t t, int64_t n, float* buf) {
+      cpu::widen(src.dtype(), cpu::at(src.data(), src.dtype(), t), buf, n);
+      cpu::narrow(dst.dtype(), buf, cpu::at(dst.data(), dst.dtype(), t), n);
     });
   });
 }
@@ -146,11 +136,10 @@ void CpuBackend::cast(const Tensor& src, Tensor& dst) {
 void CpuBackend::fill_normal(Tensor& t, uint64_t seed, uint64_t stream, const Tensor& counter,
                              float stddev) {
   if (counter.defined()) stream += static_cast<uint64_t>(counter.as<float>()[0]);
-  dispatch_dtype(t.dtype(), [&](auto tag) {
-    using S = decltype(tag);
-    auto* d = t.as<typename S::T>();
-    parallel_for(t.numel(), kGrain, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) d[i] = S::store(stddev * philox_normal(seed, stream, i));
+  parallel_for(t.numel(), kGrain, [&](int64_t b, int64_t e) {
+    tiles(b, e, [&](int64_t s, int64_t n, float* buf) {
+      for (int64_t i = 0; i < n; ++i) buf[i] = stddev * philox_normal(seed, stream, s + i);
+      cpu::narrow(t.dtype(), buf, cpu::at(t.data(), t.dtype(), s), n);
     });
   });
 }
@@ -163,12 +152,14 @@ void CpuBackend::add_scalar(Tensor& dst, int index, float value) { dst.as<float>
 
 void CpuBackend::activation_forward(ew::Act act, float alpha, const Tensor& x, Tensor& y) {
   require(x.dtype() == y.dtype() && x.numel() == y.numel(), "activation_forward", "mismatch");
-  dispatch_dtype(x.dtype(), [&](auto tag) {
-    using S = decltype(tag);
-    const auto* xs = x.as<typename S::T>();
-    auto* ys = y.as<typename S::T>();
+  const DType dt = x.dtype();
+  dispatch_act(act, [&](auto a) {
     parallel_for(x.numel(), kGrain, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) ys[i] = S::store(ew::act_forward(act, alpha, S::load(xs[i])));
+      tiles(b, e, [&](int64_t t, int64_t n, float* buf) {
+        cpu::widen(dt, cpu::at(x.data(), dt, t), buf, n);
+        for (int64_t i = 0; i < n; ++i) buf[i] = ew::act_forward(a.value, alpha, buf[i]);
+        cpu::narrow(dt, buf, cpu::at(y.data(), dt, t), n);
+      });
     });
   });
 }
@@ -178,14 +169,16 @@ void CpuBackend::activation_backward(ew::Act act, float alpha, const Tensor& y, 
   require(y.dtype() == dy.dtype() && dy.dtype() == dx.dtype() && y.numel() == dy.numel() &&
               dy.numel() == dx.numel(),
           "activation_backward", "mismatch");
-  dispatch_dtype(y.dtype(), [&](auto tag) {
-    using S = decltype(tag);
-    const auto* ys = y.as<typename S::T>();
-    const auto* dys = dy.as<typename S::T>();
-    auto* dxs = dx.as<typename S::T>();
+  const DType dt = y.dtype();
+  dispatch_act(act, [&](auto a) {
     parallel_for(y.numel(), kGrain, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i)
-        dxs[i] = S::store(ew::act_backward(act, alpha, S::load(ys[i]), S::load(dys[i])));
+      float ybuf[kTile];
+      tiles(b, e, [&](int64_t t, int64_t n, float* buf) {
+        cpu::widen(dt, cpu::at(y.data(), dt, t), ybuf, n);
+        cpu::widen(dt, cpu::at(dy.data(), dt, t), buf, n);
+        for (int64_t i = 0; i < n; ++i) buf[i] = ew::act_backward(a.value, alpha, ybuf[i], buf[i]);
+        cpu::narrow(dt, buf, cpu::at(dx.data(), dt, t), n);
+      });
     });
   });
 }
@@ -273,22 +266,28 @@ void CpuBackend::grad_stats(const std::vector<Tensor>& grads, const Tensor& scal
       parallel_for(n, kGrain, [&](int64_t b, int64_t e) {
         Part& p = parts[b / kGrain];
         float sq = 0.0f;
-        for (int64_t i = b; i < e; ++i) {
-          const auto raw = v[i];
-          if (!S::is_finite(raw)) {
-            p.bad = true;
-            continue;
+        tiles(b, e, [&](int64_t t, int64_t m, float* buf) {
+          cpu::widen(S::kType, v + t, buf, m);
+          for (int64_t i = 0; i < m; ++i) {
+            const auto raw = v[t + i];
+            p.zero += S::is_zero(raw);
+            p.sub += S::is_subnormal(raw);
+            const float u = buf[i] * inv_scale;
+            sq += u * u;  // inf/NaN make sq non-finite; flagged below
           }
-          const float u = S::load(raw) * inv_scale;
-          sq += u * u;
-          p.zero += S::is_zero(raw);
-          p.sub += S::is_subnormal(raw);
+        });
+        p.bad = !std::isfinite(sq);
+        if (p.bad) {
+          // sq can overflow to inf from large finite values: decide from the values themselves.
+          p.bad = false;
+          for (int64_t i = b; i < e; ++i) p.bad |= !S::is_finite(v[i]);
+          if (!p.bad) sq = INFINITY;  // finite gradients whose norm overflows FP32
         }
         p.sq = sq;
       });
       for (const Part& p : parts) {
         found |= p.bad;
-        sum_sq += p.sq;
+        if (!p.bad) sum_sq += p.sq;
         zeros += p.zero;
         subnormals += p.sub;
       }
@@ -307,11 +306,18 @@ void CpuBackend::grad_histogram(const std::vector<Tensor>& grads, Tensor& hist) 
   require(hist.dtype() == DType::F32 && hist.numel() >= ew::kHistBins, "grad_histogram", "hist too small");
   std::vector<int64_t> counts(ew::kHistBins, 0);
   for (const Tensor& g : grads) {
-    dispatch_dtype(g.dtype(), [&](auto tag) {
-      using S = decltype(tag);
-      const auto* v = g.as<typename S::T>();
-      for (int64_t i = 0; i < g.numel(); ++i) ++counts[ew::exponent_bin(S::load(v[i]))];
+    const int64_t n = g.numel();
+    std::vector<std::array<int64_t, ew::kHistBins>> parts(chunk_count(n, kGrain));
+    parallel_for(n, kGrain, [&](int64_t b, int64_t e) {
+      auto& c = parts[b / kGrain];
+      c.fill(0);
+      tiles(b, e, [&](int64_t t, int64_t m, float* buf) {
+        cpu::widen(g.dtype(), cpu::at(g.data(), g.dtype(), t), buf, m);
+        for (int64_t i = 0; i < m; ++i) ++c[ew::exponent_bin(buf[i])];
+      });
     });
+    for (const auto& c : parts)
+      for (int i = 0; i < ew::kHistBins; ++i) counts[i] += c[i];
   }
   float* h = hist.as<float>();
   for (int i = 0; i < ew::kHistBins; ++i) h[i] = static_cast<float>(counts[i]);
@@ -329,22 +335,13 @@ void CpuBackend::adam_step(const std::vector<AdamTensor>& params, const AdamConf
     float* w = p.master.as<float>();
     float* m = p.m.as<float>();
     float* v = p.v.as<float>();
-    dispatch_dtype(p.grad.dtype(), [&](auto gtag) {
-      using G = decltype(gtag);
-      const auto* g = p.grad.as<typename G::T>();
-      auto body = [&](auto htag, bool has_half) {
-        using H = decltype(htag);
-        auto* h = has_half ? p.half_copy.as<typename H::T>() : nullptr;
-        parallel_for(p.master.numel(), kGrain, [&](int64_t b, int64_t e) {
-          for (int64_t i = b; i < e; ++i) {
-            ew::adam_update(s, G::load(g[i]), w[i], m[i], v[i]);
-            if (h) h[i] = H::store(w[i]);
-          }
-        });
-      };
-      if (!p.half_copy.defined()) body(ew::F32{}, false);
-      else if (p.half_copy.dtype() == DType::F16) body(ew::F16{}, true);
-      else body(ew::BF16{}, true);
+    const bool has_half = p.half_copy.defined();
+    parallel_for(p.master.numel(), kGrain, [&](int64_t b, int64_t e) {
+      tiles(b, e, [&](int64_t t0, int64_t n, float* g) {
+        cpu::widen(p.grad.dtype(), cpu::at(p.grad.data(), p.grad.dtype(), t0), g, n);
+        for (int64_t i = 0; i < n; ++i) ew::adam_update(s, g[i], w[t0 + i], m[t0 + i], v[t0 + i]);
+        if (has_half) cpu::narrow(p.half_copy.dtype(), w + t0, cpu::at(p.half_copy.data(), p.half_copy.dtype(), t0), n);
+      });
     });
   }
 }

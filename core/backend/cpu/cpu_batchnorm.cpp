@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "core/backend/cpu/cpu_backend.h"
-#include "core/backend/cpu/cpu_dispatch.h"
+#include "core/backend/cpu/cpu_convert.h"
 #include "core/common/error.h"
 #include "core/common/parallel.h"
 
@@ -19,22 +19,43 @@ void check(bool ok, const char* op, const std::string& what) {
 
 int64_t row_grain(int64_t c) { return std::max<int64_t>(1, 16384 / c); }
 
-// out[j] = sum over rows of f(row, j), for j < c.
+// Rows [r0, r1) of an (rows, c) tensor as FP32: the tensor's memory if FP32, else widened.
+const float* rows_f32(const Tensor& t, int64_t r0, int64_t r1, int64_t c, std::vector<float>& buf) {
+  if (t.dtype() == DType::F32) return t.as<float>() + r0 * c;
+  buf.resize(static_cast<size_t>((r1 - r0) * c));
+  cpu::widen(t.dtype(), cpu::at(t.data(), t.dtype(), r0 * c), buf.data(), (r1 - r0) * c);
+  return buf.data();
+}
+
+// Per-channel sums over all rows of f(chunk_rows, n_rows, acc) accumulations, combined in order.
 template <typename F>
-void channel_sums(int64_t rows, int64_t c, F f, std::vector<double>& out) {
+std::vector<double> channel_sums(int64_t rows, int64_t c, F f) {
   const int64_t grain = row_grain(c);
   const int64_t chunks = chunk_count(rows, grain);
   std::vector<double> parts(chunks * c, 0.0);
   parallel_for(rows, grain, [&](int64_t r0, int64_t r1) {
-    double* p = parts.data() + (r0 / grain) * c;
     std::vector<float> acc(c, 0.0f);
-    for (int64_t r = r0; r < r1; ++r)
-      for (int64_t j = 0; j < c; ++j) acc[j] += f(r, j);
+    f(r0, r1, acc.data());
+    double* p = parts.data() + (r0 / grain) * c;
     for (int64_t j = 0; j < c; ++j) p[j] = acc[j];
   });
-  out.assign(c, 0.0);
+  std::vector<double> out(c, 0.0);
   for (int64_t k = 0; k < chunks; ++k)
     for (int64_t j = 0; j < c; ++j) out[j] += parts[k * c + j];
+  return out;
+}
+
+// y = normalize(x) with per-channel mean/invstd/gamma/beta, narrowed to y's dtype.
+void normalize(const Tensor& x, Tensor& y, int64_t rows, int64_t c, const float* mean,
+               const float* invstd, const float* g, const float* b) {
+  parallel_for(rows, row_grain(c), [&](int64_t r0, int64_t r1) {
+    std::vector<float> buf, out(static_cast<size_t>((r1 - r0) * c));
+    const float* xs = rows_f32(x, r0, r1, c, buf);
+    for (int64_t r = 0; r < r1 - r0; ++r)
+      for (int64_t j = 0; j < c; ++j)
+        out[r * c + j] = ew::bn_normalize(xs[r * c + j], mean[j], invstd[j], g[j], b[j]);
+    cpu::narrow(y.dtype(), out.data(), cpu::at(y.data(), y.dtype(), r0 * c), (r1 - r0) * c);
+  });
 }
 
 }  // namespace
@@ -48,35 +69,33 @@ void CpuBackend::batchnorm_forward_train(const Tensor& x, const Tensor& gamma, c
         "batchnorm_forward_train", "shape mismatch");
   float* mean = save_mean.as<float>();
   float* invstd = save_invstd.as<float>();
-  dispatch_dtype(x.dtype(), [&](auto tag) {
-    using S = decltype(tag);
-    const auto* xs = x.as<typename S::T>();
-    std::vector<double> sums;
-    channel_sums(rows, c, [&](int64_t r, int64_t j) { return S::load(xs[r * c + j]); }, sums);
-    for (int64_t j = 0; j < c; ++j) mean[j] = static_cast<float>(sums[j] / rows);
-    channel_sums(rows, c, [&](int64_t r, int64_t j) {
-      const float d = S::load(xs[r * c + j]) - mean[j];
-      return d * d;
-    }, sums);
-    const float* g = gamma.as<float>();
-    const float* b = beta.as<float>();
-    for (int64_t j = 0; j < c; ++j) {
-      const double var = sums[j] / rows;
-      invstd[j] = static_cast<float>(1.0 / std::sqrt(var + eps));
-      if (update_running) {
-        float& rm = running_mean.as<float>()[j];
-        float& rv = running_var.as<float>()[j];
-        rm = (1.0f - momentum) * rm + momentum * mean[j];
-        rv = (1.0f - momentum) * rv + momentum * static_cast<float>(var * rows / (rows - 1));
-      }
-    }
-    auto* ys = y.as<typename S::T>();
-    parallel_for(rows, row_grain(c), [&](int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r)
-        for (int64_t j = 0; j < c; ++j)
-          ys[r * c + j] = S::store(ew::bn_normalize(S::load(xs[r * c + j]), mean[j], invstd[j], g[j], b[j]));
-    });
+  const std::vector<double> sums = channel_sums(rows, c, [&](int64_t r0, int64_t r1, float* acc) {
+    std::vector<float> buf;
+    const float* xs = rows_f32(x, r0, r1, c, buf);
+    for (int64_t r = 0; r < r1 - r0; ++r)
+      for (int64_t j = 0; j < c; ++j) acc[j] += xs[r * c + j];
   });
+  for (int64_t j = 0; j < c; ++j) mean[j] = static_cast<float>(sums[j] / rows);
+  const std::vector<double> sq = channel_sums(rows, c, [&](int64_t r0, int64_t r1, float* acc) {
+    std::vector<float> buf;
+    const float* xs = rows_f32(x, r0, r1, c, buf);
+    for (int64_t r = 0; r < r1 - r0; ++r)
+      for (int64_t j = 0; j < c; ++j) {
+        const float d = xs[r * c + j] - mean[j];
+        acc[j] += d * d;
+      }
+  });
+  for (int64_t j = 0; j < c; ++j) {
+    const double var = sq[j] / rows;
+    invstd[j] = static_cast<float>(1.0 / std::sqrt(var + eps));
+    if (update_running) {
+      float& rm = running_mean.as<float>()[j];
+      float& rv = running_var.as<float>()[j];
+      rm = (1.0f - momentum) * rm + momentum * mean[j];
+      rv = (1.0f - momentum) * rv + momentum * static_cast<float>(var * rows / (rows - 1));
+    }
+  }
+  normalize(x, y, rows, c, mean, invstd, gamma.as<float>(), beta.as<float>());
 }
 
 void CpuBackend::batchnorm_forward_eval(const Tensor& x, const Tensor& gamma, const Tensor& beta,
@@ -86,19 +105,7 @@ void CpuBackend::batchnorm_forward_eval(const Tensor& x, const Tensor& gamma, co
   check(x.dtype() == y.dtype() && x.numel() == y.numel(), "batchnorm_forward_eval", "shape mismatch");
   std::vector<float> invstd(c);
   for (int64_t j = 0; j < c; ++j) invstd[j] = 1.0f / std::sqrt(running_var.as<float>()[j] + eps);
-  const float* mean = running_mean.as<float>();
-  const float* g = gamma.as<float>();
-  const float* b = beta.as<float>();
-  dispatch_dtype(x.dtype(), [&](auto tag) {
-    using S = decltype(tag);
-    const auto* xs = x.as<typename S::T>();
-    auto* ys = y.as<typename S::T>();
-    parallel_for(rows, row_grain(c), [&](int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r)
-        for (int64_t j = 0; j < c; ++j)
-          ys[r * c + j] = S::store(ew::bn_normalize(S::load(xs[r * c + j]), mean[j], invstd[j], g[j], b[j]));
-    });
-  });
+  normalize(x, y, rows, c, running_mean.as<float>(), invstd.data(), gamma.as<float>(), beta.as<float>());
 }
 
 void CpuBackend::batchnorm_backward(const Tensor& x, const Tensor& dy, const Tensor& gamma,
@@ -110,33 +117,37 @@ void CpuBackend::batchnorm_backward(const Tensor& x, const Tensor& dy, const Ten
   const float* mean = save_mean.as<float>();
   const float* invstd = save_invstd.as<float>();
   const float* g = gamma.as<float>();
-  dispatch_dtype(x.dtype(), [&](auto tag) {
-    using S = decltype(tag);
-    const auto* xs = x.as<typename S::T>();
-    const auto* dys = dy.as<typename S::T>();
-    std::vector<double> sum_dy, sum_dy_xhat;
-    channel_sums(rows, c, [&](int64_t r, int64_t j) { return S::load(dys[r * c + j]); }, sum_dy);
-    channel_sums(rows, c, [&](int64_t r, int64_t j) {
-      return S::load(dys[r * c + j]) * (S::load(xs[r * c + j]) - mean[j]) * invstd[j];
-    }, sum_dy_xhat);
-    std::vector<float> mean_dy(c), mean_dy_xhat(c);
-    float* dg = dgamma.as<float>();
-    float* db = dbeta.as<float>();
-    for (int64_t j = 0; j < c; ++j) {
-      mean_dy[j] = static_cast<float>(sum_dy[j] / rows);
-      mean_dy_xhat[j] = static_cast<float>(sum_dy_xhat[j] / rows);
-      dg[j] = static_cast<float>((accumulate ? dg[j] : 0.0) + sum_dy_xhat[j]);
-      db[j] = static_cast<float>((accumulate ? db[j] : 0.0) + sum_dy[j]);
-    }
-    auto* dxs = dx.as<typename S::T>();
-    parallel_for(rows, row_grain(c), [&](int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r)
-        for (int64_t j = 0; j < c; ++j) {
-          const float xhat = (S::load(xs[r * c + j]) - mean[j]) * invstd[j];
-          dxs[r * c + j] = S::store(
-              ew::bn_backward_dx(S::load(dys[r * c + j]), xhat, g[j], invstd[j], mean_dy[j], mean_dy_xhat[j]));
-        }
-    });
+  // sums[0..c) = sum dy, sums[c..2c) = sum dy * xhat
+  const std::vector<double> sums = channel_sums(rows, 2 * c, [&](int64_t r0, int64_t r1, float* acc) {
+    std::vector<float> xb, db;
+    const float* xs = rows_f32(x, r0, r1, c, xb);
+    const float* ds = rows_f32(dy, r0, r1, c, db);
+    for (int64_t r = 0; r < r1 - r0; ++r)
+      for (int64_t j = 0; j < c; ++j) {
+        const float d = ds[r * c + j];
+        acc[j] += d;
+        acc[c + j] += d * (xs[r * c + j] - mean[j]) * invstd[j];
+      }
+  });
+  std::vector<float> mean_dy(c), mean_dy_xhat(c);
+  float* dg = dgamma.as<float>();
+  float* dbt = dbeta.as<float>();
+  for (int64_t j = 0; j < c; ++j) {
+    mean_dy[j] = static_cast<float>(sums[j] / rows);
+    mean_dy_xhat[j] = static_cast<float>(sums[c + j] / rows);
+    dg[j] = static_cast<float>((accumulate ? dg[j] : 0.0) + sums[c + j]);
+    dbt[j] = static_cast<float>((accumulate ? dbt[j] : 0.0) + sums[j]);
+  }
+  parallel_for(rows, row_grain(c), [&](int64_t r0, int64_t r1) {
+    std::vector<float> xb, db, out(static_cast<size_t>((r1 - r0) * c));
+    const float* xs = rows_f32(x, r0, r1, c, xb);
+    const float* ds = rows_f32(dy, r0, r1, c, db);
+    for (int64_t r = 0; r < r1 - r0; ++r)
+      for (int64_t j = 0; j < c; ++j) {
+        const float xhat = (xs[r * c + j] - mean[j]) * invstd[j];
+        out[r * c + j] = ew::bn_backward_dx(ds[r * c + j], xhat, g[j], invstd[j], mean_dy[j], mean_dy_xhat[j]);
+      }
+    cpu::narrow(dx.dtype(), out.data(), cpu::at(dx.data(), dx.dtype(), r0 * c), (r1 - r0) * c);
   });
 }
 

@@ -7,6 +7,7 @@
 #include <cblas.h>
 
 #include "core/backend/cpu/cpu_backend.h"
+#include "core/backend/cpu/cpu_convert.h"
 #include "core/backend/cpu/cpu_dispatch.h"
 #include "core/common/error.h"
 #include "core/common/parallel.h"
@@ -46,15 +47,7 @@ void im2col(const ConvGeometry& g, const Tensor& x, int n0, int n1, float* col) 
             std::memset(d, 0, sizeof(float) * g.c);
           } else {
             const int64_t off = ((int64_t{n} * g.h + iy) * g.w + ix) * g.c;
-            if (x.dtype() == DType::F32) {
-              std::memcpy(d, x.as<float>() + off, sizeof(float) * g.c);
-            } else {
-              dispatch_dtype(x.dtype(), [&](auto tag) {
-                using S = decltype(tag);
-                const auto* s = x.as<typename S::T>() + off;
-                for (int c = 0; c < g.c; ++c) d[c] = S::load(s[c]);
-              });
-            }
+            cpu::widen(x.dtype(), cpu::at(x.data(), x.dtype(), off), d, g.c);
           }
         }
       }
@@ -89,7 +82,32 @@ void col2im(const ConvGeometry& g, const float* dcol, int n0, int n1, float* dxf
   });
 }
 
-// FP32 view of a tensor: the tensor itself if FP32, else a widened copy in scratch.
+// Row-major C(m, n) = alpha op(A) op(B) + beta C, split across the thread pool with OpenBLAS
+// single-threaded inside each task: one pool does all CPU work, because OpenBLAS's own threads
+// spin (sched_yield) between calls and steal the cores our element-wise loops need. Each C
+// element is still summed over k by one call, so the split does not change the result.
+void sgemm(bool ta, bool tb, int m, int n, int k, float alpha, const float* a, int lda,
+           const float* b, int ldb, float beta, float* c, int ldc) {
+  const CBLAS_TRANSPOSE opa = ta ? CblasTrans : CblasNoTrans, opb = tb ? CblasTrans : CblasNoTrans;
+  const int threads = cpu_threads();
+  if (threads == 1 || double(m) * n * k < 4e6 || (m < 32 && n < 32)) {
+    cblas_sgemm(CblasRowMajor, opa, opb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    return;
+  }
+  const bool split_rows = m >= n;
+  const int len = split_rows ? m : n;
+  const int part = (len / threads + 15) / 16 * 16;
+  parallel_chunks(chunk_count(len, part), [&](int64_t i) {
+    const int o = static_cast<int>(i) * part, l = std::min(part, len - o);
+    if (split_rows)
+      cblas_sgemm(CblasRowMajor, opa, opb, l, n, k, alpha, ta ? a + o : a + int64_t{o} * lda, lda, b, ldb,
+                  beta, c + int64_t{o} * ldc, ldc);
+    else
+      cblas_sgemm(CblasRowMajor, opa, opb, m, l, k, alpha, a, lda, tb ? b + int64_t{o} * ldb : b + o, ldb,
+                  beta, c + o, ldc);
+  });
+}
+
 }  // namespace
 
 void CpuBackend::gemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const Tensor& a,
@@ -110,8 +128,7 @@ void CpuBackend::gemm(bool trans_a, bool trans_b, int m, int n, int k, float alp
   }
   float* cf = c.dtype() == DType::F32 ? c.as<float>() : scratch(kGemmC, size_t(m) * n);
   if (c.dtype() != DType::F32 && beta != 0.0f) widen(c, 0, int64_t{m} * n, cf);
-  cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
-              m, n, k, alpha, af, trans_a ? m : k, bf, trans_b ? k : n, beta, cf, n);
+  sgemm(trans_a, trans_b, m, n, k, alpha, af, trans_a ? m : k, bf, trans_b ? k : n, beta, cf, n);
   if (c.dtype() != DType::F32) narrow(cf, c, 0, int64_t{m} * n);
 }
 
@@ -135,7 +152,7 @@ void CpuBackend::conv2d_forward(const ConvGeometry& g, const Tensor& x, const Te
     im2col(g, x, n0, n1, col);
     float* yf = y.dtype() == DType::F32 ? y.as<float>() + int64_t{n0} * spatial * g.k
                                         : scratch(kRowsF, size_t(rows * g.k));
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(rows), g.k,
+    sgemm(false, true, static_cast<int>(rows), g.k,
                 static_cast<int>(rsc), 1.0f, col, static_cast<int>(rsc), wf, static_cast<int>(rsc),
                 0.0f, yf, g.k);
     if (y.dtype() != DType::F32) narrow(yf, y, int64_t{n0} * spatial * g.k, rows * g.k);
@@ -167,7 +184,7 @@ void CpuBackend::conv2d_backward_data(const ConvGeometry& g, const Tensor& dy, c
       dyf = t;
     }
     float* dcol = scratch(kCol, size_t(rows * rsc));
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(rows),
+    sgemm(false, false, static_cast<int>(rows),
                 static_cast<int>(rsc), g.k, 1.0f, dyf, g.k, wf, static_cast<int>(rsc), 0.0f, dcol,
                 static_cast<int>(rsc));
     float* dxf = dx.dtype() == DType::F32 ? dx.as<float>() + int64_t{n0} * sample
@@ -199,7 +216,7 @@ void CpuBackend::conv2d_backward_filter(const ConvGeometry& g, const Tensor& x, 
       widen(dy, int64_t{n0} * spatial * g.k, rows * g.k, t);
       dyf = t;
     }
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, g.k, static_cast<int>(rsc),
+    sgemm(true, false, g.k, static_cast<int>(rsc),
                 static_cast<int>(rows), 1.0f, dyf, g.k, col, static_cast<int>(rsc), beta, dwf,
                 static_cast<int>(rsc));
     beta = 1.0f;

@@ -1,0 +1,42 @@
+// A small command-line parser: options as "--name value" or "--name=value", flags, positional
+// arguments, and generated help. Problems become ampgan::Error naming the option.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace ampgan::cli {
+
+class Args {
+ public:
+  Args(std::string command, std::string usage, std::string summary);
+  Args& option(const std::string& name, const std::string& meta, const std::string& help);
+  Args& flag(const std::string& name, const std::string& help);
+  Args& section(const std::string& title);
+  Args& note(const std::string& text);  // printed after the options
+
+  // Parses argv[first..argc); "--help" sets help_requested().
+  void parse(int argc, char** argv, int first);
+  bool help_requested() const { return help_; }
+  std::string help() const;
+
+  bool has(const std::string& name) const;
+  std::string str(const std::string& name, const std::string& fallback = "") const;
+  long long integer(const std::string& name, long long fallback) const;
+  double real(const std::string& name, double fallback) const;
+  const std::vector<std::string>& positional() const { return positional_; }
+
+ private:
+  struct Spec {
+    std::string name, meta, help;
+    bool is_flag = false, is_section = false;
+  };
+  const Spec* find(const std::string& name) const;
+  std::string command_, usage_, summary_, note_;
+  std::vector<Spec> specs_;
+  std::vector<std::pair<std::string, std::string>> values_;
+  std::vector<std::string> positional_;
+  bool help_ = false;
+};
+
+}  // namespace ampgan::cli

@@ -1,0 +1,91 @@
+// ampgan sample / export-generator: what a trained generator makes, and its weights for PyTorch.
+#include <cstdio>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "cli/guard.h"
+#include "core/common/rng.h"
+#include "core/io/atomic_file.h"
+#include "core/io/image_io.h"
+#include "core/train/checkpoint.h"
+
+namespace ampgan::cli {
+
+int cmd_sample(int argc, char** argv) {
+  Args a("sample", "ampgan sample CHECKPOINT (--grid FILE.png | --each DIR) [OPTIONS]",
+         "Generates images with a checkpoint's generator. The same --seed gives the same images.");
+  a.option("grid", "FILE.png", "write one grid of --n images")
+      .option("each", "DIR", "write --n single PNG images into DIR")
+      .option("n", "N", "number of images (64)")
+      .option("cols", "C", "grid columns (8)")
+      .option("upscale", "K", "enlarge pixels K times (nearest neighbour) (1)")
+      .option("seed", "S", "latent seed (0)")
+      .option("backend", "B", "auto, cpu (default) or cuda");
+  return guarded("sample", [&] {
+    a.parse(argc, argv, 2);
+    if (a.help_requested()) {
+      std::fputs(a.help().c_str(), stdout);
+      return 0;
+    }
+    if (a.positional().size() != 1) throw Error("sample takes one checkpoint file", "ampgan sample", "see --help");
+    if (a.has("grid") == a.has("each")) throw Error("give exactly one of --grid FILE.png and --each DIR", "ampgan sample");
+    const long long n = a.integer("n", 64), cols = a.integer("cols", 8), up = a.integer("upscale", 1);
+    if (n < 1 || n > 100000) throw Error("--n must be between 1 and 100000", "--n");
+    if (cols < 1) throw Error("--cols must be at least 1", "--cols");
+    if (up < 1 || up > 16) throw Error("--upscale must be between 1 and 16", "--upscale");
+    const long long seed = a.integer("seed", 0);
+    if (seed < 0) throw Error("--seed must not be negative", "--seed");
+    auto backend = create_backend(a.str("backend", "cpu"));
+    CheckpointInfo info;
+    auto trainer = trainer_from_checkpoint(*backend, a.positional()[0], &info);
+    const DcganSpec& m = trainer->config().model;
+    std::vector<float> z(static_cast<size_t>(n) * m.latent);
+    for (size_t i = 0; i < z.size(); ++i) z[i] = philox_normal(static_cast<uint64_t>(seed), rng_stream::kSampleLatents, i);
+    const std::vector<float> imgs = trainer->generate(z, static_cast<int>(n));
+    if (a.has("grid")) {
+      io::Image8 g = io::make_grid(imgs.data(), static_cast<int>(n), m.res, m.channels, static_cast<int>(cols));
+      if (up > 1) g = io::upscale_nearest(g, static_cast<int>(up));
+      io::write_png(a.str("grid"), g);
+      std::printf("wrote %s (%d x %d, %lld images from step %lld)\n", a.str("grid").c_str(), g.width, g.height, n,
+                  static_cast<long long>(info.step));
+    } else {
+      const std::filesystem::path dir = a.str("each");
+      io::ensure_writable_dir(dir);
+      for (int i = 0; i < n; ++i) {
+        char name[64];
+        std::snprintf(name, sizeof name, "sample_%05d.png", i);
+        io::Image8 img = io::to_image8(imgs.data(), i, m.res, m.channels);
+        if (up > 1) img = io::upscale_nearest(img, static_cast<int>(up));
+        io::write_png(dir / name, img);
+      }
+      std::printf("wrote %lld images to %s\n", n, dir.string().c_str());
+    }
+    return 0;
+  });
+}
+
+int cmd_export_generator(int argc, char** argv) {
+  Args a("export-generator", "ampgan export-generator CHECKPOINT OUT.safetensors",
+         "Writes the generator's FP32 weights under the PyTorch peer's state_dict names and layouts\n"
+         "(see README.md: a few lines of Python load them into bench/peers/pytorch_dcgan.py's generator).");
+  return guarded("export-generator", [&] {
+    a.parse(argc, argv, 2);
+    if (a.help_requested()) {
+      std::fputs(a.help().c_str(), stdout);
+      return 0;
+    }
+    if (a.positional().size() != 2)
+      throw Error("export-generator takes a checkpoint and an output file", "ampgan export-generator",
+                  "usage: ampgan export-generator CHECKPOINT OUT.safetensors");
+    auto backend = create_backend("cpu");
+    auto trainer = trainer_from_checkpoint(*backend, a.positional()[0]);
+    const io::StFile f = export_generator(*trainer);
+    io::write_safetensors(a.positional()[1], f);
+    const DcganSpec& m = trainer->config().model;
+    std::printf("wrote %s: %zu tensors; PyTorch: generator(res=%d, nc=%d, width=%d)\n", a.positional()[1].c_str(),
+                f.tensors.size(), m.res, m.channels, m.width);
+    return 0;
+  });
+}
+
+}  // namespace ampgan::cli

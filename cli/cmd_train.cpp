@@ -1,0 +1,264 @@
+// ampgan train / ampgan resume: a Session driven from the terminal, with a progress line.
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <string>
+#include <unistd.h>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "cli/guard.h"
+#include "core/io/atomic_file.h"
+#include "core/train/session.h"
+
+namespace ampgan::cli {
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+void on_signal(int) { g_stop.store(true); }
+
+std::string scale_str(double s) {
+  if (s <= 0) return "?";
+  const double l = std::log2(s);
+  char buf[32];
+  if (std::fabs(l - std::round(l)) < 1e-9) std::snprintf(buf, sizeof buf, "2^%d", static_cast<int>(std::round(l)));
+  else std::snprintf(buf, sizeof buf, "%.3g", s);
+  return buf;
+}
+
+std::string duration(double s) {
+  char buf[32];
+  if (!std::isfinite(s) || s < 0) return "?";
+  if (s < 60) std::snprintf(buf, sizeof buf, "%.0fs", s);
+  else if (s < 3600) std::snprintf(buf, sizeof buf, "%dm%02ds", int(s) / 60, int(s) % 60);
+  else std::snprintf(buf, sizeof buf, "%dh%02dm", int(s) / 3600, int(s) % 3600 / 60);
+  return buf;
+}
+
+// Prints a live progress line on a terminal, plain lines otherwise, and notable events.
+class Progress final : public SessionListener {
+ public:
+  Progress(int64_t total, bool quiet) : total_(total), quiet_(quiet), tty_(isatty(STDOUT_FILENO)) {}
+
+  void on_metrics(const std::vector<StepMetrics>& rows) override {
+    for (const StepMetrics& m : rows) {
+      skips_d_ += m.skipped_d;
+      skips_g_ += m.skipped_g;
+      ips_ = ips_ == 0 ? m.images_per_s : 0.9 * ips_ + 0.1 * m.images_per_s;
+      ms_ = ms_ == 0 ? m.step_ms : 0.9 * ms_ + 0.1 * m.step_ms;
+      last_ = m;
+    }
+    if (quiet_ || rows.empty()) return;
+    const auto now = std::chrono::steady_clock::now();
+    const bool last_step = last_.step >= total_;
+    const double since = std::chrono::duration<double>(now - printed_).count();
+    if (tty_ ? (since < 0.1 && !last_step) : (last_.step % plain_every() != 0 && !last_step)) return;
+    printed_ = now;
+    print_line();
+  }
+
+  void on_event(const RunEvent& e) override {
+    if (quiet_) return;
+    if (e.type == "overflow" || e.type == "scale_change" || e.type == "samples") return;  // in the line
+    clear_line();
+    std::printf("[step %lld] %s\n", static_cast<long long>(e.step), e.message.c_str());
+    std::fflush(stdout);
+  }
+
+  void done() {
+    if (tty_ && !quiet_) std::printf("\n");
+  }
+  void set_total(int64_t t) { total_ = t; }
+
+ private:
+  int64_t plain_every() const { return std::max<int64_t>(1, total_ / 20); }
+  void clear_line() {
+    if (tty_) std::printf("\r\033[K");
+  }
+  void print_line() {
+    const double remaining = (total_ - last_.step) * ms_ / 1000.0;
+    char buf[512];
+    std::snprintf(buf, sizeof buf,
+                  "[%6lld/%lld] %3.0f%% | %7.1f img/s | D %.3f G %.3f | D(x) %.2f D(G(z)) %.2f | S_D %s S_G %s | "
+                  "skips %d/%d | %s | ETA %s",
+                  static_cast<long long>(last_.step), static_cast<long long>(total_), 100.0 * last_.step / total_, ips_,
+                  last_.loss_d, last_.loss_g, last_.d_real, last_.d_fake, scale_str(last_.scale_d).c_str(),
+                  scale_str(last_.scale_g).c_str(), skips_d_, skips_g_, precision_name(last_.precision),
+                  duration(remaining).c_str());
+    if (tty_) std::printf("\r\033[K%s", buf);
+    else std::printf("%s\n", buf);
+    std::fflush(stdout);
+  }
+
+  int64_t total_;
+  bool quiet_, tty_;
+  int skips_d_ = 0, skips_g_ = 0;
+  double ips_ = 0, ms_ = 0;  // smoothed images/s and step time
+  StepMetrics last_;
+  std::chrono::steady_clock::time_point printed_{};
+};
+
+Args train_args() {
+  Args a("train", "ampgan train [OPTIONS]",
+         "Trains a DCGAN and writes a run folder: config.json, metrics.csv (one row a step),\n"
+         "events.jsonl, samples/step_NNNNNN.png and checkpoints/step_NNNNNN.safetensors.\n"
+         "Ctrl-C stops cleanly: metrics are flushed and a checkpoint is written.");
+  a.section("Data")
+      .option("dataset", "D", "synthetic (default), fashion-mnist, mnist, an IDX file or an image folder")
+      .option("nc", "C", "image channels: 1 or 3 (default: the dataset's own)")
+      .option("synthetic-count", "N", "images in the synthetic dataset (10000)")
+      .section("Model and optimiser")
+      .option("res", "R", "resolution: 32 (default), 64 or 128")
+      .option("width", "W", "network width, DCGAN's ngf/ndf (64)")
+      .option("batch", "B", "batch size (64)")
+      .option("steps", "N", "training steps, one D and one G update each (2000)")
+      .option("loss", "L", "bce (BCE with logits, default) or hinge")
+      .option("lr", "LR", "learning rate of both networks (0.0002)")
+      .option("lr-g", "LR", "generator learning rate")
+      .option("lr-d", "LR", "discriminator learning rate")
+      .option("beta1", "B1", "Adam beta1 (0.5)")
+      .option("beta2", "B2", "Adam beta2 (0.999)")
+      .option("seed", "S", "seed of weights, data order and latents (0)")
+      .section("Precision")
+      .option("precision", "P", "fp32 (default), tf32, fp16 (AMP with loss scaling) or bf16 (AMP)")
+      .option("backend", "B", "auto (GPU if usable, default), cpu or cuda")
+      .option("init-scale", "S", "initial loss scale (65536 = 2^16)")
+      .option("growth", "F", "loss-scale growth factor (2)")
+      .option("backoff", "F", "loss-scale backoff factor on overflow (0.5)")
+      .option("growth-interval", "N", "clean steps before the scale grows (2000)")
+      .option("min-scale", "S", "loss-scale floor (1)")
+      .option("max-scale", "S", "loss-scale ceiling (16777216 = 2^24)")
+      .option("scaler", "M", "per-network (default: one scaler for G, one for D) or shared")
+      .flag("bf16-loss-scaling", "use dynamic loss scaling in bf16 too (off by default)")
+      .flag("no-cuda-graphs", "launch each op instead of replaying the step as a CUDA graph")
+      .section("Output")
+      .option("out", "DIR", "run folder (default: runs/<date>-<dataset>-<precision>)")
+      .option("name", "NAME", "run name used in the default folder")
+      .option("sample-every", "N", "write a sample grid every N steps (100; 0 = only at the end)")
+      .option("checkpoint-every", "N", "write a checkpoint every N steps (1000; 0 = only at the end)")
+      .option("eval-every", "N", "sample-quality metrics every N steps (0 = never)")
+      .option("eval-samples", "N", "images per evaluation (1024)")
+      .option("config", "FILE", "read settings from a JSON file (keys as in a run's config.json);\n" +
+                                    std::string(28, ' ') + "options given here override it")
+      .flag("quiet", "print only errors and the final line");
+  return a;
+}
+
+RunConfig config_from(const Args& a) {
+  RunConfig c;
+  if (a.has("config")) {
+    const std::string path = a.str("config");
+    try {
+      c.apply_json(nlohmann::json::parse(io::read_file(path)), path);
+    } catch (const nlohmann::json::exception& e) {
+      throw Error(std::string("the configuration file is not valid JSON: ") + e.what(), path, "fix the JSON syntax");
+    }
+  }
+  if (a.has("dataset")) c.dataset = a.str("dataset");
+  c.channels = static_cast<int>(a.integer("nc", c.channels));
+  c.synthetic_count = static_cast<int>(a.integer("synthetic-count", c.synthetic_count));
+  c.res = static_cast<int>(a.integer("res", c.res));
+  c.width = static_cast<int>(a.integer("width", c.width));
+  c.batch = static_cast<int>(a.integer("batch", c.batch));
+  c.steps = a.integer("steps", c.steps);
+  if (a.has("loss")) c.loss = parse_loss(a.str("loss"));
+  if (a.has("lr")) c.lr_g = c.lr_d = static_cast<float>(a.real("lr", c.lr_g));
+  c.lr_g = static_cast<float>(a.real("lr-g", c.lr_g));
+  c.lr_d = static_cast<float>(a.real("lr-d", c.lr_d));
+  c.beta1 = static_cast<float>(a.real("beta1", c.beta1));
+  c.beta2 = static_cast<float>(a.real("beta2", c.beta2));
+  if (a.has("seed")) {
+    const long long s = a.integer("seed", 0);
+    if (s < 0) throw Error("--seed must not be negative", "--seed");
+    c.seed = static_cast<uint64_t>(s);
+  }
+  if (a.has("precision")) c.precision = parse_precision(a.str("precision"));
+  if (a.has("backend")) c.backend = a.str("backend");
+  c.scaler.init_scale = static_cast<float>(a.real("init-scale", c.scaler.init_scale));
+  c.scaler.growth_factor = static_cast<float>(a.real("growth", c.scaler.growth_factor));
+  c.scaler.backoff_factor = static_cast<float>(a.real("backoff", c.scaler.backoff_factor));
+  c.scaler.growth_interval = static_cast<int>(a.integer("growth-interval", c.scaler.growth_interval));
+  c.scaler.min_scale = static_cast<float>(a.real("min-scale", c.scaler.min_scale));
+  c.scaler.max_scale = static_cast<float>(a.real("max-scale", c.scaler.max_scale));
+  if (a.has("scaler")) {
+    const std::string s = a.str("scaler");
+    if (s != "per-network" && s != "shared")
+      throw Error("unknown scaler mode '" + s + "'", "--scaler", "use per-network or shared");
+    c.shared_scaler = s == "shared";
+  }
+  if (a.has("bf16-loss-scaling")) c.bf16_loss_scaling = true;
+  if (a.has("no-cuda-graphs")) c.use_graphs = false;
+  if (a.has("out")) c.out_dir = a.str("out");
+  if (a.has("name")) c.name = a.str("name");
+  c.sample_every = static_cast<int>(a.integer("sample-every", c.sample_every));
+  c.checkpoint_every = static_cast<int>(a.integer("checkpoint-every", c.checkpoint_every));
+  c.eval_every = static_cast<int>(a.integer("eval-every", c.eval_every));
+  c.eval_samples = static_cast<int>(a.integer("eval-samples", c.eval_samples));
+  return c;
+}
+
+int drive(Session& s, Progress& progress) {
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+  std::printf("run folder: %s\n", s.dir().string().c_str());
+  std::fflush(stdout);
+  s.run(&g_stop);
+  progress.done();
+  const bool interrupted = g_stop.load();
+  s.finish(interrupted ? "interrupted" : "finished");
+  const auto rows = Session::read_metrics(s.dir());
+  if (!rows.empty()) {
+    const StepMetrics& m = rows.back();
+    std::printf("step %lld: loss D %.4f, G %.4f; %.1f img/s; samples in %s\n", static_cast<long long>(m.step),
+                m.loss_d, m.loss_g, m.images_per_s, (s.dir() / "samples").string().c_str());
+  }
+  return interrupted ? 130 : 0;
+}
+
+}  // namespace
+
+int cmd_train(int argc, char** argv) {
+  Args a = train_args();
+  return guarded("train", [&] {
+    a.parse(argc, argv, 2);
+    if (a.help_requested()) {
+      std::fputs(a.help().c_str(), stdout);
+      return 0;
+    }
+    if (!a.positional().empty())
+      throw Error("unexpected argument '" + a.positional()[0] + "'", "ampgan train", "options start with --");
+    const RunConfig cfg = config_from(a);
+    Progress progress(cfg.steps, a.has("quiet"));
+    SessionOptions opt;
+    opt.listener = &progress;
+    auto session = Session::create(cfg, opt);
+    return drive(*session, progress);
+  });
+}
+
+int cmd_resume(int argc, char** argv) {
+  Args a("resume", "ampgan resume RUN_DIR [--steps N]",
+         "Continues a run from its newest checkpoint, to step N (default: the run's target).\n"
+         "On the CPU the result is bit-identical to a run that never stopped.");
+  a.option("steps", "N", "train until step N").flag("quiet", "print only errors and the final line");
+  return guarded("resume", [&] {
+    a.parse(argc, argv, 2);
+    if (a.help_requested()) {
+      std::fputs(a.help().c_str(), stdout);
+      return 0;
+    }
+    if (a.positional().size() != 1)
+      throw Error("resume takes one run folder", "ampgan resume", "usage: ampgan resume RUN_DIR [--steps N]");
+    Progress progress(0, a.has("quiet"));
+    SessionOptions opt;
+    opt.listener = &progress;
+    auto session = Session::resume(a.positional()[0], a.integer("steps", 0), opt);
+    progress.set_total(session->config().steps);
+    return drive(*session, progress);
+  });
+}
+
+}  // namespace ampgan::cli

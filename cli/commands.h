@@ -1,0 +1,15 @@
+// The ampgan subcommands. Each returns the process exit status: 0 success, 1 failure (an
+// ampgan::Error was printed), 2 bad usage, 130 interrupted.
+#pragma once
+
+namespace ampgan::cli {
+
+int cmd_train(int argc, char** argv);
+int cmd_resume(int argc, char** argv);
+int cmd_sample(int argc, char** argv);
+int cmd_export_generator(int argc, char** argv);
+int cmd_bench(int argc, char** argv);
+int cmd_devices(int argc, char** argv);
+int cmd_eval(int argc, char** argv);
+
+}  // namespace ampgan::cli

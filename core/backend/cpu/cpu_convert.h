@@ -1,0 +1,23 @@
+// Bulk conversions between FP32 and the 16-bit formats for the CPU backend's inner loops.
+// On x86-64 with F16C the hardware converts 8 values at a time (IEEE round-to-nearest-even,
+// bit-identical to core/tensor/half.h -- tests/test_cpu_convert.cpp checks every pattern);
+// elsewhere the shared scalar functions are used.
+#pragma once
+
+#include <cstdint>
+
+#include "core/tensor/dtype.h"
+
+namespace ampgan::cpu {
+
+// Single-threaded; src/dst point at the first element.
+void widen(DType t, const void* src, float* dst, int64_t n);
+void narrow(DType t, const float* src, void* dst, int64_t n);
+// Typed element pointer arithmetic for void* buffers.
+inline const void* at(const void* p, DType t, int64_t i) {
+  return static_cast<const char*>(p) + i * static_cast<int64_t>(dtype_size(t));
+}
+inline void* at(void* p, DType t, int64_t i) { return static_cast<char*>(p) + i * static_cast<int64_t>(dtype_size(t)); }
+bool has_f16c();
+
+}  // namespace ampgan::cpu

@@ -1,0 +1,188 @@
+#include "core/train/checkpoint.h"
+
+#include <algorithm>
+#include <cstring>
+#include <regex>
+
+#include "core/common/error.h"
+#include "core/nn/batchnorm2d.h"
+
+namespace ampgan {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<int64_t> dims(const Shape& s) { return std::vector<int64_t>(s.d.begin(), s.d.begin() + s.rank); }
+
+io::StTensor from_device(Backend& b, const std::string& name, const Tensor& t) {
+  AMPGAN_CHECK(t.dtype() == DType::F32, "checkpoint tensors are FP32");
+  io::StTensor st;
+  st.name = name;
+  st.dtype = "F32";
+  st.shape = dims(t.shape());
+  st.data.resize(t.nbytes());
+  b.download(t, st.data.data(), t.nbytes());
+  return st;
+}
+
+int64_t meta_int(const io::StFile& f, const std::string& key, const fs::path& file) {
+  auto it = f.metadata.find(key);
+  if (it == f.metadata.end())
+    throw Error("checkpoint metadata lacks '" + key + "'", file.string(),
+                "the file was not written by this version of AMP GAN Studio, or is damaged");
+  try {
+    return std::stoll(it->second);
+  } catch (...) {
+    throw Error("checkpoint metadata '" + key + "' is not a number", file.string());
+  }
+}
+
+}  // namespace
+
+fs::path checkpoint_path(const fs::path& run_dir, int64_t step) {
+  char name[64];
+  std::snprintf(name, sizeof name, "step_%06lld.safetensors", static_cast<long long>(step));
+  return run_dir / "checkpoints" / name;
+}
+
+void save_checkpoint(const fs::path& file, Trainer& trainer, const RunConfig& config, int64_t batches_consumed) {
+  trainer.backend().synchronize();
+  io::StFile f;
+  for (const StateEntry& e : trainer.state()) f.tensors.push_back(from_device(trainer.backend(), e.name, *e.tensor));
+  f.metadata["format"] = kCheckpointFormat;
+  f.metadata["step"] = std::to_string(trainer.iteration());
+  f.metadata["batches_consumed"] = std::to_string(batches_consumed);
+  f.metadata["precision"] = precision_name(trainer.precision());
+  f.metadata["channels"] = std::to_string(trainer.config().model.channels);
+  f.metadata["config"] = config.to_json().dump();
+  io::write_safetensors(file, f);
+}
+
+io::StFile read_checkpoint(const fs::path& file, CheckpointInfo* info) {
+  if (!fs::exists(file))
+    throw Error("no such checkpoint", file.string(), "give the path of a .safetensors file in a run's checkpoints/ folder");
+  io::StFile f = io::read_safetensors(file);
+  auto fmt = f.metadata.find("format");
+  if (fmt == f.metadata.end() || fmt->second != kCheckpointFormat)
+    throw Error("not an AMP GAN Studio checkpoint (no '" + std::string(kCheckpointFormat) + "' format tag)",
+                file.string(), "use a file from a run's checkpoints/ folder");
+  if (info) {
+    info->step = meta_int(f, "step", file);
+    info->batches_consumed = meta_int(f, "batches_consumed", file);
+    info->channels = static_cast<int>(meta_int(f, "channels", file));
+    info->precision = parse_precision(f.metadata.at("precision"));
+    auto cfg = f.metadata.find("config");
+    if (cfg == f.metadata.end()) throw Error("checkpoint metadata lacks the run configuration", file.string());
+    try {
+      info->config = RunConfig::from_json(nlohmann::json::parse(cfg->second), file.string());
+    } catch (const nlohmann::json::exception&) {
+      throw Error("checkpoint's configuration is not valid JSON", file.string(), "the file is damaged");
+    }
+  }
+  return f;
+}
+
+void load_checkpoint(const io::StFile& f, const fs::path& file, Trainer& trainer) {
+  Backend& b = trainer.backend();
+  for (const StateEntry& e : trainer.state()) {
+    const io::StTensor* st = f.find(e.name);
+    if (!st)
+      throw Error("checkpoint has no tensor '" + e.name + "'", file.string(),
+                  "it was written for another model (resolution, width, channels or scaler mode differ)");
+    const std::vector<int64_t> want = dims(e.tensor->shape());
+    if (st->dtype != "F32" || st->shape != want) {
+      std::string got = "(";
+      for (size_t i = 0; i < st->shape.size(); ++i) got += (i ? ", " : "") + std::to_string(st->shape[i]);
+      got += ")";
+      throw Error("checkpoint is from another model shape: '" + e.name + "' is " + st->dtype + " " + got +
+                      " in the file but " + e.tensor->shape().str() + " here",
+                  file.string(), "use the settings the checkpoint was written with (its run's config.json)");
+    }
+    b.upload(*e.tensor, st->data.data(), st->data.size());
+  }
+  trainer.state_loaded();
+}
+
+std::unique_ptr<Trainer> trainer_from_checkpoint(Backend& b, const fs::path& file, CheckpointInfo* info) {
+  CheckpointInfo local;
+  CheckpointInfo& i = info ? *info : local;
+  const io::StFile f = read_checkpoint(file, &i);
+  auto t = std::make_unique<Trainer>(b, i.config.trainer_config(i.channels));
+  load_checkpoint(f, file, *t);
+  t->set_iteration(i.step);
+  t->set_precision(i.precision);
+  return t;
+}
+
+fs::path newest_checkpoint(const fs::path& run_dir) {
+  const fs::path dir = run_dir / "checkpoints";
+  fs::path best;
+  long long best_step = -1;
+  std::error_code ec;
+  if (fs::is_directory(dir, ec)) {
+    static const std::regex re("step_([0-9]+)\\.safetensors");
+    for (const auto& entry : fs::directory_iterator(dir, ec)) {
+      std::smatch m;
+      const std::string n = entry.path().filename().string();
+      if (std::regex_match(n, m, re) && std::stoll(m[1]) > best_step) {
+        best_step = std::stoll(m[1]);
+        best = entry.path();
+      }
+    }
+  }
+  if (best.empty())
+    throw Error("the run folder holds no checkpoint", run_dir.string(),
+                "a checkpoint is written every --checkpoint-every steps and when training stops; "
+                "start a new run with 'ampgan train' instead");
+  return best;
+}
+
+io::StFile export_generator(Trainer& trainer) {
+  Backend& b = trainer.backend();
+  Sequential& g = trainer.generator();
+  io::StFile f;
+  for (size_t i = 0; i < g.size(); ++i) {
+    Layer& layer = g.layer(i);
+    for (Parameter* p : layer.parameters()) {
+      io::StTensor st = from_device(b, p->name, p->master);
+      if (layer.type() == "ConvTranspose2d") {
+        // ours (in, kH, kW, out) -> PyTorch (in, out, kH, kW)
+        const int64_t ci = p->shape[0], kh = p->shape[1], kw = p->shape[2], co = p->shape[3];
+        std::vector<float> src(st.data.size() / 4), dst(src.size());
+        std::memcpy(src.data(), st.data.data(), st.data.size());
+        for (int64_t a = 0; a < ci; ++a)
+          for (int64_t y = 0; y < kh; ++y)
+            for (int64_t x = 0; x < kw; ++x)
+              for (int64_t o = 0; o < co; ++o)
+                dst[((a * co + o) * kh + y) * kw + x] = src[((a * kh + y) * kw + x) * co + o];
+        std::memcpy(st.data.data(), dst.data(), st.data.size());
+        st.shape = {ci, co, kh, kw};
+      }
+      f.tensors.push_back(std::move(st));
+    }
+    for (StateBuffer* s : layer.buffers()) f.tensors.push_back(from_device(b, s->name, s->value));
+    if (auto* bn = dynamic_cast<BatchNorm2d*>(&layer)) {
+      io::StTensor n;
+      const std::string prefix = std::to_string(i) + ".";
+      n.name = prefix + "num_batches_tracked";
+      n.dtype = "I64";
+      const int64_t v = trainer.iteration();  // one training-mode forward pass of G per step
+      n.data.resize(8);
+      std::memcpy(n.data.data(), &v, 8);
+      f.tensors.push_back(std::move(n));
+      (void)bn;
+    }
+  }
+  const DcganSpec& s = trainer.config().model;
+  f.metadata["format"] = "ampgan-generator-1";
+  f.metadata["layout"] = "pytorch";
+  f.metadata["res"] = std::to_string(s.res);
+  f.metadata["nc"] = std::to_string(s.channels);
+  f.metadata["width"] = std::to_string(s.width);
+  f.metadata["latent"] = std::to_string(s.latent);
+  f.metadata["step"] = std::to_string(trainer.iteration());
+  return f;
+}
+
+}  // namespace ampgan

@@ -1,0 +1,47 @@
+// Checkpoints: every tensor of the training state (FP32 master weights, Adam moments and step
+// counts, batch-norm running averages, loss-scaler states) plus, as metadata, the step, the
+// data-order position, the precision in use and the run's configuration. The random numbers
+// need no saved state: latents are drawn from Philox streams indexed by the step, so a resumed
+// run draws exactly what the uninterrupted run would have.
+#pragma once
+
+#include <filesystem>
+
+#include "core/io/safetensors.h"
+#include "core/train/run_config.h"
+#include "core/train/trainer.h"
+
+namespace ampgan {
+
+struct CheckpointInfo {
+  int64_t step = 0;
+  int64_t batches_consumed = 0;
+  Precision precision = Precision::FP32;
+  int channels = 1;
+  RunConfig config;
+};
+
+constexpr const char* kCheckpointFormat = "ampgan-checkpoint-1";
+
+void save_checkpoint(const std::filesystem::path& file, Trainer& trainer, const RunConfig& config,
+                     int64_t batches_consumed);
+// Reads and validates a checkpoint file (format, metadata); throws Error naming the file.
+io::StFile read_checkpoint(const std::filesystem::path& file, CheckpointInfo* info);
+// Writes the file's tensors into the trainer; every name and shape must match.
+void load_checkpoint(const io::StFile& f, const std::filesystem::path& file, Trainer& trainer);
+// checkpoints/step_NNNNNN.safetensors with the highest step; throws Error if there is none.
+std::filesystem::path newest_checkpoint(const std::filesystem::path& run_dir);
+std::filesystem::path checkpoint_path(const std::filesystem::path& run_dir, int64_t step);
+
+// A Trainer rebuilt from a checkpoint alone (its metadata holds the configuration), in the
+// precision it was saved in; for sampling, export and evaluation.
+std::unique_ptr<Trainer> trainer_from_checkpoint(Backend& b, const std::filesystem::path& file,
+                                                 CheckpointInfo* info = nullptr);
+
+// The generator's weights under the PyTorch peer's state_dict names and layouts (ConvTranspose2d
+// weight (in, out, kH, kW); batch norm weight, bias, running_mean, running_var and
+// num_batches_tracked), FP32: loads with load_state_dict into bench/peers/pytorch_dcgan.py's
+// generator().
+io::StFile export_generator(Trainer& trainer);
+
+}  // namespace ampgan

@@ -1,0 +1,60 @@
+// Everything that defines a run: written to the run folder's config.json, read back by resume,
+// filled from the CLI's flags (or --config FILE.json, same keys) and the GUI's controls.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "core/amp/precision.h"
+#include "core/backend/elementwise.h"
+#include "core/train/trainer.h"
+
+namespace ampgan {
+
+struct RunConfig {
+  // data
+  std::string dataset = "synthetic";  // synthetic | fashion-mnist | mnist | path to IDX file or image folder
+  int channels = 0;                   // 0: the dataset's own (1 for IDX, 3 for colour folders)
+  int synthetic_count = 10000;
+  // model and optimisation
+  int res = 32;
+  int width = 64;
+  int batch = 64;
+  int64_t steps = 2000;
+  Precision precision = Precision::FP32;
+  std::string backend = "auto";  // auto | cpu | cuda
+  LossKind loss = LossKind::BCEWithLogits;
+  float lr_g = 2e-4f, lr_d = 2e-4f, beta1 = 0.5f, beta2 = 0.999f;
+  uint64_t seed = 0;
+  // mixed precision
+  ew::ScalerConfig scaler;
+  bool shared_scaler = false;
+  bool bf16_loss_scaling = false;
+  bool use_graphs = true;
+  // bookkeeping (0 = never; checkpoints are also written when a run stops)
+  int sample_every = 100;
+  int checkpoint_every = 1000;
+  int eval_every = 0;        // sample-quality metrics (SWD, FD); see core/metrics
+  int eval_samples = 1024;   // generated and real images per evaluation
+  int hist_every = 25;       // gradient exponent histograms for the GUI
+  // where: out_dir, or runs_root/<date>-<name>
+  std::string out_dir;
+  std::string runs_root = "runs";
+  std::string name;
+
+  nlohmann::json to_json() const;
+  // Unknown keys are an error (a typo must not silently train something else).
+  static RunConfig from_json(const nlohmann::json& j, const std::string& source);
+  void apply_json(const nlohmann::json& j, const std::string& source);
+  void validate() const;  // throws Error naming the bad setting and what to use instead
+  TrainerConfig trainer_config(int dataset_channels) const;
+  std::string default_name() const;  // "<dataset>-<precision>"
+};
+
+const char* loss_name(LossKind k);
+LossKind parse_loss(const std::string& s);
+
+}  // namespace ampgan

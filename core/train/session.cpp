@@ -1,0 +1,418 @@
+#include "core/train/session.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+
+#include "core/common/error.h"
+#include "core/common/rng.h"
+#include "core/metrics/evaluator.h"
+#include "core/train/checkpoint.h"
+
+namespace ampgan {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// A network whose gradients were inf/NaN this many steps in a row has diverged: stop rather than
+// burn time (the weights are intact: skipped steps change nothing).
+constexpr int kMaxConsecutiveSkips = 200;
+constexpr int kGridSide = 8;
+
+std::string timestamp() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &tm);
+  return buf;
+}
+
+std::string csv_header() {
+  std::string h;
+  for (const std::string& c : StepMetrics::columns()) h += (h.empty() ? "" : ",") + c;
+  return h;
+}
+
+std::vector<std::string> split_csv(const std::string& line) {
+  std::vector<std::string> out;
+  std::stringstream ss(line);
+  std::string cell;
+  while (std::getline(ss, cell, ',')) out.push_back(cell);
+  if (!line.empty() && line.back() == ',') out.emplace_back();
+  return out;
+}
+
+std::string fmt_scale(double s) {
+  const double l = std::log2(s);
+  if (std::fabs(l - std::round(l)) < 1e-9) return "2^" + std::to_string(static_cast<int>(std::round(l)));
+  std::ostringstream o;
+  o << s;
+  return o.str();
+}
+
+}  // namespace
+
+Session::~Session() = default;
+
+void Session::build(const SessionOptions& opt, int channels_override) {
+  listener_ = opt.listener;
+  data::LoadOptions lo;
+  lo.res = cfg_.res;
+  lo.channels = channels_override > 0 ? channels_override : cfg_.channels;
+  lo.synthetic_count = cfg_.synthetic_count;
+  lo.seed = cfg_.seed;
+  lo.progress = opt.progress;
+  lo.cancel = opt.cancel;
+  data_ = std::make_unique<data::ImageSet>(data::load_dataset(cfg_.dataset, lo));
+  if (cfg_.batch > data_->count)
+    throw Error("batch size " + std::to_string(cfg_.batch) + " is larger than the dataset (" +
+                    std::to_string(data_->count) + " images)",
+                "--batch", "use a batch of at most " + std::to_string(data_->count) + ", or add images");
+  backend_ = create_backend(cfg_.backend, &backend_note_);
+  trainer_ = std::make_unique<Trainer>(*backend_, cfg_.trainer_config(data_->channels));
+  const int nz = trainer_->config().model.latent;
+  fixed_latents_.resize(static_cast<size_t>(kGridSide * kGridSide) * nz);
+  for (size_t i = 0; i < fixed_latents_.size(); ++i)
+    fixed_latents_[i] = philox_normal(cfg_.seed, rng_stream::kFixedLatents, i);
+  if (cfg_.eval_every > 0) evaluator_ = std::make_unique<metrics::Evaluator>(*data_, cfg_.eval_samples, cfg_.seed);
+}
+
+std::unique_ptr<Session> Session::create(const RunConfig& cfg, const SessionOptions& opt) {
+  cfg.validate();
+  std::unique_ptr<Session> s(new Session());
+  s->cfg_ = cfg;
+  if (s->cfg_.name.empty()) s->cfg_.name = cfg.default_name();
+  s->dir_ = cfg.out_dir.empty() ? fs::path(cfg.runs_root) / (timestamp() + "-" + s->cfg_.name) : fs::path(cfg.out_dir);
+  std::error_code ec;
+  if (fs::exists(s->dir_, ec)) {
+    if (!fs::is_directory(s->dir_, ec))
+      throw Error("the output folder is a file", s->dir_.string(), "choose another --out");
+    if (!fs::is_empty(s->dir_, ec))
+      throw Error("the output folder already holds files (it was left untouched)", s->dir_.string(),
+                  "continue it with 'ampgan resume " + s->dir_.string() + "' or choose another --out");
+  }
+  // Load and check everything before creating the folder, so bad input leaves nothing behind.
+  s->build(opt, 0);
+  io::ensure_writable_dir(s->dir_);
+  io::ensure_writable_dir(s->dir_ / "samples");
+  io::ensure_writable_dir(s->dir_ / "checkpoints");
+  io::write_file_atomic(s->dir_ / "config.json", s->cfg_.to_json().dump(2) + "\n");
+  s->metrics_log_ = std::make_unique<io::AppendLog>(s->dir_ / "metrics.csv");
+  s->metrics_log_->append_line(csv_header());
+  s->events_log_ = std::make_unique<io::AppendLog>(s->dir_ / "events.jsonl");
+  RunEvent e;
+  e.type = "start";
+  e.message = "training " + s->data_->name + " (" + std::to_string(s->data_->count) + " images, " +
+              std::to_string(s->cfg_.res) + "x" + std::to_string(s->cfg_.res) + "x" +
+              std::to_string(s->data_->channels) + ") in " + precision_label(cfg.precision) + " on " +
+              s->backend_->name();
+  e.data["backend"] = s->backend_->name();
+  e.data["dataset_images"] = s->data_->count;
+  e.data["channels"] = s->data_->channels;
+  e.data["params_g"] = s->trainer_->generator().parameter_count();
+  e.data["params_d"] = s->trainer_->discriminator().parameter_count();
+  e.data["version"] = AMPGAN_VERSION;
+  s->emit(e);
+  if (!s->backend_note_.empty()) s->emit({0, 0, "warning", "", s->backend_note_});
+  for (const std::string& w : s->data_->warnings) s->emit({0, 0, "warning", "", w});
+  s->loader_ = std::make_unique<data::BatchLoader>(*s->data_, cfg.batch, cfg.seed, 0);
+  return s;
+}
+
+std::unique_ptr<Session> Session::resume(const fs::path& run_dir, int64_t total_steps, const SessionOptions& opt) {
+  std::error_code ec;
+  if (!fs::is_directory(run_dir, ec))
+    throw Error("no such run folder", run_dir.string(), "give the folder 'ampgan train' created (under runs/)");
+  if (!fs::exists(run_dir / "config.json"))
+    throw Error("not a run folder: it has no config.json", run_dir.string(), "give the folder 'ampgan train' created");
+  RunConfig cfg;
+  try {
+    cfg = RunConfig::from_json(nlohmann::json::parse(io::read_file(run_dir / "config.json")),
+                               (run_dir / "config.json").string());
+  } catch (const nlohmann::json::exception&) {
+    throw Error("config.json is not valid JSON", (run_dir / "config.json").string(), "restore it or start a new run");
+  }
+  const fs::path ckpt = newest_checkpoint(run_dir);
+  CheckpointInfo info;
+  const io::StFile file = read_checkpoint(ckpt, &info);
+  if (total_steps > 0) cfg.steps = total_steps;
+  if (cfg.steps <= info.step)
+    throw Error("the run is already at step " + std::to_string(info.step), "--steps",
+                "give a target above " + std::to_string(info.step));
+  cfg.validate();
+  std::unique_ptr<Session> s(new Session());
+  s->cfg_ = cfg;
+  s->dir_ = run_dir;
+  s->build(opt, info.channels);
+  if (s->data_->channels != info.channels)
+    throw Error("the dataset now has " + std::to_string(s->data_->channels) + " channels, the checkpoint " +
+                    std::to_string(info.channels),
+                cfg.dataset, "resume with the same dataset the run was trained on");
+  load_checkpoint(file, ckpt, *s->trainer_);
+  s->trainer_->set_iteration(info.step);
+  s->trainer_->set_precision(info.precision);
+  s->last_checkpoint_step_ = info.step;
+  s->last_samples_step_ = info.step;
+  // Rows and events after the checkpoint describe steps that will now be trained again.
+  s->trim_logs(info.step);
+  io::write_file_atomic(run_dir / "config.json", cfg.to_json().dump(2) + "\n");
+  s->metrics_log_ = std::make_unique<io::AppendLog>(run_dir / "metrics.csv");
+  s->events_log_ = std::make_unique<io::AppendLog>(run_dir / "events.jsonl");
+  s->loader_ = std::make_unique<data::BatchLoader>(*s->data_, cfg.batch, cfg.seed, info.batches_consumed);
+  RunEvent e;
+  e.step = info.step;
+  e.type = "resume";
+  e.message = "resumed from " + ckpt.filename().string() + " towards step " + std::to_string(cfg.steps) + " on " +
+              s->backend_->name();
+  e.data["checkpoint"] = ckpt.string();
+  s->emit(e);
+  if (!s->backend_note_.empty()) s->emit({info.step, 0, "warning", "", s->backend_note_});
+  return s;
+}
+
+void Session::trim_logs(int64_t step) {
+  const fs::path mpath = dir_ / "metrics.csv";
+  if (fs::exists(mpath)) {
+    std::istringstream in(io::read_file(mpath));
+    std::string line, out, header;
+    std::getline(in, header);
+    out = header + "\n";
+    const auto cols = split_csv(header);
+    const auto time_col = std::find(cols.begin(), cols.end(), "time_s") - cols.begin();
+    while (std::getline(in, line)) {
+      if (line.empty()) continue;
+      const auto cells = split_csv(line);
+      if (cells.size() != cols.size()) continue;  // a half-written last row
+      const int64_t st = std::strtoll(cells[0].c_str(), nullptr, 10);
+      if (st <= step) {
+        out += line + "\n";
+        if (time_col < static_cast<long>(cells.size()))
+          time_offset_ = std::max(time_offset_, std::strtod(cells[time_col].c_str(), nullptr));
+      }
+    }
+    io::write_file_atomic(mpath, out);
+  }
+  const fs::path epath = dir_ / "events.jsonl";
+  if (fs::exists(epath)) {
+    std::istringstream in(io::read_file(epath));
+    std::string line, out;
+    while (std::getline(in, line)) {
+      try {
+        if (nlohmann::json::parse(line).value("step", int64_t{0}) <= step) out += line + "\n";
+      } catch (const nlohmann::json::exception&) {
+      }
+    }
+    io::write_file_atomic(epath, out);
+  }
+}
+
+void Session::emit(RunEvent e) {
+  if (e.time_s == 0)
+    e.time_s = time_offset_ + std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+  if (events_log_) events_log_->append_line(e.to_json().dump());
+  if (listener_) listener_->on_event(e);
+}
+
+void Session::step() {
+  trainer_->step(loader_->next());
+  const int64_t it = trainer_->iteration();
+  const bool eval_now = evaluator_ && cfg_.eval_every > 0 && it % cfg_.eval_every == 0;
+  std::vector<StepMetrics> rows = trainer_->collect(eval_now);
+  if (eval_now && !rows.empty()) evaluate(rows.back());
+  handle_rows(std::move(rows));
+  if (cfg_.hist_every > 0 && it % cfg_.hist_every == 0 && listener_) {
+    std::vector<float> g, d;
+    trainer_->gradient_histograms(g, d);
+    listener_->on_histograms(it, g, d);
+  }
+  if (cfg_.sample_every > 0 && it % cfg_.sample_every == 0) write_samples();
+  if (cfg_.checkpoint_every > 0 && it % cfg_.checkpoint_every == 0) save_checkpoint();
+}
+
+void Session::handle_rows(std::vector<StepMetrics> rows) {
+  if (rows.empty()) return;
+  for (StepMetrics& m : rows) {
+    m.time_s += time_offset_;
+    metrics_log_->append_line(m.csv_row());
+    auto network_events = [&](const char* net, bool skipped, double scale, double& last, int& streak) {
+      if (skipped) {
+        ++streak;
+        RunEvent e{m.step, m.time_s, "overflow", net,
+                   std::string(net) + " gradients had inf/NaN at loss scale " + fmt_scale(scale) + ": step skipped"};
+        e.data["scale"] = scale;
+        emit(e);
+      } else {
+        streak = 0;
+      }
+      if (last > 0 && scale != last) {
+        RunEvent e{m.step, m.time_s, "scale_change", net,
+                   std::string(net) + " loss scale " + fmt_scale(last) + " -> " + fmt_scale(scale)};
+        e.data["from"] = last;
+        e.data["to"] = scale;
+        emit(e);
+      }
+      last = scale;
+    };
+    network_events("D", m.skipped_d, m.scale_d, last_scale_d_, consecutive_skips_d_);
+    if (!trainer_->shared()) network_events("G", m.skipped_g, m.scale_g, last_scale_g_, consecutive_skips_g_);
+    else if (m.skipped_g) network_events("G", true, m.scale_g, last_scale_g_, consecutive_skips_g_);
+    else consecutive_skips_g_ = 0;
+  }
+  if (listener_) listener_->on_metrics(rows);
+  const int worst = std::max(consecutive_skips_d_, consecutive_skips_g_);
+  if (worst >= kMaxConsecutiveSkips) {
+    const char* net = consecutive_skips_d_ >= consecutive_skips_g_ ? "D" : "G";
+    const std::string msg = std::string("training diverged: ") + net + "'s gradients were inf/NaN for " +
+                            std::to_string(worst) + " steps in a row (loss scale " +
+                            fmt_scale(std::string(net) == "D" ? rows.back().scale_d : rows.back().scale_g) + ")";
+    emit({rows.back().step, rows.back().time_s, "error", net, msg});
+    finish("diverged");
+    throw Error(msg, dir_.string(),
+                "the weights are intact (skipped steps change nothing) and were saved; lower the learning "
+                "rate, or use fp32/bf16, and resume or start again");
+  }
+}
+
+void Session::evaluate(StepMetrics& row) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const metrics::EvalResult r = evaluator_->evaluate(*trainer_);
+  row.swd = r.swd;
+  row.fd = r.fd;
+  RunEvent e{row.step, row.time_s + time_offset_, "eval", "", metrics::describe(r)};
+  e.data = metrics::to_json(r);
+  e.data["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  emit(e);
+}
+
+io::Image8 Session::sample_grid() {
+  const DcganSpec& m = trainer_->config().model;
+  const std::vector<float> imgs = trainer_->generate(fixed_latents_, kGridSide * kGridSide);
+  return io::make_grid(imgs.data(), kGridSide * kGridSide, m.res, m.channels, kGridSide);
+}
+
+void Session::write_samples() {
+  const int64_t it = trainer_->iteration();
+  const io::Image8 grid = sample_grid();
+  char name[64];
+  std::snprintf(name, sizeof name, "step_%06lld.png", static_cast<long long>(it));
+  io::write_png(dir_ / "samples" / name, grid);
+  last_samples_step_ = it;
+  if (listener_) listener_->on_samples(it, grid);
+}
+
+std::vector<float> Session::generate(int n, uint64_t seed) {
+  const int nz = trainer_->config().model.latent;
+  std::vector<float> z(static_cast<size_t>(n) * nz);
+  for (size_t i = 0; i < z.size(); ++i) z[i] = philox_normal(seed, rng_stream::kSampleLatents, i);
+  return trainer_->generate(z, n);
+}
+
+void Session::export_samples(const fs::path& dir, int n, uint64_t seed) {
+  io::ensure_writable_dir(dir);
+  const DcganSpec& m = trainer_->config().model;
+  const std::vector<float> imgs = generate(n, seed);
+  for (int i = 0; i < n; ++i) {
+    char name[64];
+    std::snprintf(name, sizeof name, "sample_%05d.png", i);
+    io::write_png(dir / name, io::to_image8(imgs.data(), i, m.res, m.channels));
+  }
+}
+
+fs::path Session::save_checkpoint() {
+  const int64_t it = trainer_->iteration();
+  handle_rows(trainer_->collect(true));
+  const fs::path p = checkpoint_path(dir_, it);
+  ampgan::save_checkpoint(p, *trainer_, cfg_, loader_->batches_consumed());
+  metrics_log_->sync();
+  events_log_->sync();
+  last_checkpoint_step_ = it;
+  RunEvent e{it, 0, "checkpoint", "", "checkpoint " + p.filename().string()};
+  e.data["path"] = p.string();
+  emit(e);
+  return p;
+}
+
+void Session::set_precision(Precision p) {
+  if (p == trainer_->precision()) return;
+  handle_rows(trainer_->collect(true));
+  const Precision old = trainer_->precision();
+  trainer_->set_precision(p);
+  RunEvent e{trainer_->iteration(), 0, "precision_switch", "",
+             std::string("precision ") + precision_label(old) + " -> " + precision_label(p)};
+  e.data["from"] = precision_name(old);
+  e.data["to"] = precision_name(p);
+  emit(e);
+}
+
+void Session::set_learning_rates(float lr_g, float lr_d) {
+  RunConfig probe = cfg_;
+  probe.lr_g = lr_g;
+  probe.lr_d = lr_d;
+  probe.validate();
+  trainer_->set_learning_rates(lr_g, lr_d);
+  cfg_.lr_g = lr_g;
+  cfg_.lr_d = lr_d;
+  emit({trainer_->iteration(), 0, "warning", "", "learning rates set to G " + std::to_string(lr_g) + ", D " + std::to_string(lr_d)});
+}
+
+void Session::set_total_steps(int64_t steps) {
+  if (steps < 1) throw Error("the number of steps must be at least 1", "--steps");
+  cfg_.steps = steps;
+  io::write_file_atomic(dir_ / "config.json", cfg_.to_json().dump(2) + "\n");
+}
+
+void Session::run(const std::atomic<bool>* stop) {
+  while (!done() && !(stop && stop->load())) step();
+}
+
+void Session::finish(const std::string& reason) {
+  handle_rows(trainer_->collect(true));
+  const int64_t it = trainer_->iteration();
+  if (it > 0 && last_samples_step_ != it) write_samples();
+  if (it > 0 && last_checkpoint_step_ != it) save_checkpoint();
+  emit({it, 0, "stop", "", "stopped at step " + std::to_string(it) + " (" + reason + ")"});
+  metrics_log_->sync();
+  events_log_->sync();
+}
+
+std::vector<StepMetrics> Session::read_metrics(const fs::path& run_dir) {
+  const fs::path p = run_dir / "metrics.csv";
+  if (!fs::exists(p)) throw Error("the run folder has no metrics.csv", run_dir.string(), "open a folder made by AMP GAN Studio");
+  std::istringstream in(io::read_file(p));
+  std::string line;
+  std::getline(in, line);
+  const auto header = split_csv(line);
+  if (header.empty() || header[0] != "step") throw Error("metrics.csv has no header row", p.string());
+  std::vector<StepMetrics> out;
+  while (std::getline(in, line)) {
+    const auto cells = split_csv(line);
+    if (cells.size() != header.size()) continue;
+    try {
+      out.push_back(StepMetrics::from_csv_row(header, cells));
+    } catch (const Error&) {
+    }
+  }
+  return out;
+}
+
+std::vector<RunEvent> Session::read_events(const fs::path& run_dir) {
+  std::vector<RunEvent> out;
+  const fs::path p = run_dir / "events.jsonl";
+  if (!fs::exists(p)) return out;
+  std::istringstream in(io::read_file(p));
+  std::string line;
+  while (std::getline(in, line)) {
+    try {
+      out.push_back(RunEvent::from_json(nlohmann::json::parse(line)));
+    } catch (const nlohmann::json::exception&) {
+    }
+  }
+  return out;
+}
+
+}  // namespace ampgan

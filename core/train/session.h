@@ -1,0 +1,114 @@
+// A training run: the dataset, the backend, the Trainer and the run folder on disk. The CLI and
+// the GUI's worker drive the same Session; it writes config.json, metrics.csv (a row per step),
+// events.jsonl, sample grids and checkpoints, and tells a listener what happened.
+//
+// Threading: a Session is used from one thread at a time (the GUI's worker thread); listener
+// callbacks run on that thread.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/data/batch_loader.h"
+#include "core/data/image_set.h"
+#include "core/io/atomic_file.h"
+#include "core/io/image_io.h"
+#include "core/train/run_config.h"
+#include "core/train/run_event.h"
+#include "core/train/trainer.h"
+
+namespace ampgan {
+
+namespace metrics {
+class Evaluator;
+struct EvalResult;
+}
+
+class SessionListener {
+ public:
+  virtual ~SessionListener() = default;
+  virtual void on_metrics(const std::vector<StepMetrics>& /*rows*/) {}
+  virtual void on_event(const RunEvent& /*e*/) {}
+  virtual void on_samples(int64_t /*step*/, const io::Image8& /*grid*/) {}
+  virtual void on_histograms(int64_t /*step*/, const std::vector<float>& /*g*/, const std::vector<float>& /*d*/) {}
+};
+
+struct SessionOptions {
+  SessionListener* listener = nullptr;
+  // Dataset loading progress (done, total), and a flag that cancels loading.
+  std::function<void(int, int)> progress;
+  const std::atomic<bool>* cancel = nullptr;
+};
+
+class Session {
+ public:
+  // Validates the configuration, loads the dataset, picks the backend and creates the run
+  // folder. Refuses a folder that already holds a run (nothing there is touched).
+  static std::unique_ptr<Session> create(const RunConfig& cfg, const SessionOptions& opt = {});
+  // Continues a run from its newest checkpoint; total_steps > 0 sets a new target.
+  static std::unique_ptr<Session> resume(const std::filesystem::path& run_dir, int64_t total_steps,
+                                         const SessionOptions& opt = {});
+  ~Session();
+
+  void step();                                  // one iteration with its bookkeeping
+  void run(const std::atomic<bool>* stop = nullptr);  // until the target step or *stop
+  // Flushes metrics, writes samples and a checkpoint (unless already written for this step)
+  // and a "stop" event with the reason.
+  void finish(const std::string& reason);
+  bool done() const { return trainer_->iteration() >= cfg_.steps; }
+
+  void set_precision(Precision p);   // between steps; logged, marked on the plots
+  void set_learning_rates(float lr_g, float lr_d);
+  void set_total_steps(int64_t steps);
+  std::filesystem::path save_checkpoint();
+  io::Image8 sample_grid();                     // 8 x 8 from the fixed latents, now
+  // n images from latents of the given seed (NHWC FP32 in [-1, 1]).
+  std::vector<float> generate(int n, uint64_t seed);
+  void export_samples(const std::filesystem::path& dir, int n, uint64_t seed);
+  void set_listener(SessionListener* l) { listener_ = l; }
+
+  int64_t step_count() const { return trainer_->iteration(); }
+  const RunConfig& config() const { return cfg_; }
+  const std::filesystem::path& dir() const { return dir_; }
+  Trainer& trainer() { return *trainer_; }
+  Backend& backend() { return *backend_; }
+  const data::ImageSet& dataset() const { return *data_; }
+  const std::string& backend_note() const { return backend_note_; }
+
+  // Reads a run folder's metrics.csv and events.jsonl (for the GUI's "open run" and tests).
+  static std::vector<StepMetrics> read_metrics(const std::filesystem::path& run_dir);
+  static std::vector<RunEvent> read_events(const std::filesystem::path& run_dir);
+
+ private:
+  Session() = default;
+  void build(const SessionOptions& opt, int channels_override);
+  void emit(RunEvent e);
+  void handle_rows(std::vector<StepMetrics> rows);
+  void write_samples();
+  void evaluate(StepMetrics& row);
+  void trim_logs(int64_t step);
+
+  RunConfig cfg_;
+  std::filesystem::path dir_;
+  std::unique_ptr<Backend> backend_;
+  std::string backend_note_;
+  std::unique_ptr<data::ImageSet> data_;
+  std::unique_ptr<data::BatchLoader> loader_;
+  std::unique_ptr<Trainer> trainer_;
+  std::unique_ptr<metrics::Evaluator> evaluator_;
+  std::unique_ptr<io::AppendLog> metrics_log_, events_log_;
+  SessionListener* listener_ = nullptr;
+  std::vector<float> fixed_latents_;
+  double time_offset_ = 0;  // seconds trained before a resume
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  double last_scale_d_ = -1, last_scale_g_ = -1;
+  int consecutive_skips_d_ = 0, consecutive_skips_g_ = 0;
+  int64_t last_checkpoint_step_ = -1, last_samples_step_ = -1;
+};
+
+}  // namespace ampgan

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages AMP GAN Studio needs. Idempotent: packages already installed
+# are skipped, and apt is only called when something is missing. Uses sudo only when not root.
+#
+#   scripts/setup.sh          build and run (compiler, CMake, Qt 6, QCustomPlot, OpenCV, OpenBLAS,
+#                             nlohmann-json, zlib, GoogleTest, Fashion-MNIST)
+#   scripts/setup.sh --dev    also what the tests and benchmarks use: PyTorch (the peer and the
+#                             export check), desktop-file-utils, appstream, lintian, Xvfb
+#
+# The CUDA backend is built when the CUDA toolkit (with cuDNN) is at /usr/local/cuda or on
+# PATH; it is not a Debian package, so this script does not install it.
+set -euo pipefail
+
+packages=(
+  g++ cmake ninja-build pkg-config
+  qt6-base-dev libqcustomplot-dev libqcustomplot2.1-qt6
+  libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev
+  libopenblas-dev zlib1g-dev nlohmann-json3-dev libgtest-dev
+  dataset-fashion-mnist
+)
+if [[ "${1:-}" == "--dev" ]]; then
+  packages+=(python3 python3-torch desktop-file-utils appstream lintian dpkg-dev fakeroot file xvfb xauth)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+if ((${#missing[@]} == 0)); then
+  echo "setup: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+sudo=""
+if [[ $(id -u) -ne 0 ]]; then
+  if ! command -v sudo >/dev/null; then
+    echo "setup: need root (or sudo) to install: ${missing[*]}" >&2
+    exit 1
+  fi
+  sudo="sudo"
+fi
+echo "setup: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
