@@ -1,0 +1,258 @@
+// The ampgan command line as a user meets it: every bad input gets a clear message and a
+// non-zero exit (never a crash), and the commands produce what they promise.
+#include <filesystem>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <zlib.h>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "core/backend/cpu/cpu_backend.h"
+#include "core/common/rng.h"
+#include "core/io/atomic_file.h"
+#include "core/io/image_io.h"
+#include "core/train/checkpoint.h"
+#include "tests/test_support.h"
+
+using namespace ampgan;
+using namespace ampgan::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kCli = AMPGAN_CLI_PATH;
+const std::string kTiny = " --synthetic-count 64 --res 32 --width 8 --batch 8 --backend cpu --quiet ";
+
+struct Result {
+  int status;
+  std::string out;
+};
+
+Result cli(const std::string& args) {
+  Result r;
+  r.status = run_command(kCli + " " + args, &r.out);
+  return r;
+}
+
+// A refused command: status 1 (not a signal or abort), and a message naming what is wrong.
+void expect_refused(const std::string& args, std::initializer_list<std::string> needles) {
+  const Result r = cli(args);
+  EXPECT_EQ(r.status, 1) << args << "\n" << r.out;
+  for (const std::string& n : needles) EXPECT_NE(r.out.find(n), std::string::npos) << args << "\n" << r.out;
+}
+
+std::string be32(uint32_t v) {
+  return {char(v >> 24), char(v >> 16), char(v >> 8), char(v)};
+}
+
+// An IDX image file with `count` images of 28x28 (only `stored` of them actually written).
+std::string idx_images(uint32_t magic, uint32_t count, uint32_t stored) {
+  std::string s = be32(magic) + be32(count) + be32(28) + be32(28);
+  s += std::string(size_t(stored) * 28 * 28, char(100));
+  return s;
+}
+
+std::string idx_labels(uint32_t count) { return be32(0x801) + be32(count) + std::string(count, char(3)); }
+
+void write_gz(const fs::path& p, const std::string& data) {
+  gzFile f = gzopen(p.string().c_str(), "wb");
+  gzwrite(f, data.data(), static_cast<unsigned>(data.size()));
+  gzclose(f);
+}
+
+std::string quote(const fs::path& p) { return "'" + p.string() + "'"; }
+
+}  // namespace
+
+TEST(Cli, HelpListsEveryCommand) {
+  const Result r = cli("--help");
+  EXPECT_EQ(r.status, 0);
+  for (const char* c : {"train", "resume", "sample", "export-generator", "eval", "bench", "devices"})
+    EXPECT_NE(r.out.find(c), std::string::npos) << c;
+  const Result t = cli("train --help");
+  EXPECT_EQ(t.status, 0);
+  for (const char* o : {"--dataset", "--res", "--width", "--batch", "--steps", "--precision", "--backend", "--lr",
+                        "--seed", "--init-scale", "--scaler", "--sample-every", "--checkpoint-every", "--out", "--config"})
+    EXPECT_NE(t.out.find(o), std::string::npos) << o;
+  EXPECT_EQ(cli("--version").status, 0);
+  EXPECT_EQ(cli("frobnicate").status, 2);
+}
+
+TEST(Cli, TrainWritesARun) {
+  TempDir tmp;
+  const Result r = cli("train --dataset synthetic --steps 6 --sample-every 3 --out " + quote(tmp / "run") + kTiny);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_TRUE(fs::exists(tmp / "run/samples/step_000006.png"));
+  EXPECT_TRUE(fs::exists(tmp / "run/checkpoints/step_000006.safetensors"));
+  const Result again = cli("resume " + quote(tmp / "run") + " --steps 9 --quiet");
+  ASSERT_EQ(again.status, 0) << again.out;
+  EXPECT_TRUE(fs::exists(tmp / "run/checkpoints/step_000009.safetensors"));
+}
+
+TEST(Cli, ConfigFileAndOverrides) {
+  TempDir tmp;
+  io::write_file_atomic(tmp / "cfg.json", R"({"dataset": "synthetic", "synthetic_count": 64, "width": 8, "batch": 8, "steps": 3, "precision": "bf16", "backend": "cpu"})");
+  const Result r = cli("train --config " + quote(tmp / "cfg.json") + " --steps 2 --quiet --out " + quote(tmp / "run"));
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto cfg = nlohmann::json::parse(io::read_file(tmp / "run/config.json"));
+  EXPECT_EQ(cfg["steps"], 2);
+  EXPECT_EQ(cfg["precision"], "bf16");
+  io::write_file_atomic(tmp / "typo.json", R"({"widht": 8})");
+  expect_refused("train --config " + quote(tmp / "typo.json"), {"unknown setting 'widht'"});
+  io::write_file_atomic(tmp / "broken.json", "{\"width\": ");
+  expect_refused("train --config " + quote(tmp / "broken.json"), {"not valid JSON", "broken.json"});
+}
+
+TEST(CliBadInput, Datasets) {
+  TempDir tmp;
+  const std::string out = " --out " + quote(tmp / "run") + " --steps 2" + kTiny;
+  expect_refused("train --dataset " + quote(tmp / "missing") + out, {"missing"});
+
+  io::write_file_atomic(tmp / "magic-images-idx3-ubyte", idx_images(0x1234, 10, 10));
+  expect_refused("train --dataset " + quote(tmp / "magic-images-idx3-ubyte") + out, {"magic", "magic-images-idx3-ubyte"});
+
+  io::write_file_atomic(tmp / "short-images-idx3-ubyte", idx_images(0x803, 10, 4));
+  expect_refused("train --dataset " + quote(tmp / "short-images-idx3-ubyte") + out, {"short-images-idx3-ubyte"});
+
+  io::write_file_atomic(tmp / "pair-images-idx3-ubyte", idx_images(0x803, 10, 10));
+  io::write_file_atomic(tmp / "pair-labels-idx1-ubyte", idx_labels(9));
+  expect_refused("train --dataset " + quote(tmp / "pair-images-idx3-ubyte") + out, {"10", "9"});
+
+  write_gz(tmp / "gz-images-idx3-ubyte.gz", idx_images(0x803, 40, 40));
+  std::string gz = io::read_file(tmp / "gz-images-idx3-ubyte.gz");
+  for (size_t i = gz.size() / 3; i < gz.size() / 3 + 16; ++i) gz[i] = static_cast<char>(gz[i] ^ 0x5a);
+  io::write_file_atomic(tmp / "gz-images-idx3-ubyte.gz", gz);
+  expect_refused("train --dataset " + quote(tmp / "gz-images-idx3-ubyte.gz") + out, {"gz-images-idx3-ubyte.gz"});
+
+  fs::create_directories(tmp / "empty");
+  expect_refused("train --dataset " + quote(tmp / "empty") + out, {"empty"});
+
+  fs::create_directories(tmp / "notimages");
+  io::write_file_atomic(tmp / "notimages/a.png", "this is not a PNG");
+  io::write_file_atomic(tmp / "notimages/b.txt", "hello");
+  expect_refused("train --dataset " + quote(tmp / "notimages") + out, {"notimages"});
+  EXPECT_FALSE(fs::exists(tmp / "run")) << "refused runs must not create their folder";
+}
+
+TEST(CliBadInput, Settings) {
+  TempDir tmp;
+  const std::string base = "train --dataset synthetic --steps 2 --out " + quote(tmp / "run") + kTiny;
+  expect_refused(base + " --res 48", {"--res", "32, 64 or 128"});
+  expect_refused(base + " --batch 0", {"--batch"});
+  expect_refused(base + " --batch 1000", {"--batch", "larger than the dataset"});
+  expect_refused(base + " --lr -0.001", {"--lr-g"});
+  expect_refused(base + " --lr 0", {"--lr-g"});
+  expect_refused(base + " --lr nan", {"--lr-g"});
+  expect_refused(base + " --lr-d inf", {"--lr-d"});
+  expect_refused(base + " --lr fast", {"--lr", "number"});
+  expect_refused(base + " --precision fp8", {"--precision", "fp32, tf32, fp16 or bf16"});
+  expect_refused(base + " --backend tpu", {"--backend", "auto, cpu or cuda"});
+  expect_refused(base + " --bogus 1", {"unknown option --bogus"});
+  EXPECT_FALSE(fs::exists(tmp / "run"));
+  io::write_file_atomic(tmp / "afile", "keep me");
+  expect_refused("train --dataset synthetic --steps 2 --out " + quote(tmp / "afile") + kTiny, {"afile", "file"});
+  EXPECT_EQ(io::read_file(tmp / "afile"), "keep me");
+  expect_refused("train --dataset synthetic --steps 2 --out " + quote(tmp / "afile/sub") + kTiny, {"afile"});
+  EXPECT_EQ(io::read_file(tmp / "afile"), "keep me");
+}
+
+TEST(CliBadInput, Resume) {
+  TempDir tmp;
+  expect_refused("resume " + quote(tmp / "nothing") + " --steps 5", {"nothing"});
+  ASSERT_EQ(cli("train --dataset synthetic --steps 2 --checkpoint-every 0 --out " + quote(tmp / "run") + kTiny).status, 0);
+  const fs::path ck = tmp / "run/checkpoints/step_000002.safetensors";
+  const std::string bytes = io::read_file(ck);
+  io::write_file_atomic(ck, bytes.substr(0, bytes.size() - 1000));
+  expect_refused("resume " + quote(tmp / "run") + " --steps 5", {"step_000002.safetensors"});
+  io::write_file_atomic(ck, bytes);
+  expect_refused("resume " + quote(tmp / "run") + " --steps 2", {"already at step 2"});
+  fs::remove(ck);
+  expect_refused("resume " + quote(tmp / "run") + " --steps 5", {"no checkpoint"});
+}
+
+TEST(Cli, SampleIsDeterministicForASeed) {
+  TempDir tmp;
+  ASSERT_EQ(cli("train --dataset synthetic --steps 2 --out " + quote(tmp / "run") + kTiny).status, 0);
+  const std::string ck = quote(tmp / "run/checkpoints/step_000002.safetensors");
+  ASSERT_EQ(cli("sample " + ck + " --grid " + quote(tmp / "a.png") + " --n 12 --cols 4 --seed 7").status, 0);
+  ASSERT_EQ(cli("sample " + ck + " --grid " + quote(tmp / "b.png") + " --n 12 --cols 4 --seed 7").status, 0);
+  ASSERT_EQ(cli("sample " + ck + " --grid " + quote(tmp / "c.png") + " --n 12 --cols 4 --seed 8").status, 0);
+  const io::Image8 a = io::read_image(tmp / "a.png");
+  EXPECT_EQ(a.width, 4 * 34 + 2);
+  EXPECT_EQ(a.height, 3 * 34 + 2);
+  EXPECT_EQ(a.pixels, io::read_image(tmp / "b.png").pixels);
+  EXPECT_NE(a.pixels, io::read_image(tmp / "c.png").pixels);
+  ASSERT_EQ(cli("sample " + ck + " --each " + quote(tmp / "each") + " --n 5 --upscale 2").status, 0);
+  int files = 0;
+  for (const auto& e : fs::directory_iterator(tmp / "each")) {
+    ++files;
+    const io::Image8 img = io::read_image(e.path());
+    EXPECT_EQ(img.width, 64);
+    EXPECT_EQ(img.height, 64);
+  }
+  EXPECT_EQ(files, 5);
+  expect_refused("sample " + ck, {"--grid", "--each"});
+  expect_refused("sample " + quote(tmp / "none.safetensors") + " --grid x.png", {"none.safetensors"});
+}
+
+TEST(Cli, BenchJson) {
+  const Result r = cli("bench --backend cpu --res 32 --nc 1 --width 8 --batch 4 --steps 2 --warmup 1 --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  std::istringstream in(r.out);
+  std::string line;
+  std::vector<std::string> precisions;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] != '{') continue;
+    const auto j = nlohmann::json::parse(line);
+    precisions.push_back(j["precision"]);
+    EXPECT_GT(j["images_per_s"].get<double>(), 0);
+    EXPECT_GT(j["peak_mem_bytes"]["activations"].get<double>(), 0);
+    EXPECT_GT(j["peak_mem_bytes"]["master_fp32"].get<double>(), 0);
+  }
+  EXPECT_EQ(precisions, (std::vector<std::string>{"fp32", "fp16", "bf16"}));
+  const Result t = cli("bench --backend cpu --width 8 --batch 4 --steps 2 --warmup 0 --precision fp16");
+  ASSERT_EQ(t.status, 0) << t.out;
+  EXPECT_NE(t.out.find("activ."), std::string::npos);
+}
+
+TEST(Cli, Devices) {
+  const Result r = cli("devices");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_NE(r.out.find("cpu"), std::string::npos);
+}
+
+// The exported generator loads into the PyTorch peer (strict load_state_dict) and produces the
+// same images as ours from the same latents.
+TEST(Cli, ExportedGeneratorMatchesPyTorchPeer) {
+  const std::string python = fs::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
+  if (run_command(python + " -c 'import torch'") != 0)
+    GTEST_SKIP() << "PyTorch is not installed for " << python << " (scripts/setup.sh --dev installs python3-torch)";
+  TempDir tmp;
+  ASSERT_EQ(cli("train --dataset synthetic --steps 3 --out " + quote(tmp / "run") + kTiny).status, 0);
+  const fs::path ck = tmp / "run/checkpoints/step_000003.safetensors";
+  const Result e = cli("export-generator " + quote(ck) + " " + quote(tmp / "g.safetensors"));
+  ASSERT_EQ(e.status, 0) << e.out;
+  CpuBackend b;
+  auto trainer = trainer_from_checkpoint(b, ck);
+  const int n = 8;  // one batch-statistics group, as in PyTorch's single forward pass
+  std::vector<float> z(n * 100);
+  for (size_t i = 0; i < z.size(); ++i) z[i] = philox_normal(11, 0, i);
+  const std::vector<float> ours = trainer->generate(z, n);
+  io::write_file_atomic(tmp / "z.f32", std::string(reinterpret_cast<const char*>(z.data()), z.size() * 4));
+  std::string out;
+  const int st = run_command(python + " " + std::string(AMPGAN_SOURCE_DIR) + "/tests/python/check_export.py " +
+                                 quote(tmp / "g.safetensors") + " " + quote(tmp / "z.f32") + " 8 " + quote(tmp / "y.f32"),
+                             &out);
+  ASSERT_EQ(st, 0) << out;
+  const std::string y = io::read_file(tmp / "y.f32");
+  ASSERT_EQ(y.size(), ours.size() * 4);
+  std::vector<float> theirs(ours.size());
+  std::memcpy(theirs.data(), y.data(), y.size());
+  double max_diff = 0;
+  for (size_t i = 0; i < ours.size(); ++i) max_diff = std::max(max_diff, double(std::fabs(ours[i] - theirs[i])));
+  EXPECT_LT(max_diff, 1e-4) << "PyTorch's images differ from ours";
+  EXPECT_LT(normalized_error(ours, theirs), 1e-5);
+}

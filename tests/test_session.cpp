@@ -1,0 +1,262 @@
+// Runs on disk: the folder layout, exact resume, and bad input that must be refused clearly
+// without touching anything already there.
+#include <filesystem>
+#include <cstring>
+#include <fstream>
+#include <map>
+
+#include <gtest/gtest.h>
+
+#include "core/common/error.h"
+#include "core/io/atomic_file.h"
+#include "core/io/image_io.h"
+#include "core/io/safetensors.h"
+#include "core/train/checkpoint.h"
+#include "core/train/session.h"
+#include "tests/test_support.h"
+
+using namespace ampgan;
+using namespace ampgan::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+RunConfig tiny(const fs::path& out) {
+  RunConfig c;
+  c.dataset = "synthetic";
+  c.synthetic_count = 256;
+  c.res = 32;
+  c.width = 8;
+  c.batch = 8;
+  c.steps = 12;
+  c.backend = "cpu";
+  c.sample_every = 5;
+  c.checkpoint_every = 10;
+  c.out_dir = out.string();
+  return c;
+}
+
+std::map<std::string, std::string> folder_contents(const fs::path& dir) {
+  std::map<std::string, std::string> out;
+  for (const auto& e : fs::recursive_directory_iterator(dir))
+    if (e.is_regular_file()) out[fs::relative(e.path(), dir).string()] = io::read_file(e.path());
+  return out;
+}
+
+// Expects f() to throw ampgan::Error whose message contains every needle.
+template <typename F>
+void expect_error(F f, std::initializer_list<std::string> needles) {
+  try {
+    f();
+    ADD_FAILURE() << "no error thrown";
+  } catch (const Error& e) {
+    for (const std::string& n : needles) EXPECT_NE(std::string(e.what()).find(n), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+
+TEST(Session, WritesTheRunFolder) {
+  TempDir tmp;
+  auto s = Session::create(tiny(tmp / "run"));
+  s->run();
+  s->finish("finished");
+  const fs::path d = tmp / "run";
+  const auto cfg = nlohmann::json::parse(io::read_file(d / "config.json"));
+  EXPECT_EQ(cfg["width"], 8);
+  const auto rows = Session::read_metrics(d);
+  ASSERT_EQ(rows.size(), 12u);
+  for (size_t i = 0; i < rows.size(); ++i) EXPECT_EQ(rows[i].step, int64_t(i + 1));
+  std::ifstream csv(d / "metrics.csv");
+  std::string header;
+  std::getline(csv, header);
+  EXPECT_EQ(header, "step,precision,loss_d,loss_g,d_real,d_fake,grad_norm_d,grad_norm_g,scale_d,scale_g,"
+                    "skipped_d,skipped_g,underflow_d,underflow_g,step_ms,images_per_s,memory_mb,time_s,swd,fd");
+  for (const char* f : {"samples/step_000005.png", "samples/step_000010.png", "samples/step_000012.png",
+                        "checkpoints/step_000010.safetensors", "checkpoints/step_000012.safetensors"})
+    EXPECT_TRUE(fs::exists(d / f)) << f;
+  const io::Image8 grid = io::read_image(d / "samples/step_000012.png");
+  EXPECT_EQ(grid.width, 8 * 34 + 2);  // 8 images of 32 px with 2 px padding around each
+  EXPECT_EQ(grid.channels, 3);
+  std::map<std::string, int> types;
+  for (const RunEvent& e : Session::read_events(d)) ++types[e.type];
+  EXPECT_EQ(types["start"], 1);
+  EXPECT_EQ(types["stop"], 1);
+  EXPECT_EQ(types["checkpoint"], 2);
+  for (const auto& e : fs::recursive_directory_iterator(d))
+    EXPECT_EQ(e.path().string().find(".tmp"), std::string::npos) << "left a temporary file " << e.path();
+}
+
+// 40 steps straight, or 20 steps, stop, resume to 40: the same bits, in FP32 and in FP16 (where
+// the loss scalers' state and skipped steps must come back too).
+TEST(Session, ResumeIsBitIdentical) {
+  for (Precision p : {Precision::FP32, Precision::FP16}) {
+    TempDir tmp;
+    RunConfig c = tiny(tmp / "straight");
+    c.steps = 40;
+    c.checkpoint_every = 20;
+    c.precision = p;
+    c.scaler.growth_interval = 7;  // make the scaler change state inside the run
+    auto a = Session::create(c);
+    a->run();
+    a->finish("finished");
+
+    RunConfig c2 = c;
+    c2.out_dir = (tmp / "resumed").string();
+    c2.steps = 20;
+    auto b = Session::create(c2);
+    b->run();
+    b->finish("stopped early");
+    b.reset();
+    auto r = Session::resume(tmp / "resumed", 40);
+    EXPECT_EQ(r->step_count(), 20);
+    r->run();
+    r->finish("finished");
+
+    const io::StFile fa = io::read_safetensors(tmp / "straight/checkpoints/step_000040.safetensors");
+    const io::StFile fb = io::read_safetensors(tmp / "resumed/checkpoints/step_000040.safetensors");
+    ASSERT_EQ(fa.tensors.size(), fb.tensors.size());
+    for (size_t i = 0; i < fa.tensors.size(); ++i) {
+      EXPECT_EQ(fa.tensors[i].name, fb.tensors[i].name);
+      EXPECT_TRUE(fa.tensors[i].data == fb.tensors[i].data) << precision_name(p) << " " << fa.tensors[i].name;
+    }
+    const auto ma = Session::read_metrics(tmp / "straight"), mb = Session::read_metrics(tmp / "resumed");
+    ASSERT_EQ(ma.size(), 40u);
+    ASSERT_EQ(mb.size(), 40u);
+    for (size_t i = 0; i < 40; ++i) {
+      EXPECT_EQ(ma[i].loss_d, mb[i].loss_d) << "step " << i + 1;
+      EXPECT_EQ(ma[i].scale_g, mb[i].scale_g) << "step " << i + 1;
+      EXPECT_EQ(ma[i].skipped_d, mb[i].skipped_d) << "step " << i + 1;
+    }
+  }
+}
+
+TEST(Session, ResumeContinuesAfterAPrecisionSwitch) {
+  TempDir tmp;
+  RunConfig c = tiny(tmp / "run");
+  c.steps = 6;
+  auto s = Session::create(c);
+  for (int i = 0; i < 3; ++i) s->step();
+  s->set_precision(Precision::BF16);
+  s->run();
+  s->finish("finished");
+  s.reset();
+  auto r = Session::resume(tmp / "run", 8);
+  EXPECT_EQ(r->trainer().precision(), Precision::BF16);
+  r->run();
+  r->finish("finished");
+  const auto rows = Session::read_metrics(tmp / "run");
+  ASSERT_EQ(rows.size(), 8u);
+  EXPECT_EQ(rows[2].precision, Precision::FP32);
+  EXPECT_EQ(rows[3].precision, Precision::BF16);
+  EXPECT_EQ(rows[7].precision, Precision::BF16);
+  int switches = 0;
+  for (const RunEvent& e : Session::read_events(tmp / "run")) switches += e.type == "precision_switch";
+  EXPECT_EQ(switches, 1);
+}
+
+TEST(SessionErrors, OutputFolderThatIsAFile) {
+  TempDir tmp;
+  io::write_file_atomic(tmp / "file", "precious");
+  expect_error([&] { Session::create(tiny(tmp / "file")); }, {"file", (tmp / "file").string()});
+  EXPECT_EQ(io::read_file(tmp / "file"), "precious");
+}
+
+TEST(SessionErrors, ExistingRunIsLeftIntact) {
+  TempDir tmp;
+  auto s = Session::create(tiny(tmp / "run"));
+  s->step();
+  s->finish("finished");
+  s.reset();
+  const auto before = folder_contents(tmp / "run");
+  expect_error([&] { Session::create(tiny(tmp / "run")); }, {"already holds", "ampgan resume"});
+  EXPECT_EQ(folder_contents(tmp / "run"), before);
+}
+
+TEST(SessionErrors, BadSettingsCreateNothing) {
+  TempDir tmp;
+  const fs::path out = tmp / "run";
+  auto with = [&](auto edit) {
+    RunConfig c = tiny(out);
+    edit(c);
+    return c;
+  };
+  expect_error([&] { Session::create(with([](RunConfig& c) { c.batch = 4096; })); }, {"--batch", "larger than the dataset"});
+  expect_error([&] { Session::create(with([](RunConfig& c) { c.batch = 0; })); }, {"--batch"});
+  expect_error([&] { Session::create(with([](RunConfig& c) { c.res = 48; })); }, {"--res", "32, 64 or 128"});
+  expect_error([&] { Session::create(with([](RunConfig& c) { c.lr_g = -1e-4f; })); }, {"--lr-g"});
+  expect_error([&] { Session::create(with([](RunConfig& c) { c.lr_d = 0.0f; })); }, {"--lr-d"});
+  expect_error([&] { Session::create(with([](RunConfig& c) { c.lr_d = NAN; })); }, {"--lr-d"});
+  expect_error([&] { Session::create(with([](RunConfig& c) { c.lr_g = INFINITY; })); }, {"--lr-g"});
+  expect_error([&] { Session::create(with([](RunConfig& c) { c.backend = "tpu"; })); }, {"--backend", "auto, cpu or cuda"});
+  expect_error([&] { Session::create(with([&](RunConfig& c) { c.dataset = (tmp / "nope").string(); })); }, {"nope"});
+  expect_error([] { parse_precision("fp8"); }, {"--precision", "fp16"});
+  EXPECT_FALSE(fs::exists(out)) << "a refused run must not leave a folder behind";
+}
+
+TEST(SessionErrors, ResumeWithoutCheckpoint) {
+  TempDir tmp;
+  expect_error([&] { Session::resume(tmp / "missing", 10); }, {"no such run folder"});
+  fs::create_directories(tmp / "empty");
+  expect_error([&] { Session::resume(tmp / "empty", 10); }, {"config.json"});
+  io::write_file_atomic(tmp / "empty/config.json", tiny(tmp / "empty").to_json().dump());
+  expect_error([&] { Session::resume(tmp / "empty", 10); }, {"no checkpoint"});
+}
+
+TEST(SessionErrors, TruncatedCheckpoint) {
+  TempDir tmp;
+  auto s = Session::create(tiny(tmp / "run"));
+  s->step();
+  s->finish("finished");
+  s.reset();
+  const fs::path ck = tmp / "run/checkpoints/step_000001.safetensors";
+  const std::string bytes = io::read_file(ck);
+  io::write_file_atomic(ck, bytes.substr(0, bytes.size() / 2));
+  const auto before = folder_contents(tmp / "run");
+  expect_error([&] { Session::resume(tmp / "run", 5); }, {ck.string()});
+  EXPECT_EQ(folder_contents(tmp / "run"), before);
+}
+
+TEST(SessionErrors, CheckpointFromAnotherModelShape) {
+  TempDir tmp;
+  auto s = Session::create(tiny(tmp / "narrow"));
+  s->step();
+  s->finish("finished");
+  s.reset();
+  RunConfig wide = tiny(tmp / "wide");
+  wide.width = 16;
+  auto w = Session::create(wide);
+  w->step();
+  w->finish("finished");
+  w.reset();
+  // Put the narrow model's checkpoint where the wide run looks for its newest one.
+  fs::copy_file(tmp / "narrow/checkpoints/step_000001.safetensors", tmp / "wide/checkpoints/step_000009.safetensors");
+  expect_error([&] { Session::resume(tmp / "wide", 20); }, {"another model shape", "step_000009"});
+}
+
+TEST(SessionErrors, DivergenceStopsWithIntactWeights) {
+  TempDir tmp;
+  RunConfig c = tiny(tmp / "run");
+  c.precision = Precision::FP16;
+  c.scaler.init_scale = 1e30f;  // far beyond FP16: every step overflows...
+  c.scaler.max_scale = 1e30f;
+  c.scaler.min_scale = 1e30f;   // ...and the floor forbids backing off
+  c.steps = 1000;
+  auto s = Session::create(c);
+  expect_error([&] { s->run(); }, {"diverged", "inf/NaN"});
+  const fs::path ck = checkpoint_path(tmp / "run", s->step_count());
+  ASSERT_TRUE(fs::exists(ck));
+  // Every step was skipped, so the saved weights are the initial ones, bit for bit.
+  const io::StFile saved = io::read_safetensors(ck);
+  Trainer fresh(s->backend(), c.trainer_config(3));
+  for (const StateEntry& e : fresh.state()) {
+    if (e.name.find("running_") != std::string::npos || e.name.rfind("scaler", 0) == 0) continue;
+    const io::StTensor* st = saved.find(e.name);
+    ASSERT_NE(st, nullptr) << e.name;
+    const auto v = to_host(fresh.backend(), *e.tensor);
+    EXPECT_EQ(std::memcmp(st->data.data(), v.data(), st->data.size()), 0) << e.name;
+  }
+  bool saw_error = false;
+  for (const RunEvent& e : Session::read_events(tmp / "run")) saw_error |= e.type == "error";
+  EXPECT_TRUE(saw_error);
+}
