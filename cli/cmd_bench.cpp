@@ -169,11 +169,4 @@ int cmd_bench(int argc, char** argv) {
   });
 }
 
-int cmd_eval(int argc, char** argv) {
-  (void)argc;
-  (void)argv;
-  std::fprintf(stderr, "ampgan eval: not available yet\n");
-  return 1;
-}
-
 }  // namespace ampgan::cli

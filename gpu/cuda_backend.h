@@ -10,8 +10,13 @@
 namespace ampgan {
 
 // GPUs the CUDA runtime sees; why_none explains an empty or unusable list (no driver, no device,
-// compute capability below 7.5).
+// compute capability below 7.5). Never prints, never aborts.
 std::vector<GpuInfo> cuda_list_gpus(std::string* why_none);
 std::unique_ptr<Backend> make_cuda_backend(int device_index);
+
+// For the parity tests: whether this build's device code contracts a * b + c into FMA
+// instructions (nvcc's default --fmad=true). Then element-wise results that the CPU computes
+// with a separate multiply and add may differ by an ulp. False for a non-CUDA backend.
+bool cuda_fma_contraction(Backend& backend);
 
 }  // namespace ampgan

@@ -4,7 +4,9 @@
 // labels with this engine. Results go to metrics.csv (swd, fd), events.jsonl and the GUI.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -32,12 +34,23 @@ struct EvalResult {
 std::string describe(const EvalResult& r);
 nlohmann::json to_json(const EvalResult& r);
 
+struct EvaluatorOptions {
+  std::function<void(const std::string&)> notice;  // e.g. "training the feature classifier..."
+  std::function<void(int, int)> progress;          // classifier training progress
+  int classifier_min_steps = 300;                  // see classifier_epochs() in evaluator.cpp
+};
+
 class Evaluator {
  public:
+  using Options = EvaluatorOptions;
   // samples: generated and real images per evaluation; the real ones are drawn once (seeded).
-  Evaluator(const data::ImageSet& real, int samples, uint64_t seed);
+  // The real set must outlive the evaluator.
+  Evaluator(const data::ImageSet& real, int samples, uint64_t seed, Options opt = {});
   ~Evaluator();
+  // Generates the fixed-latent samples with the trainer's generator and compares them.
   EvalResult evaluate(Trainer& trainer);
+  // Compares any images (FP32 NHWC in [-1, 1], the dataset's size) with the real sample.
+  EvalResult evaluate_images(const float* images, int n);
 
  private:
   struct Impl;

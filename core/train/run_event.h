@@ -13,7 +13,7 @@ struct RunEvent {
   int64_t step = 0;
   double time_s = 0;
   std::string type;     // start resume stop overflow scale_change precision_switch checkpoint
-                        // samples eval warning error
+                        // samples eval info warning error
   std::string network;  // "D", "G" or empty
   std::string message;  // for people: the GUI's event log and the CLI print this
   nlohmann::json data = nlohmann::json::object();  // extra fields, merged into the JSON line

@@ -79,7 +79,11 @@ void Session::build(const SessionOptions& opt, int channels_override) {
   fixed_latents_.resize(static_cast<size_t>(kGridSide * kGridSide) * nz);
   for (size_t i = 0; i < fixed_latents_.size(); ++i)
     fixed_latents_[i] = philox_normal(cfg_.seed, rng_stream::kFixedLatents, i);
-  if (cfg_.eval_every > 0) evaluator_ = std::make_unique<metrics::Evaluator>(*data_, cfg_.eval_samples, cfg_.seed);
+  if (cfg_.eval_every > 0) {
+    metrics::Evaluator::Options eo;
+    eo.notice = [this](const std::string& m) { emit({trainer_->iteration(), 0, "info", "", m}); };
+    evaluator_ = std::make_unique<metrics::Evaluator>(*data_, cfg_.eval_samples, cfg_.seed, eo);
+  }
 }
 
 std::unique_ptr<Session> Session::create(const RunConfig& cfg, const SessionOptions& opt) {
@@ -124,7 +128,8 @@ std::unique_ptr<Session> Session::create(const RunConfig& cfg, const SessionOpti
   return s;
 }
 
-std::unique_ptr<Session> Session::resume(const fs::path& run_dir, int64_t total_steps, const SessionOptions& opt) {
+std::unique_ptr<Session> Session::resume(const fs::path& run_dir, int64_t total_steps, const SessionOptions& opt,
+                                         const fs::path& checkpoint) {
   std::error_code ec;
   if (!fs::is_directory(run_dir, ec))
     throw Error("no such run folder", run_dir.string(), "give the folder 'ampgan train' created (under runs/)");
@@ -137,7 +142,7 @@ std::unique_ptr<Session> Session::resume(const fs::path& run_dir, int64_t total_
   } catch (const nlohmann::json::exception&) {
     throw Error("config.json is not valid JSON", (run_dir / "config.json").string(), "restore it or start a new run");
   }
-  const fs::path ckpt = newest_checkpoint(run_dir);
+  const fs::path ckpt = checkpoint.empty() ? newest_checkpoint(run_dir) : checkpoint;
   CheckpointInfo info;
   const io::StFile file = read_checkpoint(ckpt, &info);
   if (total_steps > 0) cfg.steps = total_steps;

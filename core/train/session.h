@@ -50,9 +50,12 @@ class Session {
   // Validates the configuration, loads the dataset, picks the backend and creates the run
   // folder. Refuses a folder that already holds a run (nothing there is touched).
   static std::unique_ptr<Session> create(const RunConfig& cfg, const SessionOptions& opt = {});
-  // Continues a run from its newest checkpoint; total_steps > 0 sets a new target.
+  // Continues a run from its newest checkpoint (or the given one, which must belong to the run);
+  // total_steps > 0 sets a new target. Metrics and events after the checkpoint's step are
+  // dropped: those steps are trained again.
   static std::unique_ptr<Session> resume(const std::filesystem::path& run_dir, int64_t total_steps,
-                                         const SessionOptions& opt = {});
+                                         const SessionOptions& opt = {},
+                                         const std::filesystem::path& checkpoint = {});
   ~Session();
 
   void step();                                  // one iteration with its bookkeeping

@@ -1,0 +1,349 @@
+// CUDA backend: matrix products (cuBLAS) and convolutions (cuDNN, legacy API, NHWC).
+//
+// Both take inputs of one dtype, accumulate in FP32 and round once to the output's dtype, as the
+// CPU backend does. FP32 mode forbids TF32 (CUBLAS_COMPUTE_32F_PEDANTIC, CUDNN_FMA_MATH) unless
+// set_allow_tf32(true); half modes use tensor cores (CUDNN_TENSOR_OP_MATH, FP32 compute type).
+//
+// Convolution algorithms are chosen once per (operation, geometry, dtype, math) with cuDNN's
+// heuristics (cudnnGet*Algorithm_v7, no trial runs), preferring deterministic ones, and cached;
+// the choice, like every workspace allocation, happens eagerly, never during graph capture.
+// Tensor cores want channel counts that are multiples of 8: in half modes the 1- and 3-channel
+// image layers (and the 100-channel latent, and the 1-channel logit) run on zero-padded copies in
+// workspace, and results are sliced back -- the extra zero channels add exact zeros to every sum.
+#include <algorithm>
+#include <string>
+
+#include "core/common/error.h"
+#include "gpu/cuda_backend_impl.h"
+#include "gpu/kernels.h"
+
+namespace ampgan::gpu {
+
+namespace {
+
+enum ConvOp : int { kForward = 0, kBackwardData = 1, kBackwardFilter = 2 };
+
+const char* op_name(int op) {
+  switch (op) {
+    case kForward: return "conv2d_forward";
+    case kBackwardData: return "conv2d_backward_data";
+    default: return "conv2d_backward_filter";
+  }
+}
+
+cudnnDataType_t cudnn_type(DType t) {
+  switch (t) {
+    case DType::F16: return CUDNN_DATA_HALF;
+    case DType::BF16: return CUDNN_DATA_BFLOAT16;
+    default: return CUDNN_DATA_FLOAT;
+  }
+}
+
+cudaDataType cublas_type(DType t) {
+  switch (t) {
+    case DType::F16: return CUDA_R_16F;
+    case DType::BF16: return CUDA_R_16BF;
+    default: return CUDA_R_32F;
+  }
+}
+
+const char* math_name(int m) {
+  switch (m) {
+    case CUDNN_TENSOR_OP_MATH: return "tensor-op";
+    case CUDNN_FMA_MATH: return "fma (no TF32)";
+    case CUDNN_DEFAULT_MATH: return "default (TF32 allowed)";
+    default: return "allow-conversion";
+  }
+}
+
+int round8(int v) { return (v + 7) / 8 * 8; }
+
+std::string describe(int op, const ConvGeometry& g, DType dt) {
+  return std::string(op_name(op)) + " " + dtype_name(dt) + " x(n=" + std::to_string(g.n) + ", h=" +
+         std::to_string(g.h) + ", w=" + std::to_string(g.w) + ", c=" + std::to_string(g.c) + ") w(k=" +
+         std::to_string(g.k) + ", " + std::to_string(g.r) + "x" + std::to_string(g.s) + ") stride " +
+         std::to_string(g.stride) + " pad " + std::to_string(g.pad);
+}
+
+void check(bool ok, const char* op, const std::string& what) {
+  if (!ok) throw Error(std::string("CUDA backend: ") + op + ": " + what, "", "this is a bug in the caller");
+}
+
+// The heuristics' candidates for one operation, best first.
+struct Candidate {
+  int algo;
+  cudnnStatus_t status;
+  size_t memory;
+  cudnnDeterminism_t determinism;
+  cudnnMathType_t math;
+};
+
+constexpr size_t kMaxConvWorkspace = size_t{512} << 20;
+
+}  // namespace
+
+CudaBackend::ConvPlan::~ConvPlan() {
+  if (x) (void)cudnnDestroyTensorDescriptor(x);
+  if (y) (void)cudnnDestroyTensorDescriptor(y);
+  if (w) (void)cudnnDestroyFilterDescriptor(w);
+  if (conv) (void)cudnnDestroyConvolutionDescriptor(conv);
+}
+
+bool CudaBackend::ConvKey::operator==(const ConvKey& o) const {
+  return op == o.op && n == o.n && h == o.h && w == o.w && c == o.c && k == o.k && r == o.r && s == o.s &&
+         stride == o.stride && pad == o.pad && dtype == o.dtype && math == o.math;
+}
+
+size_t CudaBackend::ConvKeyHash::operator()(const ConvKey& k) const {
+  size_t h = 1469598103934665603ull;
+  for (int v : {k.op, k.n, k.h, k.w, k.c, k.k, k.r, k.s, k.stride, k.pad, k.dtype, k.math})
+    h = (h ^ static_cast<size_t>(static_cast<unsigned>(v))) * 1099511628211ull;
+  return h;
+}
+
+// ---- matrix products ----------------------------------------------------------------------------
+
+void CudaBackend::gemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const Tensor& a,
+                       const Tensor& b, float beta, Tensor& c) {
+  check(a.dtype() == b.dtype(), "gemm", "A and B must share a dtype");
+  check(c.dtype() == DType::F32 || c.dtype() == a.dtype(), "gemm", "C must be FP32 or A's dtype");
+  check(m >= 0 && n >= 0 && k >= 0 && a.numel() >= int64_t{m} * k && b.numel() >= int64_t{k} * n &&
+            c.numel() >= int64_t{m} * n,
+        "gemm", "operand smaller than m, n, k");
+  check_device_tensor(a, "gemm", "A");
+  check_device_tensor(b, "gemm", "B");
+  check_device_tensor(c, "gemm", "C");
+  if (m == 0 || n == 0) return;
+  activate();
+  const cublasComputeType_t compute = a.dtype() != DType::F32 ? CUBLAS_COMPUTE_32F
+                                      : allow_tf32_          ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                                             : CUBLAS_COMPUTE_32F_PEDANTIC;
+  // Row-major C(m, n) is column-major C^T(n, m) = op(B)^T op(A)^T: swap the operands.
+  AMPGAN_CUBLAS(cublasGemmEx(cublas_, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, n, m,
+                             k, &alpha, b.data(), cublas_type(b.dtype()), trans_b ? k : n, a.data(),
+                             cublas_type(a.dtype()), trans_a ? m : k, &beta, c.data(), cublas_type(c.dtype()), n,
+                             compute, CUBLAS_GEMM_DEFAULT));
+}
+
+// ---- convolutions ---------------------------------------------------------------------------------
+
+CudaBackend::ConvPlan& CudaBackend::conv_plan(int op, const ConvGeometry& g, DType dt) {
+  const bool half = dt != DType::F32;
+  const cudnnMathType_t math = half ? CUDNN_TENSOR_OP_MATH : allow_tf32_ ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH;
+  const ConvKey key{op, g.n, g.h, g.w, g.c, g.k, g.r, g.s, g.stride, g.pad, static_cast<int>(dt), static_cast<int>(math)};
+  const auto found = conv_plans_.find(key);
+  if (found != conv_plans_.end()) return *found->second;
+
+  not_while_capturing("choosing a cuDNN convolution algorithm");
+  if (dt == DType::BF16 && cc_ < 80)
+    throw Error("bf16 convolutions need a GPU of compute capability 8.0 (Ampere) or newer; " + name_ + " is not",
+                "--precision bf16", "use fp16 or fp32 on this GPU");
+
+  // Channel layouts to try, best first: half modes want multiples of 8 (tensor cores); FP32 runs
+  // unpadded and pads only if cuDNN supports nothing else.
+  std::vector<std::pair<int, int>> layouts;
+  const std::pair<int, int> exact{g.c, g.k}, padded{round8(g.c), round8(g.k)};
+  if (half) layouts = {padded, exact};
+  else layouts = {exact, padded};
+  if (layouts[0] == layouts[1]) layouts.pop_back();
+
+  std::string tried;
+  for (const auto& [cp, kp] : layouts) {
+    auto plan = std::make_unique<ConvPlan>();
+    plan->cp = cp;
+    plan->kp = kp;
+    const cudnnDataType_t type = cudnn_type(dt);
+    AMPGAN_CUDNN(cudnnCreateTensorDescriptor(&plan->x));
+    AMPGAN_CUDNN(cudnnCreateTensorDescriptor(&plan->y));
+    AMPGAN_CUDNN(cudnnCreateFilterDescriptor(&plan->w));
+    AMPGAN_CUDNN(cudnnCreateConvolutionDescriptor(&plan->conv));
+    AMPGAN_CUDNN(cudnnSetTensor4dDescriptor(plan->x, CUDNN_TENSOR_NHWC, type, g.n, cp, g.h, g.w));
+    AMPGAN_CUDNN(cudnnSetFilter4dDescriptor(plan->w, type, CUDNN_TENSOR_NHWC, kp, cp, g.r, g.s));  // KRSC
+    AMPGAN_CUDNN(cudnnSetConvolution2dDescriptor(plan->conv, g.pad, g.pad, g.stride, g.stride, 1, 1,
+                                                 CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+    AMPGAN_CUDNN(cudnnSetConvolutionMathType(plan->conv, math));
+    int on = 0, oc = 0, oh = 0, ow = 0;
+    AMPGAN_CUDNN(cudnnGetConvolution2dForwardOutputDim(plan->conv, plan->x, plan->w, &on, &oc, &oh, &ow));
+    if (on != g.n || oc != kp || oh != g.out_h() || ow != g.out_w())
+      throw Error("cuDNN computes a different output shape for " + describe(op, g, dt) + ": (" + std::to_string(on) +
+                      ", " + std::to_string(oh) + ", " + std::to_string(ow) + ", " + std::to_string(oc) + ")",
+                  "", "this is a bug in the CUDA backend");
+    AMPGAN_CUDNN(cudnnSetTensor4dDescriptor(plan->y, CUDNN_TENSOR_NHWC, type, g.n, kp, oh, ow));
+
+    std::vector<Candidate> cands;
+    int got = 0;
+    if (op == kForward) {
+      cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+      AMPGAN_CUDNN(cudnnGetConvolutionForwardAlgorithm_v7(cudnn_, plan->x, plan->w, plan->conv, plan->y,
+                                                          CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &got, perf));
+      for (int i = 0; i < got; ++i)
+        cands.push_back({perf[i].algo, perf[i].status, perf[i].memory, perf[i].determinism, perf[i].mathType});
+    } else if (op == kBackwardData) {
+      cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+      AMPGAN_CUDNN(cudnnGetConvolutionBackwardDataAlgorithm_v7(cudnn_, plan->w, plan->y, plan->conv, plan->x,
+                                                               CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &got, perf));
+      for (int i = 0; i < got; ++i)
+        cands.push_back({perf[i].algo, perf[i].status, perf[i].memory, perf[i].determinism, perf[i].mathType});
+    } else {
+      cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+      AMPGAN_CUDNN(cudnnGetConvolutionBackwardFilterAlgorithm_v7(cudnn_, plan->x, plan->y, plan->conv, plan->w,
+                                                                 CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &got, perf));
+      for (int i = 0; i < got; ++i)
+        cands.push_back({perf[i].algo, perf[i].status, perf[i].memory, perf[i].determinism, perf[i].mathType});
+    }
+
+    // The workspace an algorithm really needs (CUDNN_STATUS_NOT_SUPPORTED rules it out).
+    auto workspace_for = [&](int algo, size_t* bytes) {
+      cudnnStatus_t st;
+      if (op == kForward)
+        st = cudnnGetConvolutionForwardWorkspaceSize(cudnn_, plan->x, plan->w, plan->conv, plan->y,
+                                                     static_cast<cudnnConvolutionFwdAlgo_t>(algo), bytes);
+      else if (op == kBackwardData)
+        st = cudnnGetConvolutionBackwardDataWorkspaceSize(cudnn_, plan->w, plan->y, plan->conv, plan->x,
+                                                          static_cast<cudnnConvolutionBwdDataAlgo_t>(algo), bytes);
+      else
+        st = cudnnGetConvolutionBackwardFilterWorkspaceSize(cudnn_, plan->x, plan->y, plan->conv, plan->w,
+                                                            static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo), bytes);
+      return st == CUDNN_STATUS_SUCCESS;
+    };
+
+    // Preference: deterministic GEMM-style algorithms (FP32 accumulation, one rounding of the
+    // output: the CPU's arithmetic; a replayed step equals the eager one bit for bit), then any
+    // deterministic one (FFT, Winograd), then anything cuDNN runs.
+    auto gemm_style = [&](int algo) {
+      if (op == kForward)
+        return algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM || algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM ||
+               algo == CUDNN_CONVOLUTION_FWD_ALGO_GEMM || algo == CUDNN_CONVOLUTION_FWD_ALGO_DIRECT;
+      if (op == kBackwardData) return algo == CUDNN_CONVOLUTION_BWD_DATA_ALGO_0 || algo == CUDNN_CONVOLUTION_BWD_DATA_ALGO_1;
+      return algo == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0 || algo == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1 ||
+             algo == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3;
+    };
+    for (int pass = 0; pass < 3; ++pass) {
+      bool chosen = false;
+      for (const Candidate& cand : cands) {
+        if (cand.status != CUDNN_STATUS_SUCCESS) continue;
+        if (pass < 2 && cand.determinism != CUDNN_DETERMINISTIC) continue;
+        if (pass == 0 && !gemm_style(cand.algo)) continue;
+        // The FP32 baseline must not run an algorithm that reports tensor-op (TF32) math.
+        if (math == CUDNN_FMA_MATH &&
+            (cand.math == CUDNN_TENSOR_OP_MATH || cand.math == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION))
+          continue;
+        size_t bytes = 0;
+        if (!workspace_for(cand.algo, &bytes)) continue;
+        bytes = std::max(bytes, cand.memory);
+        if (bytes > kMaxConvWorkspace) continue;
+        plan->algo = cand.algo;
+        plan->ws_bytes = bytes;
+        plan->deterministic = cand.determinism == CUDNN_DETERMINISTIC;
+        chosen = true;
+        break;
+      }
+      if (chosen) {
+        if (plan->ws_bytes) (void)workspace(kWsConv, plan->ws_bytes, op_name(op));  // eagerly, grow-only
+        ConvPlan& ref = *plan;
+        conv_plans_.emplace(key, std::move(plan));
+        return ref;
+      }
+    }
+    tried += " [channels " + std::to_string(cp) + "->" + std::to_string(kp) + ":";
+    for (const Candidate& cand : cands)
+      tried += " algo " + std::to_string(cand.algo) + " " + cudnnGetErrorString(cand.status);
+    tried += "]";
+  }
+  throw Error("cuDNN offers no usable algorithm for " + describe(op, g, dt) + " with " + math_name(math) +
+                  " math;" + tried,
+              name_, "try another precision; please report this with 'ampgan devices'");
+}
+
+void CudaBackend::run_conv(int op, const ConvGeometry& g, const Tensor& a, const Tensor& b, Tensor& out,
+                           bool accumulate) {
+  const DType dt = a.dtype();
+  activate();
+  ConvPlan& p = conv_plan(op, g, dt);
+  const bool pc = p.cp != g.c, pk = p.kp != g.k;
+  const size_t es = dtype_size(dt);
+  const int64_t rows_x = int64_t{g.n} * g.h * g.w;
+  const int64_t rows_y = int64_t{g.n} * g.out_h() * g.out_w();
+  const int64_t rows_w = int64_t{g.k} * g.r * g.s, rows_wp = int64_t{p.kp} * g.r * g.s;
+  const char* name = op_name(op);
+  // Zero-padded copies: x (rows_x, c) -> (rows_x, cp), y-shaped (rows_y, k) -> (rows_y, kp),
+  // w (k*r*s, c) -> (kp*r*s, cp) (the extra filters are whole zero rows at the end).
+  auto pad_x = [&](const Tensor& t, Workspace slot) -> const void* {
+    if (!pc) return t.data();
+    void* d = workspace(slot, static_cast<size_t>(rows_x * p.cp) * es, name);
+    pad_channels(stream_, es, t.data(), rows_x, g.c, d, rows_x, p.cp);
+    return d;
+  };
+  auto pad_y = [&](const Tensor& t, Workspace slot) -> const void* {
+    if (!pk) return t.data();
+    void* d = workspace(slot, static_cast<size_t>(rows_y * p.kp) * es, name);
+    pad_channels(stream_, es, t.data(), rows_y, g.k, d, rows_y, p.kp);
+    return d;
+  };
+  auto pad_w = [&](const Tensor& t, Workspace slot) -> const void* {
+    if (!pc && !pk) return t.data();
+    void* d = workspace(slot, static_cast<size_t>(rows_wp * p.cp) * es, name);
+    pad_channels(stream_, es, t.data(), rows_w, g.c, d, rows_wp, p.cp);
+    return d;
+  };
+  void* ws = p.ws_bytes ? workspace(kWsConv, p.ws_bytes, name) : nullptr;
+  const float one = 1.0f, zero = 0.0f, beta = accumulate ? 1.0f : 0.0f;
+
+  if (op == kForward) {  // a = x, b = w, out = y
+    const void* x = pad_x(a, kWsPadA);
+    const void* w = pad_w(b, kWsPadB);
+    void* y = pk ? workspace(kWsPadOut, static_cast<size_t>(rows_y * p.kp) * es, name) : out.data();
+    AMPGAN_CUDNN(cudnnConvolutionForward(cudnn_, &one, p.x, x, p.w, w, p.conv,
+                                         static_cast<cudnnConvolutionFwdAlgo_t>(p.algo), ws, p.ws_bytes, &zero, p.y, y));
+    if (pk) slice_channels(stream_, es, y, p.kp, out.data(), rows_y, g.k);
+  } else if (op == kBackwardData) {  // a = dy, b = w, out = dx
+    const void* dy = pad_y(a, kWsPadA);
+    const void* w = pad_w(b, kWsPadB);
+    void* dx = pc ? workspace(kWsPadOut, static_cast<size_t>(rows_x * p.cp) * es, name) : out.data();
+    AMPGAN_CUDNN(cudnnConvolutionBackwardData(cudnn_, &one, p.w, w, p.y, dy, p.conv,
+                                              static_cast<cudnnConvolutionBwdDataAlgo_t>(p.algo), ws, p.ws_bytes,
+                                              &zero, p.x, dx));
+    if (pc) slice_channels(stream_, es, dx, p.cp, out.data(), rows_x, g.c);
+  } else {  // a = x, b = dy, out = dw
+    const void* x = pad_x(a, kWsPadA);
+    const void* dy = pad_y(b, kWsPadB);
+    const bool padded = pc || pk;
+    void* dw = out.data();
+    if (padded) {
+      dw = workspace(kWsPadOut, static_cast<size_t>(rows_wp * p.cp) * es, name);
+      // beta = 1 adds to the existing gradient: give cuDNN a padded copy of it.
+      if (accumulate) pad_channels(stream_, es, out.data(), rows_w, g.c, dw, rows_wp, p.cp);
+    }
+    AMPGAN_CUDNN(cudnnConvolutionBackwardFilter(cudnn_, &one, p.x, x, p.y, dy, p.conv,
+                                                static_cast<cudnnConvolutionBwdFilterAlgo_t>(p.algo), ws, p.ws_bytes,
+                                                &beta, p.w, dw));
+    if (padded) slice_channels(stream_, es, dw, p.cp, out.data(), rows_w, g.c);
+  }
+}
+
+void CudaBackend::conv2d_forward(const ConvGeometry& g, const Tensor& x, const Tensor& w, Tensor& y) {
+  check(x.dtype() == w.dtype() && w.dtype() == y.dtype(), "conv2d_forward", "dtypes differ");
+  check(x.numel() == g.x_shape().numel() && w.numel() == g.w_shape().numel() && y.numel() == g.y_shape().numel(),
+        "conv2d_forward", "shapes do not match the geometry");
+  check_device_tensor(x, "conv2d_forward", "x");
+  run_conv(kForward, g, x, w, y, false);
+}
+
+void CudaBackend::conv2d_backward_data(const ConvGeometry& g, const Tensor& dy, const Tensor& w, Tensor& dx) {
+  check(dy.dtype() == w.dtype() && w.dtype() == dx.dtype(), "conv2d_backward_data", "dtypes differ");
+  check(dx.numel() == g.x_shape().numel() && w.numel() == g.w_shape().numel() && dy.numel() == g.y_shape().numel(),
+        "conv2d_backward_data", "shapes do not match the geometry");
+  check_device_tensor(dy, "conv2d_backward_data", "dy");
+  run_conv(kBackwardData, g, dy, w, dx, false);
+}
+
+void CudaBackend::conv2d_backward_filter(const ConvGeometry& g, const Tensor& x, const Tensor& dy, Tensor& dw,
+                                         bool accumulate) {
+  check(x.dtype() == dy.dtype() && dy.dtype() == dw.dtype(), "conv2d_backward_filter", "dtypes differ");
+  check(x.numel() == g.x_shape().numel() && dw.numel() == g.w_shape().numel() && dy.numel() == g.y_shape().numel(),
+        "conv2d_backward_filter", "shapes do not match the geometry");
+  check_device_tensor(x, "conv2d_backward_filter", "x");
+  run_conv(kBackwardFilter, g, x, dy, dw, accumulate);
+}
+
+}  // namespace ampgan::gpu
