@@ -805,7 +805,7 @@ void CudaBackend::scaler_update(Tensor& scaler_state, const ew::ScalerConfig& cf
 
 // ---- entry points ----------------------------------------------------------------------------------
 
-std::vector<GpuInfo> cuda_list_gpus(std::string* why_none) {
+std::vector<GpuInfo> gpu_list_devices(std::string* why_none) {
   std::vector<GpuInfo> out;
   std::string why;
   int n = 0;
@@ -882,11 +882,11 @@ std::vector<GpuInfo> cuda_list_gpus(std::string* why_none) {
   return out;
 }
 
-std::unique_ptr<Backend> make_cuda_backend(int device_index) {
+std::unique_ptr<Backend> gpu_make_backend(int device_index) {
   return std::make_unique<gpu::CudaBackend>(device_index);
 }
 
-bool cuda_fma_contraction(Backend& backend) {
+bool gpu_fma_contraction(Backend& backend) {
   auto* b = dynamic_cast<gpu::CudaBackend*>(&backend);
   return b && b->fma_contraction();
 }

@@ -61,9 +61,7 @@
 #include "core/train/trainer.h"
 #include "tests/test_support.h"
 
-#if defined(AMPGAN_HAVE_CUDA)
-#include "gpu/cuda_backend.h"
-#endif
+#include "core/backend/cuda_plugin.h"
 
 using namespace ampgan;
 using namespace ampgan::testing;
@@ -120,14 +118,7 @@ Backend* gpu_backend(std::string* why) {
   return backend;
 }
 
-bool fma_on(Backend& g) {
-#if defined(AMPGAN_HAVE_CUDA)
-  return cuda_fma_contraction(g);
-#else
-  (void)g;
-  return false;
-#endif
-}
+bool fma_on(Backend& g) { return cuda_fma_contraction(g); }
 
 class GpuParity : public ::testing::Test {
  protected:

@@ -203,8 +203,8 @@ class Backend {
 // without a GPU). note receives a one-line explanation when auto falls back to the CPU.
 std::unique_ptr<Backend> create_backend(const std::string& which, std::string* note = nullptr);
 
-// Whether this build contains the CUDA backend, and a description of the GPUs it sees (or why
-// none is usable).
+// Whether the CUDA backend plugin is installed and loads (core/backend/cuda_plugin.h), and the
+// GPUs it sees (or why none is usable).
 bool cuda_backend_compiled();
 struct GpuInfo {
   int index = 0;

@@ -8,9 +8,7 @@
 #include "core/backend/cpu/cpu_backend.h"
 #include "core/common/error.h"
 
-#if defined(AMPGAN_HAVE_CUDA)
-#include "gpu/cuda_backend.h"
-#endif
+#include "core/backend/cuda_plugin.h"
 
 namespace ampgan {
 
@@ -66,21 +64,11 @@ std::unique_ptr<HostReadback> Backend::read_async(const Tensor& src) {
   return std::make_unique<SyncReadback>(std::move(v));
 }
 
-bool cuda_backend_compiled() {
-#if defined(AMPGAN_HAVE_CUDA)
-  return true;
-#else
-  return false;
-#endif
-}
+bool cuda_backend_compiled() { return cuda_plugin() != nullptr; }
 
 std::vector<GpuInfo> list_gpus(std::string* why_none) {
-#if defined(AMPGAN_HAVE_CUDA)
-  return cuda_list_gpus(why_none);
-#else
-  if (why_none) *why_none = "this build of AMP GAN Studio has no CUDA backend (built without the CUDA toolkit)";
-  return {};
-#endif
+  const CudaPluginApi* api = cuda_plugin(why_none);
+  return api ? api->list_gpus(why_none) : std::vector<GpuInfo>{};
 }
 
 std::unique_ptr<Backend> create_backend(const std::string& which, std::string* note) {
@@ -97,11 +85,7 @@ std::unique_ptr<Backend> create_backend(const std::string& which, std::string* n
     if (note) *note = "no usable GPU (" + why + "); training on the CPU";
     return std::make_unique<CpuBackend>();
   }
-#if defined(AMPGAN_HAVE_CUDA)
-  return make_cuda_backend(usable->index);
-#else
-  return std::make_unique<CpuBackend>();
-#endif
+  return cuda_plugin()->make_backend(usable->index);
 }
 
 }  // namespace ampgan

@@ -1,0 +1,32 @@
+// The CUDA backend is a plugin (libampgan-cuda.so) loaded at run time. AMP GAN Studio and its
+// package then run on any machine, and depend on no NVIDIA package; where the NVIDIA driver,
+// the CUDA runtime, cuBLAS and cuDNN are installed, the plugin loads and the GPU is used. The
+// plugin links against the engine's symbols in the executable that loads it.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/backend/backend.h"
+
+namespace ampgan {
+
+constexpr int kCudaPluginAbi = 1;
+
+// What the plugin exports, through extern "C" ampgan_cuda_plugin_api().
+struct CudaPluginApi {
+  int abi_version;
+  std::vector<GpuInfo> (*list_gpus)(std::string* why_none);
+  std::unique_ptr<Backend> (*make_backend)(int device_index);
+  bool (*fma_contraction)(Backend& backend);  // for the parity tests
+};
+
+// The loaded plugin (loaded once), or nullptr with *why saying why: not built, not found, or
+// NVIDIA's libraries missing (then the message says what to install).
+const CudaPluginApi* cuda_plugin(std::string* why = nullptr);
+
+// Whether the CUDA backend's device code contracts a * b + c into FMAs (false for other backends).
+bool cuda_fma_contraction(Backend& backend);
+
+}  // namespace ampgan
