@@ -226,6 +226,7 @@ void Session::emit(RunEvent e) {
 void Session::step() {
   trainer_->step(loader_->next());
   const int64_t it = trainer_->iteration();
+  for (const std::string& w : trainer_->take_warnings()) emit({it, 0, "warning", "", w});
   const bool eval_now = evaluator_ && cfg_.eval_every > 0 && it % cfg_.eval_every == 0;
   std::vector<StepMetrics> rows = trainer_->collect(eval_now);
   if (eval_now && !rows.empty()) evaluate(rows.back());

@@ -134,12 +134,21 @@ void Trainer::step(const float* real_batch) {
 
   // Graph capture needs every buffer allocated first: run eagerly once after any change, then
   // capture and replay.
-  if (cfg_.use_graphs && backend_.supports_capture()) {
+  if (cfg_.use_graphs && !graphs_disabled_ && backend_.supports_capture()) {
     if (!captured_ && eager_steps_since_change_ >= 1) {
-      backend_.begin_capture();
-      enqueue_step_body();
-      backend_.end_capture();
-      captured_ = true;
+      try {
+        backend_.begin_capture();
+        enqueue_step_body();
+        backend_.end_capture();
+        captured_ = true;
+      } catch (const OutOfMemoryError&) {
+        throw;
+      } catch (const Error& e) {
+        // A step that cannot be captured still trains, op by op: slower, not wrong.
+        backend_.drop_capture();
+        graphs_disabled_ = true;
+        warnings_.push_back(std::string("CUDA graph capture failed, running the step op by op: ") + e.what());
+      }
     }
     if (captured_) backend_.replay();
     else {
@@ -153,6 +162,12 @@ void Trainer::step(const float* real_batch) {
   pending_.push_back({iteration_, precision_, backend_.read_async(scalars_), start});
   // Back-pressure: never run more than kMaxInFlight steps ahead of what the host has seen.
   if (pending_.size() > kMaxInFlight) pending_[pending_.size() - kMaxInFlight - 1].readback->wait();
+}
+
+std::vector<std::string> Trainer::take_warnings() {
+  std::vector<std::string> out;
+  out.swap(warnings_);
+  return out;
 }
 
 std::vector<StepMetrics> Trainer::collect(bool wait) {

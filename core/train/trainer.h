@@ -76,6 +76,9 @@ class Trainer {
   // Gradient exponent histograms of the last step (ew::kHistBins counts each), synchronous.
   void gradient_histograms(std::vector<float>& g_hist, std::vector<float>& d_hist);
 
+  // Things the caller should tell the user (e.g. a step that could not be captured as a graph).
+  std::vector<std::string> take_warnings();
+
   // Every device tensor that defines the training state, by name.
   std::vector<StateEntry> state();
   // After writing state tensors from outside: refresh the half copies from the masters.
@@ -94,6 +97,8 @@ class Trainer {
   Tensor real_f32_, real_, z_, dlogits_, scalars_, counter_, hist_;
   int64_t iteration_ = 0;
   bool captured_ = false;
+  bool graphs_disabled_ = false;
+  std::vector<std::string> warnings_;
   int eager_steps_since_change_ = 0;
 
   struct Pending {
