@@ -56,14 +56,14 @@ void Args::parse(int argc, char** argv, int first) {
       inline_value = true;
     }
     const Spec* s = find(name);
-    if (!s) throw Error("unknown option --" + name, "ampgan " + command_, "see 'ampgan " + command_ + " --help'");
+    if (!s) throw UsageError("unknown option --" + name, "ampgan " + command_, "see 'ampgan " + command_ + " --help'");
     if (s->is_flag) {
-      if (inline_value) throw Error("--" + name + " takes no value", "ampgan " + command_);
+      if (inline_value) throw UsageError("--" + name + " takes no value", "ampgan " + command_);
       values_.emplace_back(name, "1");
       continue;
     }
     if (!inline_value) {
-      if (i + 1 >= argc) throw Error("--" + name + " needs a value (" + s->meta + ")", "ampgan " + command_);
+      if (i + 1 >= argc) throw UsageError("--" + name + " needs a value (" + s->meta + ")", "ampgan " + command_);
       value = argv[++i];
     }
     values_.emplace_back(name, value);
@@ -90,7 +90,7 @@ long long Args::integer(const std::string& name, long long fallback) const {
   errno = 0;
   const long long x = std::strtoll(v.c_str(), &end, 10);
   if (v.empty() || *end != '\0' || errno == ERANGE)
-    throw Error("--" + name + " expects a whole number, not '" + v + "'", "ampgan " + command_);
+    throw UsageError("--" + name + " expects a whole number, not '" + v + "'", "ampgan " + command_);
   return x;
 }
 
@@ -100,7 +100,7 @@ double Args::real(const std::string& name, double fallback) const {
   char* end = nullptr;
   const double x = std::strtod(v.c_str(), &end);
   if (v.empty() || *end != '\0')
-    throw Error("--" + name + " expects a number, not '" + v + "'", "ampgan " + command_);
+    throw UsageError("--" + name + " expects a number, not '" + v + "'", "ampgan " + command_);
   return x;
 }
 

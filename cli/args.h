@@ -5,7 +5,15 @@
 #include <string>
 #include <vector>
 
+#include "core/common/error.h"
+
 namespace ampgan::cli {
+
+// A mistake in the command line itself (unknown option, missing value): exit status 2.
+class UsageError : public Error {
+ public:
+  using Error::Error;
+};
 
 class Args {
  public:

@@ -27,7 +27,7 @@ int cmd_eval(int argc, char** argv) {
       std::fputs(a.help().c_str(), stdout);
       return 0;
     }
-    if (a.positional().size() != 1) throw Error("eval takes one checkpoint file", "ampgan eval", "see --help");
+    if (a.positional().size() != 1) throw UsageError("eval takes one checkpoint file", "ampgan eval", "see --help");
     auto backend = create_backend(a.str("backend", "cpu"));
     CheckpointInfo info;
     auto trainer = trainer_from_checkpoint(*backend, a.positional()[0], &info);

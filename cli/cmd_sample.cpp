@@ -27,8 +27,8 @@ int cmd_sample(int argc, char** argv) {
       std::fputs(a.help().c_str(), stdout);
       return 0;
     }
-    if (a.positional().size() != 1) throw Error("sample takes one checkpoint file", "ampgan sample", "see --help");
-    if (a.has("grid") == a.has("each")) throw Error("give exactly one of --grid FILE.png and --each DIR", "ampgan sample");
+    if (a.positional().size() != 1) throw UsageError("sample takes one checkpoint file", "ampgan sample", "see --help");
+    if (a.has("grid") == a.has("each")) throw UsageError("give exactly one of --grid FILE.png and --each DIR", "ampgan sample");
     const long long n = a.integer("n", 64), cols = a.integer("cols", 8), up = a.integer("upscale", 1);
     if (n < 1 || n > 100000) throw Error("--n must be between 1 and 100000", "--n");
     if (cols < 1) throw Error("--cols must be at least 1", "--cols");
@@ -75,7 +75,7 @@ int cmd_export_generator(int argc, char** argv) {
       return 0;
     }
     if (a.positional().size() != 2)
-      throw Error("export-generator takes a checkpoint and an output file", "ampgan export-generator",
+      throw UsageError("export-generator takes a checkpoint and an output file", "ampgan export-generator",
                   "usage: ampgan export-generator CHECKPOINT OUT.safetensors");
     auto backend = create_backend("cpu");
     auto trainer = trainer_from_checkpoint(*backend, a.positional()[0]);

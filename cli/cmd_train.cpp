@@ -229,7 +229,7 @@ int cmd_train(int argc, char** argv) {
       return 0;
     }
     if (!a.positional().empty())
-      throw Error("unexpected argument '" + a.positional()[0] + "'", "ampgan train", "options start with --");
+      throw UsageError("unexpected argument '" + a.positional()[0] + "'", "ampgan train", "options start with --");
     const RunConfig cfg = config_from(a);
     Progress progress(cfg.steps, a.has("quiet"));
     SessionOptions opt;
@@ -251,7 +251,7 @@ int cmd_resume(int argc, char** argv) {
       return 0;
     }
     if (a.positional().size() != 1)
-      throw Error("resume takes one run folder", "ampgan resume", "usage: ampgan resume RUN_DIR [--steps N]");
+      throw UsageError("resume takes one run folder", "ampgan resume", "usage: ampgan resume RUN_DIR [--steps N]");
     Progress progress(0, a.has("quiet"));
     SessionOptions opt;
     opt.listener = &progress;

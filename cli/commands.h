@@ -1,5 +1,6 @@
 // The ampgan subcommands. Each returns the process exit status: 0 success, 1 failure (an
-// ampgan::Error was printed), 2 bad usage, 130 interrupted.
+// ampgan::Error was printed: bad input, bad settings, a failed run), 2 bad usage (an unknown
+// option, a missing value, a number that is not a number, wrong arguments), 130 interrupted.
 #pragma once
 
 namespace ampgan::cli {

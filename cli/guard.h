@@ -6,6 +6,7 @@
 #include <exception>
 #include <new>
 
+#include "cli/args.h"
 #include "core/common/error.h"
 
 namespace ampgan::cli {
@@ -14,6 +15,9 @@ template <typename F>
 int guarded(const char* command, F&& body) {
   try {
     return body();
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "ampgan %s: %s\n", command, e.what());
+    return 2;
   } catch (const OutOfMemoryError& e) {
     std::fprintf(stderr, "ampgan %s: out of memory: %s\n", command, e.what());
   } catch (const Error& e) {

@@ -38,9 +38,9 @@ Result cli(const std::string& args) {
 }
 
 // A refused command: status 1 (not a signal or abort), and a message naming what is wrong.
-void expect_refused(const std::string& args, std::initializer_list<std::string> needles) {
+void expect_refused(const std::string& args, std::initializer_list<std::string> needles, int status = 1) {
   const Result r = cli(args);
-  EXPECT_EQ(r.status, 1) << args << "\n" << r.out;
+  EXPECT_EQ(r.status, status) << args << "\n" << r.out;
   for (const std::string& n : needles) EXPECT_NE(r.out.find(n), std::string::npos) << args << "\n" << r.out;
 }
 
@@ -147,10 +147,11 @@ TEST(CliBadInput, Settings) {
   expect_refused(base + " --lr 0", {"--lr-g"});
   expect_refused(base + " --lr nan", {"--lr-g"});
   expect_refused(base + " --lr-d inf", {"--lr-d"});
-  expect_refused(base + " --lr fast", {"--lr", "number"});
+  expect_refused(base + " --lr fast", {"--lr", "number"}, 2);  // usage errors exit 2
   expect_refused(base + " --precision fp8", {"--precision", "fp32, tf32, fp16 or bf16"});
   expect_refused(base + " --backend tpu", {"--backend", "auto, cpu or cuda"});
-  expect_refused(base + " --bogus 1", {"unknown option --bogus"});
+  expect_refused(base + " --bogus 1", {"unknown option --bogus"}, 2);
+  expect_refused(base + " --steps", {"--steps needs a value"}, 2);
   EXPECT_FALSE(fs::exists(tmp / "run"));
   io::write_file_atomic(tmp / "afile", "keep me");
   expect_refused("train --dataset synthetic --steps 2 --out " + quote(tmp / "afile") + kTiny, {"afile", "file"});
@@ -194,7 +195,7 @@ TEST(Cli, SampleIsDeterministicForASeed) {
     EXPECT_EQ(img.height, 64);
   }
   EXPECT_EQ(files, 5);
-  expect_refused("sample " + ck, {"--grid", "--each"});
+  expect_refused("sample " + ck, {"--grid", "--each"}, 2);
   expect_refused("sample " + quote(tmp / "none.safetensors") + " --grid x.png", {"none.safetensors"});
 }
 

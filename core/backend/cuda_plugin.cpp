@@ -32,7 +32,10 @@ std::vector<fs::path> candidates() {
     out.push_back(dir / ".." / AMPGAN_INSTALL_LIBDIR / "ampgan-studio" / kPluginName);
   }
 #if defined(AMPGAN_BUILD_PLUGIN_DIR)
-  out.push_back(fs::path(AMPGAN_BUILD_PLUGIN_DIR) / kPluginName);
+  // Programs run from elsewhere in the build tree (tests, benchmarks); never for installed ones.
+  const fs::path build_dir = fs::path(AMPGAN_BUILD_PLUGIN_DIR).parent_path().parent_path();
+  if (!dir.empty() && dir.string().rfind(build_dir.string(), 0) == 0)
+    out.push_back(fs::path(AMPGAN_BUILD_PLUGIN_DIR) / kPluginName);
 #endif
   return out;
 }
@@ -52,8 +55,8 @@ Loaded load() {
       const char* err = dlerror();
       l.why = std::string("the CUDA backend (") + p.lexically_normal().string() + ") could not be loaded: " +
               (err ? err : "unknown error") +
-              ". It needs the NVIDIA driver and NVIDIA's CUDA 13 runtime, cuBLAS and cuDNN 9 libraries "
-              "(see README.md, 'Using an NVIDIA GPU')";
+              ". It needs the NVIDIA driver and NVIDIA's CUDA 13 runtime, cuBLAS 13 and cuDNN 9 libraries "
+              "(README.md, 'Using an NVIDIA GPU'; installed: /usr/share/doc/ampgan-studio/README.md)";
       return l;
     }
     using Entry = const CudaPluginApi* (*)();
@@ -67,8 +70,8 @@ Loaded load() {
     l.api = api;  // the handle stays open for the life of the process
     return l;
   }
-  l.why = "this installation has no CUDA backend (libampgan-cuda.so is built only where the CUDA toolkit "
-          "and cuDNN are present)";
+  l.why = "this installation has no CUDA backend (install the ampgan-studio-cuda package; from source, "
+          "libampgan-cuda.so is built where the CUDA toolkit and cuDNN are present)";
   return l;
 }
 

@@ -210,7 +210,9 @@ void AppendLog::append_line(std::string_view line) {
   const int err = write_all(fd_, buf.data(), buf.size());
   if (err) {
     // Cut off whatever part of the line made it, so the log still ends in a whole line.
-    (void)::ftruncate(fd_, static_cast<off_t>(size_));
+    // Best effort: if this fails too, the partial line is cut off when the log is reopened.
+    if (::ftruncate(fd_, static_cast<off_t>(size_)) != 0) {
+    }
     fail("Could not append to the log file", path_, err);
   }
   size_ += buf.size();
