@@ -41,6 +41,7 @@ int cmd_bench(int argc, char** argv) {
          "fp32 and the peak memory by category. Absolute times only mean something on a quiet\n"
          "machine; compare the ratios.");
   a.option("backend", "B", "auto (default), cpu or cuda")
+      .option("gpu", "N", "which GPU (0)")
       .option("res", "R", "resolution: 32 (default), 64 or 128")
       .option("nc", "C", "image channels: 1 (default) or 3")
       .option("width", "W", "network width (64)")
@@ -70,7 +71,7 @@ int cmd_bench(int argc, char** argv) {
     if (steps < 1 || warmup < 0 || rounds < 1) throw Error("--steps and --rounds must be at least 1, --warmup at least 0", "ampgan bench");
     if (tc.batch < 2) throw Error("batch size must be at least 2", "--batch");
     std::string note;
-    auto backend = create_backend(a.str("backend", "auto"), &note);
+    auto backend = create_backend(a.str("backend", "auto"), &note, static_cast<int>(a.integer("gpu", 0)));
     const bool json = a.has("json");
     if (!note.empty()) std::fprintf(stderr, "note: %s\n", note.c_str());
 

@@ -125,6 +125,7 @@ Args train_args() {
       .section("Precision")
       .option("precision", "P", "fp32 (default), tf32, fp16 (AMP with loss scaling) or bf16 (AMP)")
       .option("backend", "B", "auto (GPU if usable, default), cpu or cuda")
+      .option("gpu", "N", "which GPU, as 'ampgan devices' numbers them (0)")
       .option("init-scale", "S", "initial loss scale (65536 = 2^16)")
       .option("growth", "F", "loss-scale growth factor (2)")
       .option("backoff", "F", "loss-scale backoff factor on overflow (0.5)")
@@ -177,6 +178,7 @@ RunConfig config_from(const Args& a) {
   }
   if (a.has("precision")) c.precision = parse_precision(a.str("precision"));
   if (a.has("backend")) c.backend = a.str("backend");
+  c.gpu = static_cast<int>(a.integer("gpu", c.gpu));
   c.scaler.init_scale = static_cast<float>(a.real("init-scale", c.scaler.init_scale));
   c.scaler.growth_factor = static_cast<float>(a.real("growth", c.scaler.growth_factor));
   c.scaler.backoff_factor = static_cast<float>(a.real("backoff", c.scaler.backoff_factor));

@@ -200,8 +200,9 @@ class Backend {
 };
 
 // "auto" picks CUDA when a usable GPU is present, else the CPU; "cpu"; "cuda" (an error
-// without a GPU). note receives a one-line explanation when auto falls back to the CPU.
-std::unique_ptr<Backend> create_backend(const std::string& which, std::string* note = nullptr);
+// without a GPU). gpu: the device index to use (auto falls back to the first usable one). note
+// receives a one-line explanation when auto does not use that GPU.
+std::unique_ptr<Backend> create_backend(const std::string& which, std::string* note = nullptr, int gpu = 0);
 
 // Whether the CUDA backend plugin is installed and loads (core/backend/cuda_plugin.h), and the
 // GPUs it sees (or why none is usable).

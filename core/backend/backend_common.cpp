@@ -71,21 +71,32 @@ std::vector<GpuInfo> list_gpus(std::string* why_none) {
   return api ? api->list_gpus(why_none) : std::vector<GpuInfo>{};
 }
 
-std::unique_ptr<Backend> create_backend(const std::string& which, std::string* note) {
+std::unique_ptr<Backend> create_backend(const std::string& which, std::string* note, int gpu) {
   if (which == "cpu") return std::make_unique<CpuBackend>();
   if (which != "auto" && which != "cuda")
     throw Error("unknown backend '" + which + "'", "--backend", "use auto, cpu or cuda");
   std::string why;
   const std::vector<GpuInfo> gpus = list_gpus(&why);
-  const auto usable = std::find_if(gpus.begin(), gpus.end(), [](const GpuInfo& g) { return g.usable; });
-  if (usable == gpus.end()) {
+  auto chosen = std::find_if(gpus.begin(), gpus.end(), [&](const GpuInfo& g) { return g.index == gpu && g.usable; });
+  if (chosen == gpus.end() && which == "cuda" && !gpus.empty()) {
+    const bool exists = std::any_of(gpus.begin(), gpus.end(), [&](const GpuInfo& g) { return g.index == gpu; });
+    throw Error(exists ? "GPU " + std::to_string(gpu) + " cannot be used (compute capability 7.5 or newer is needed)"
+                       : "there is no GPU " + std::to_string(gpu),
+                "--gpu", "run 'ampgan devices' to see the GPUs and their indices");
+  }
+  if (chosen == gpus.end()) {
+    chosen = std::find_if(gpus.begin(), gpus.end(), [](const GpuInfo& g) { return g.usable; });
+    if (chosen != gpus.end() && note)
+      *note = "GPU " + std::to_string(gpu) + " is not usable; training on GPU " + std::to_string(chosen->index);
+  }
+  if (chosen == gpus.end()) {
     if (which == "cuda")
       throw Error("no usable NVIDIA GPU: " + why, "--backend cuda",
                   "run 'ampgan devices' for details, or use --backend cpu (or auto)");
     if (note) *note = "no usable GPU (" + why + "); training on the CPU";
     return std::make_unique<CpuBackend>();
   }
-  return cuda_plugin()->make_backend(usable->index);
+  return cuda_plugin()->make_backend(chosen->index);
 }
 
 }  // namespace ampgan

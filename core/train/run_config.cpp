@@ -26,6 +26,7 @@ nlohmann::json RunConfig::to_json() const {
   j["steps"] = steps;
   j["precision"] = precision_name(precision);
   j["backend"] = backend;
+  j["gpu"] = gpu;
   j["loss"] = loss_name(loss);
   j["lr_g"] = lr_g;
   j["lr_d"] = lr_d;
@@ -65,6 +66,7 @@ void RunConfig::apply_json(const nlohmann::json& j, const std::string& source) {
       else if (k == "steps") steps = v.get<int64_t>();
       else if (k == "precision") precision = parse_precision(v.get<std::string>());
       else if (k == "backend") backend = v.get<std::string>();
+      else if (k == "gpu") gpu = v.get<int>();
       else if (k == "loss") loss = parse_loss(v.get<std::string>());
       else if (k == "lr") lr_g = lr_d = v.get<float>();
       else if (k == "lr_g") lr_g = v.get<float>();
@@ -125,6 +127,7 @@ void RunConfig::validate() const {
                   "DCGAN uses 0.0002");
   if (!(beta1 >= 0 && beta1 < 1 && beta2 >= 0 && beta2 < 1))
     throw Error("Adam betas must lie in [0, 1)", "--beta1/--beta2", "DCGAN uses 0.5 and 0.999");
+  if (gpu < 0) throw Error("GPU index must not be negative", "--gpu", "'ampgan devices' lists the GPUs");
   if (backend != "auto" && backend != "cpu" && backend != "cuda")
     throw Error("unknown backend '" + backend + "'", "--backend", "use auto, cpu or cuda");
   if (!(scaler.init_scale > 0) || !std::isfinite(scaler.init_scale))

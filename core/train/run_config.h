@@ -26,6 +26,7 @@ struct RunConfig {
   int64_t steps = 2000;
   Precision precision = Precision::FP32;
   std::string backend = "auto";  // auto | cpu | cuda
+  int gpu = 0;                    // which GPU (ampgan devices lists them) for auto and cuda
   LossKind loss = LossKind::BCEWithLogits;
   float lr_g = 2e-4f, lr_d = 2e-4f, beta1 = 0.5f, beta2 = 0.999f;
   uint64_t seed = 0;

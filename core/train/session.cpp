@@ -73,7 +73,7 @@ void Session::build(const SessionOptions& opt, int channels_override) {
     throw Error("batch size " + std::to_string(cfg_.batch) + " is larger than the dataset (" +
                     std::to_string(data_->count) + " images)",
                 "--batch", "use a batch of at most " + std::to_string(data_->count) + ", or add images");
-  backend_ = create_backend(cfg_.backend, &backend_note_);
+  backend_ = create_backend(cfg_.backend, &backend_note_, cfg_.gpu);
   trainer_ = std::make_unique<Trainer>(*backend_, cfg_.trainer_config(data_->channels));
   const int nz = trainer_->config().model.latent;
   fixed_latents_.resize(static_cast<size_t>(kGridSide * kGridSide) * nz);
@@ -81,7 +81,7 @@ void Session::build(const SessionOptions& opt, int channels_override) {
     fixed_latents_[i] = philox_normal(cfg_.seed, rng_stream::kFixedLatents, i);
   if (cfg_.eval_every > 0) {
     metrics::Evaluator::Options eo;
-    eo.notice = [this](const std::string& m) { emit({trainer_->iteration(), 0, "info", "", m}); };
+    eo.notice = [this](const std::string& m) { emit_event({trainer_->iteration(), 0, "info", "", m}); };
     evaluator_ = std::make_unique<metrics::Evaluator>(*data_, cfg_.eval_samples, cfg_.seed, eo);
   }
 }
@@ -121,9 +121,9 @@ std::unique_ptr<Session> Session::create(const RunConfig& cfg, const SessionOpti
   e.data["params_g"] = s->trainer_->generator().parameter_count();
   e.data["params_d"] = s->trainer_->discriminator().parameter_count();
   e.data["version"] = AMPGAN_VERSION;
-  s->emit(e);
-  if (!s->backend_note_.empty()) s->emit({0, 0, "warning", "", s->backend_note_});
-  for (const std::string& w : s->data_->warnings) s->emit({0, 0, "warning", "", w});
+  s->emit_event(e);
+  if (!s->backend_note_.empty()) s->emit_event({0, 0, "warning", "", s->backend_note_});
+  for (const std::string& w : s->data_->warnings) s->emit_event({0, 0, "warning", "", w});
   s->loader_ = std::make_unique<data::BatchLoader>(*s->data_, cfg.batch, cfg.seed, 0);
   return s;
 }
@@ -175,8 +175,8 @@ std::unique_ptr<Session> Session::resume(const fs::path& run_dir, int64_t total_
   e.message = "resumed from " + ckpt.filename().string() + " towards step " + std::to_string(cfg.steps) + " on " +
               s->backend_->name();
   e.data["checkpoint"] = ckpt.string();
-  s->emit(e);
-  if (!s->backend_note_.empty()) s->emit({info.step, 0, "warning", "", s->backend_note_});
+  s->emit_event(e);
+  if (!s->backend_note_.empty()) s->emit_event({info.step, 0, "warning", "", s->backend_note_});
   return s;
 }
 
@@ -216,7 +216,7 @@ void Session::trim_logs(int64_t step) {
   }
 }
 
-void Session::emit(RunEvent e) {
+void Session::emit_event(RunEvent e) {
   if (e.time_s == 0)
     e.time_s = time_offset_ + std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
   if (events_log_) events_log_->append_line(e.to_json().dump());
@@ -226,7 +226,7 @@ void Session::emit(RunEvent e) {
 void Session::step() {
   trainer_->step(loader_->next());
   const int64_t it = trainer_->iteration();
-  for (const std::string& w : trainer_->take_warnings()) emit({it, 0, "warning", "", w});
+  for (const std::string& w : trainer_->take_warnings()) emit_event({it, 0, "warning", "", w});
   const bool eval_now = evaluator_ && cfg_.eval_every > 0 && it % cfg_.eval_every == 0;
   std::vector<StepMetrics> rows = trainer_->collect(eval_now);
   if (eval_now && !rows.empty()) evaluate(rows.back());
@@ -251,7 +251,7 @@ void Session::handle_rows(std::vector<StepMetrics> rows) {
         RunEvent e{m.step, m.time_s, "overflow", net,
                    std::string(net) + " gradients had inf/NaN at loss scale " + fmt_scale(scale) + ": step skipped"};
         e.data["scale"] = scale;
-        emit(e);
+        emit_event(e);
       } else {
         streak = 0;
       }
@@ -260,7 +260,7 @@ void Session::handle_rows(std::vector<StepMetrics> rows) {
                    std::string(net) + " loss scale " + fmt_scale(last) + " -> " + fmt_scale(scale)};
         e.data["from"] = last;
         e.data["to"] = scale;
-        emit(e);
+        emit_event(e);
       }
       last = scale;
     };
@@ -276,7 +276,7 @@ void Session::handle_rows(std::vector<StepMetrics> rows) {
     const std::string msg = std::string("training diverged: ") + net + "'s gradients were inf/NaN for " +
                             std::to_string(worst) + " steps in a row (loss scale " +
                             fmt_scale(std::string(net) == "D" ? rows.back().scale_d : rows.back().scale_g) + ")";
-    emit({rows.back().step, rows.back().time_s, "error", net, msg});
+    emit_event({rows.back().step, rows.back().time_s, "error", net, msg});
     finish("diverged");
     throw Error(msg, dir_.string(),
                 "the weights are intact (skipped steps change nothing) and were saved; lower the learning "
@@ -292,7 +292,7 @@ void Session::evaluate(StepMetrics& row) {
   RunEvent e{row.step, row.time_s + time_offset_, "eval", "", metrics::describe(r)};
   e.data = metrics::to_json(r);
   e.data["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  emit(e);
+  emit_event(e);
 }
 
 io::Image8 Session::sample_grid() {
@@ -339,7 +339,7 @@ fs::path Session::save_checkpoint() {
   last_checkpoint_step_ = it;
   RunEvent e{it, 0, "checkpoint", "", "checkpoint " + p.filename().string()};
   e.data["path"] = p.string();
-  emit(e);
+  emit_event(e);
   return p;
 }
 
@@ -352,7 +352,7 @@ void Session::set_precision(Precision p) {
              std::string("precision ") + precision_label(old) + " -> " + precision_label(p)};
   e.data["from"] = precision_name(old);
   e.data["to"] = precision_name(p);
-  emit(e);
+  emit_event(e);
 }
 
 void Session::set_learning_rates(float lr_g, float lr_d) {
@@ -363,7 +363,7 @@ void Session::set_learning_rates(float lr_g, float lr_d) {
   trainer_->set_learning_rates(lr_g, lr_d);
   cfg_.lr_g = lr_g;
   cfg_.lr_d = lr_d;
-  emit({trainer_->iteration(), 0, "warning", "", "learning rates set to G " + std::to_string(lr_g) + ", D " + std::to_string(lr_d)});
+  emit_event({trainer_->iteration(), 0, "warning", "", "learning rates set to G " + std::to_string(lr_g) + ", D " + std::to_string(lr_d)});
 }
 
 void Session::set_total_steps(int64_t steps) {
@@ -381,7 +381,7 @@ void Session::finish(const std::string& reason) {
   const int64_t it = trainer_->iteration();
   if (it > 0 && last_samples_step_ != it) write_samples();
   if (it > 0 && last_checkpoint_step_ != it) save_checkpoint();
-  emit({it, 0, "stop", "", "stopped at step " + std::to_string(it) + " (" + reason + ")"});
+  emit_event({it, 0, "stop", "", "stopped at step " + std::to_string(it) + " (" + reason + ")"});
   metrics_log_->sync();
   events_log_->sync();
 }

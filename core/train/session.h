@@ -90,7 +90,7 @@ class Session {
  private:
   Session() = default;
   void build(const SessionOptions& opt, int channels_override);
-  void emit(RunEvent e);
+  void emit_event(RunEvent e);
   void handle_rows(std::vector<StepMetrics> rows);
   void write_samples();
   void evaluate(StepMetrics& row);

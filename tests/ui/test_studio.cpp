@@ -1,0 +1,534 @@
+// Qt Test suite of AMP GAN Studio's window: tiny CPU runs (synthetic shapes, 32x32, width 8,
+// batch 8) driven through the same MainWindow, worker thread and engine the user gets. Waits
+// are QTRY_* polls with generous timeouts; nothing asserts on timing.
+#include <QDir>
+#include <QFile>
+#include <QImage>
+#include <QMessageBox>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QTableWidget>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "core/backend/elementwise.h"
+#include "ui/app_options.h"
+#include "ui/compare_view.h"
+#include "ui/config_panel.h"
+#include "core/train/session.h"
+#include "ui/event_log.h"
+#include "ui/histogram_plot.h"
+#include "ui/live_plot.h"
+#include "ui/main_window.h"
+#include "ui/plots_panel.h"
+#include "ui/run_stats.h"
+#include "ui/sample_view.h"
+
+using namespace ampgan;
+using namespace ampgan::ui;
+
+namespace {
+
+constexpr int kTimeout = 90000;  // ms; a loaded 2-core CI machine is slow, not broken
+
+// The tiny configuration every test trains.
+RunConfig tiny(const QString& runs_root, int64_t steps) {
+  RunConfig c;
+  c.dataset = "synthetic";
+  c.synthetic_count = 256;
+  c.res = 32;
+  c.width = 8;
+  c.batch = 8;
+  c.steps = steps;
+  c.precision = Precision::FP32;
+  c.backend = "cpu";
+  c.sample_every = 10;
+  c.checkpoint_every = 0;
+  c.hist_every = 5;
+  c.runs_root = runs_root.toStdString();
+  return c;
+}
+
+MainWindow::Options no_settings() {
+  MainWindow::Options o;
+  o.restore_settings = false;
+  o.save_settings = false;
+  return o;
+}
+
+int count_rows(const QString& csv) {
+  QFile f(csv);
+  if (!f.open(QIODevice::ReadOnly)) return -1;
+  return static_cast<int>(f.readAll().trimmed().split('\n').size()) - 1;  // minus the header
+}
+
+}  // namespace
+
+class TestStudio : public QObject {
+  Q_OBJECT
+
+ private:
+  QTemporaryDir tmp_;
+  QString path(const QString& name) const { return tmp_.filePath(name); }
+
+ private slots:
+  void initTestCase() {
+    QVERIFY(tmp_.isValid());
+    QCoreApplication::setOrganizationName(QStringLiteral("ampgan-ui-test"));
+    QCoreApplication::setApplicationName(QStringLiteral("test_studio"));
+    QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, path(QStringLiteral("settings")));
+  }
+
+  // Start a run: plots fill, samples and histograms appear; switch to FP16 mid-run: a marker on
+  // every plot and FP16 rows from then on; stop; export grid, samples, CSV and a plot.
+  void trainingShowsPlotsSamplesAndSwitch() {
+    MainWindow w(no_settings());
+    QList<UiError> shown;
+    w.setErrorPresenter([&](const UiError& e) { shown << e; });
+    w.show();
+    w.configPanel()->setConfig(tiny(path(QStringLiteral("runs1")), 1000000));
+    QSignalSpy started(&w, &MainWindow::runStarted);
+    QVERIFY(w.startTraining());
+    QTRY_VERIFY_WITH_TIMEOUT(w.plots()->plot(QStringLiteral("losses"))->pointCount(QStringLiteral("loss D")) >= 20, kTimeout);
+    QCOMPARE(started.count(), 1);
+    const QString run_dir = w.currentRunDir();
+    QVERIFY(QDir(run_dir).exists());
+    // Every time chart holds points (the quality chart only with evaluations).
+    for (const QString& id : {QStringLiteral("losses"), QStringLiteral("d_outputs"), QStringLiteral("loss_scale"),
+                              QStringLiteral("grad_norms"), QStringLiteral("underflow"), QStringLiteral("throughput")})
+      QVERIFY2(w.plots()->plot(id)->pointCount(0) > 0, qPrintable(id));
+    // A sample grid is shown: 8 x 8 cells of 32 px with 2 px padding = 274 px.
+    QTRY_VERIFY_WITH_TIMEOUT(!w.samples()->currentImage().isNull(), kTimeout);
+    QCOMPARE(w.samples()->currentImage().size(), QSize(274, 274));
+    QTRY_VERIFY_WITH_TIMEOUT(w.plots()->histogram('G')->hasData() && w.plots()->histogram('D')->hasData(), kTimeout);
+    QVERIFY(w.state() == TrainingWorker::State::Running);
+    QVERIFY(w.statusText().contains(QStringLiteral("img/s")));
+
+    // Switch precision mid-run.
+    const size_t rows_before = w.plots()->rows().size();
+    QCOMPARE(w.plots()->switchCount(), 0);
+    w.switchPrecision(Precision::FP16);
+    QTRY_VERIFY_WITH_TIMEOUT(w.plots()->switchCount() == 1, kTimeout);
+    QTRY_VERIFY_WITH_TIMEOUT(w.plots()->rows().size() > rows_before + 20, kTimeout);
+    const auto& rows = w.plots()->rows();
+    size_t first_fp16 = rows.size();
+    for (size_t i = 0; i < rows.size(); ++i)
+      if (rows[i].precision == Precision::FP16) {
+        first_fp16 = i;
+        break;
+      }
+    QVERIFY(first_fp16 >= rows_before - 1 && first_fp16 < rows.size());
+    for (size_t i = 0; i < first_fp16; ++i) QVERIFY(rows[i].precision == Precision::FP32);
+    for (size_t i = first_fp16; i < rows.size(); ++i) QVERIFY(rows[i].precision == Precision::FP16);
+    // The switch is marked on every time chart; FP16 starts with the initial scale 2^16.
+    for (const QString& id : w.plots()->plotIds()) QCOMPARE(w.plots()->plot(id)->verticalMarkerCount(), 1);
+    QCOMPARE(rows[first_fp16].scale_d, 65536.0);
+    bool logged = false;
+    for (int i = 0; i < w.eventLog()->rowCount(); ++i) logged |= w.eventLog()->rowText(i).contains(QStringLiteral("FP16 AMP"));
+    QVERIFY(logged);
+
+    // Stop: the run is finished cleanly (checkpoint, stop event).
+    QSignalSpy finished(&w, &MainWindow::runFinished);
+    w.stopTraining();
+    QTRY_VERIFY_WITH_TIMEOUT(!w.busy(), kTimeout);
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, kTimeout);
+    QCOMPARE(finished.at(0).at(1).toString(), QStringLiteral("stopped"));
+    QVERIFY(!QDir(run_dir + QStringLiteral("/checkpoints")).entryList({QStringLiteral("*.safetensors")}).isEmpty());
+    QVERIFY(shown.isEmpty());
+
+    // Export the grid, as is and enlarged 3x (nearest neighbour).
+    QVERIFY(w.exportGrid(path(QStringLiteral("grid1.png")), 1));
+    QVERIFY(w.exportGrid(path(QStringLiteral("grid3.png")), 3));
+    QCOMPARE(QImage(path(QStringLiteral("grid1.png"))).size(), QSize(274, 274));
+    const QImage g3(path(QStringLiteral("grid3.png")));
+    QCOMPARE(g3.size(), QSize(822, 822));
+    const QImage g1(path(QStringLiteral("grid1.png")));
+    QCOMPARE(g3.pixel(3 * 100 + 2, 3 * 50 + 1), g1.pixel(100, 50));
+
+    // Export 5 single samples from the generator (the finished run stays loaded).
+    QSignalSpy exported(&w, &MainWindow::samplesExported);
+    const QString singles = path(QStringLiteral("singles"));
+    QVERIFY(w.exportSamples(singles, 5, 7));
+    QTRY_COMPARE_WITH_TIMEOUT(exported.count(), 1, kTimeout);
+    const QStringList files = QDir(singles).entryList({QStringLiteral("*.png")}, QDir::Files, QDir::Name);
+    QCOMPARE(files.size(), 5);
+    for (const QString& f : files) {
+      const QImage img(QDir(singles).filePath(f));
+      QVERIFY2(!img.isNull(), qPrintable(f));
+      QCOMPARE(img.size(), QSize(32, 32));
+    }
+
+    // Metrics as CSV (a copy of metrics.csv once idle) and a plot as PNG and PDF.
+    QVERIFY(w.exportMetricsCsv(path(QStringLiteral("m.csv"))));
+    QCOMPARE(count_rows(path(QStringLiteral("m.csv"))), static_cast<int>(w.plots()->rows().size()));
+    QVERIFY(w.exportPlot(QStringLiteral("loss_scale"), path(QStringLiteral("scale.png"))));
+    QVERIFY(!QImage(path(QStringLiteral("scale.png"))).isNull());
+    QVERIFY(w.exportPlot(QStringLiteral("losses"), path(QStringLiteral("losses.pdf"))));
+    QVERIFY(QFileInfo(path(QStringLiteral("losses.pdf"))).size() > 1000);
+    QVERIFY(shown.isEmpty());
+  }
+
+  // Step with no run starts one paused and trains exactly one iteration; Step again, then run.
+  void pauseStepAndResume() {
+    MainWindow w(no_settings());
+    w.setErrorPresenter([](const UiError& e) { QFAIL(qPrintable(e.text())); });
+    w.show();
+    w.configPanel()->setConfig(tiny(path(QStringLiteral("runs2")), 1000000));
+    w.stepOnce();
+    QTRY_VERIFY_WITH_TIMEOUT(w.state() == TrainingWorker::State::Paused && w.plots()->rows().size() == 1, kTimeout);
+    QCOMPARE(w.plots()->rows().back().step, int64_t{1});
+    w.stepOnce();
+    QTRY_COMPARE_WITH_TIMEOUT(w.plots()->rows().size(), size_t{2}, kTimeout);
+    QTest::qWait(300);
+    QCOMPARE(w.plots()->rows().size(), size_t{2});  // paused: nothing more
+    w.togglePause();
+    QTRY_VERIFY_WITH_TIMEOUT(w.plots()->rows().size() > 10, kTimeout);
+    w.togglePause();
+    QTRY_VERIFY_WITH_TIMEOUT(w.state() == TrainingWorker::State::Paused, kTimeout);
+    w.stopTraining();
+    QTRY_VERIFY_WITH_TIMEOUT(!w.busy(), kTimeout);
+  }
+
+  // A folder with a fake PNG: the error reaches the dialog and the log, the window stays usable.
+  void corruptDatasetShowsErrorAndWindowStillWorks() {
+    const QString bad = path(QStringLiteral("corrupt"));
+    QDir().mkpath(bad);
+    QFile f(bad + QStringLiteral("/fake.png"));
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("this is not a PNG file");
+    f.close();
+
+    MainWindow w(no_settings());  // the default presenter: a non-blocking message box
+    w.show();
+    RunConfig c = tiny(path(QStringLiteral("runs3")), 1000000);
+    c.dataset = bad.toStdString();
+    w.configPanel()->setConfig(c);
+    QVERIFY(w.startTraining());
+    QTRY_COMPARE_WITH_TIMEOUT(w.errors().size(), 1, kTimeout);
+    QTRY_VERIFY_WITH_TIMEOUT(!w.busy(), kTimeout);
+    const UiError e = w.errors().first();
+    QVERIFY2(!e.what.isEmpty(), qPrintable(e.text()));
+    QVERIFY2(e.text().contains(QStringLiteral("corrupt")) || e.text().contains(QStringLiteral("fake.png")),
+             qPrintable(e.text()));
+    auto* box = w.findChild<QMessageBox*>(QStringLiteral("errorDialog"));
+    QVERIFY(box);
+    QVERIFY(box->isVisible());
+    QVERIFY(box->text().contains(e.what));
+    bool logged = false;
+    for (int i = 0; i < w.eventLog()->rowCount(); ++i) logged |= w.eventLog()->rowText(i).contains(QStringLiteral("error"));
+    QVERIFY(logged);
+    // No half-made run folder was left behind.
+    QVERIFY(!QDir(path(QStringLiteral("runs3"))).exists() || QDir(path(QStringLiteral("runs3"))).isEmpty());
+    box->close();
+
+    // The same window trains a good dataset afterwards.
+    w.configPanel()->setConfig(tiny(path(QStringLiteral("runs3")), 1000000));
+    QVERIFY(w.startTraining());
+    QTRY_VERIFY_WITH_TIMEOUT(w.plots()->rows().size() >= 10, kTimeout);
+    QCOMPARE(w.errors().size(), 1);
+    w.stopTraining();
+    QTRY_VERIFY_WITH_TIMEOUT(!w.busy(), kTimeout);
+  }
+
+  // Stop while the dataset loads: loading is cancelled, no error, no run folder, window usable.
+  void cancelDatasetLoading() {
+    if (!QFile::exists(QStringLiteral("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz")) &&
+        qEnvironmentVariableIsEmpty("AMPGAN_FASHION_MNIST_DIR"))
+      QSKIP("Fashion-MNIST is not installed (Debian: dataset-fashion-mnist)");
+    MainWindow w(no_settings());
+    QList<UiError> shown;
+    w.setErrorPresenter([&](const UiError& e) { shown << e; });
+    w.show();
+    RunConfig c = tiny(path(QStringLiteral("runs-cancel")), 1000000);
+    c.dataset = "fashion-mnist";
+    c.res = 128;  // 60,000 images resized to 128x128: long enough to cancel midway
+    c.out_dir = path(QStringLiteral("runs-cancel/never")).toStdString();
+    w.configPanel()->setConfig(c);
+    QSignalSpy progress(w.worker(), &TrainingWorker::loadingProgress);
+    QVERIFY(w.startTraining());
+    QTRY_VERIFY_WITH_TIMEOUT(w.state() == TrainingWorker::State::Loading, kTimeout);
+    QTRY_VERIFY_WITH_TIMEOUT(progress.count() > 0, kTimeout);  // loading is under way
+    w.stopTraining();
+    QTRY_VERIFY_WITH_TIMEOUT(!w.busy(), kTimeout);
+    QVERIFY2(shown.isEmpty(), shown.isEmpty() ? "" : qPrintable(shown.first().text()));
+    bool noted = false;
+    for (int i = 0; i < w.eventLog()->rowCount(); ++i) noted |= w.eventLog()->rowText(i).contains(QStringLiteral("cancelled"));
+    QVERIFY(noted);
+    QVERIFY(!QDir(path(QStringLiteral("runs-cancel/never"))).exists());
+    QVERIFY(w.plots()->rows().empty());
+  }
+
+  // Compare: FP32 then FP16 from the same seed; a table with two rows and overlaid curves.
+  void compareProducesTableWithTwoRows() {
+    MainWindow w(no_settings());
+    w.setErrorPresenter([](const UiError& e) { QFAIL(qPrintable(e.text())); });
+    w.show();
+    w.configPanel()->setConfig(tiny(path(QStringLiteral("runs4")), 1000000));
+    w.compareView()->setAmpMode(Precision::FP16);
+    w.compareView()->setSteps(30);
+    QSignalSpy done(&w, &MainWindow::comparisonDone);
+    QVERIFY(w.runComparison());
+    QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, 2 * kTimeout);
+    QCOMPARE(done.at(0).at(0).toBool(), true);
+    QTRY_VERIFY_WITH_TIMEOUT(!w.busy(), kTimeout);
+    CompareView* cv = w.compareView();
+    QCOMPARE(cv->tableRows(), 2);
+    QCOMPARE(cv->cell(0, QStringLiteral("Run")), QStringLiteral("FP32"));
+    QCOMPARE(cv->cell(1, QStringLiteral("Run")), QStringLiteral("FP16 AMP"));
+    QCOMPARE(cv->cell(0, QStringLiteral("Steps")), QStringLiteral("30"));
+    QCOMPARE(cv->cell(1, QStringLiteral("Steps")), QStringLiteral("30"));
+    QVERIFY(cv->cell(1, QStringLiteral("Speed-up")).endsWith(QStringLiteral("×")));
+    QVERIFY(cv->cell(0, QStringLiteral("Peak memory")).contains(QStringLiteral("MiB")));
+    QCOMPARE(cv->summary(0).skipped_d + cv->summary(0).skipped_g, 0);  // FP32 never overflows
+    QVERIFY(cv->summary(1).skipped_d + cv->summary(1).skipped_g > 0);  // FP16 at 2^16 does, early
+    QCOMPARE(cv->cell(1, QStringLiteral("Overflows D/G")),
+             QStringLiteral("%1 / %2").arg(cv->summary(1).skipped_d).arg(cv->summary(1).skipped_g));
+    LivePlot* p = cv->plot(QStringLiteral("loss_d"));
+    QCOMPARE(p->pointCount(0), 30);
+    QCOMPARE(p->pointCount(1), 30);
+    // Same seed and data: the first step's D(x) agrees closely between the two runs' logs.
+    const QString f32 = cv->cell(0, QStringLiteral("Folder")), f16 = cv->cell(1, QStringLiteral("Folder"));
+    QVERIFY(QFile::exists(f32 + QStringLiteral("/metrics.csv")) && QFile::exists(f16 + QStringLiteral("/metrics.csv")));
+    QVERIFY(f32 != f16);
+    const auto a = Session::read_metrics(f32.toStdString()), b = Session::read_metrics(f16.toStdString());
+    QCOMPARE(a.size(), size_t{30});
+    QCOMPARE(b.size(), size_t{30});
+    QVERIFY(std::fabs(a[0].d_real - b[0].d_real) < 0.02);
+  }
+
+  // Open a run folder written by the engine: curves, events, samples; then resume it.
+  void openAndResumeRun() {
+    const QString dir = path(QStringLiteral("opened-run"));
+    {
+      RunConfig c = tiny(path(QStringLiteral("unused")), 20);
+      c.out_dir = dir.toStdString();
+      auto s = Session::create(c);
+      s->run();
+      s->finish("finished");
+    }
+    MainWindow w(no_settings());
+    w.setErrorPresenter([](const UiError& e) { QFAIL(qPrintable(e.text())); });
+    w.show();
+    QSignalSpy opened(&w, &MainWindow::runOpened);
+    w.openRun(dir);
+    QTRY_COMPARE_WITH_TIMEOUT(opened.count(), 1, kTimeout);
+    QCOMPARE(w.plots()->rows().size(), size_t{20});
+    QCOMPARE(w.plots()->plot(QStringLiteral("losses"))->pointCount(QStringLiteral("loss G")), 20);
+    QCOMPARE(w.samples()->count(), 2);  // steps 10 and 20
+    QCOMPARE(w.samples()->currentImage().size(), QSize(274, 274));
+    w.samples()->showIndex(0);
+    QCOMPARE(w.samples()->currentStep(), int64_t{10});
+    QVERIFY(w.eventLog()->rowCount() >= 2);
+    QCOMPARE(w.configPanel()->config().steps, int64_t{20});
+    QVERIFY(w.action(QStringLiteral("actionResume"))->isEnabled());
+
+    // Resume to step 30.
+    RunConfig c = w.configPanel()->config();
+    c.steps = 30;
+    w.configPanel()->setConfig(c);
+    QSignalSpy finished(&w, &MainWindow::runFinished);
+    w.resumeRun(dir);
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, kTimeout);
+    QTRY_VERIFY_WITH_TIMEOUT(!w.busy(), kTimeout);
+    QCOMPARE(finished.at(0).at(1).toString(), QStringLiteral("finished"));
+    QCOMPARE(w.plots()->rows().size(), size_t{30});
+    QCOMPARE(w.plots()->rows().back().step, int64_t{30});
+    QCOMPARE(count_rows(dir + QStringLiteral("/metrics.csv")), 30);
+  }
+
+  // Closing the window while training finishes the run (metrics, samples, checkpoint) first.
+  void closeWhileTrainingFinishesTheRun() {
+    auto* w = new MainWindow(no_settings());
+    w->setErrorPresenter([](const UiError& e) { QFAIL(qPrintable(e.text())); });
+    w->show();
+    RunConfig c = tiny(path(QStringLiteral("runs6")), 1000000);
+    c.sample_every = 0;  // so any sample grid on disk was written by the clean finish
+    w->configPanel()->setConfig(c);
+    QVERIFY(w->startTraining());
+    QTRY_VERIFY_WITH_TIMEOUT(w->plots()->rows().size() >= 5, kTimeout);
+    const QString dir = w->currentRunDir();
+    QVERIFY(!w->close());  // refused for now: the run is being finished
+    QTRY_VERIFY_WITH_TIMEOUT(!w->isVisible(), kTimeout);
+    delete w;
+    QVERIFY(!QDir(dir + QStringLiteral("/checkpoints")).entryList({QStringLiteral("*.safetensors")}).isEmpty());
+    QVERIFY(!QDir(dir + QStringLiteral("/samples")).entryList({QStringLiteral("*.png")}).isEmpty());
+    const auto events = Session::read_events(dir.toStdString());
+    QVERIFY(!events.empty());
+    QCOMPARE(QString::fromStdString(events.back().type), QStringLiteral("stop"));
+    const auto rows = Session::read_metrics(dir.toStdString());
+    QVERIFY(rows.size() >= 5);
+  }
+
+  void commandLineOptions() {
+    QString err, text;
+    auto o = parse_app_options({QStringLiteral("ampgan-studio"), QStringLiteral("--start"), QStringLiteral("--dataset"),
+                                QStringLiteral("fashion-mnist"), QStringLiteral("--width"), QStringLiteral("32"),
+                                QStringLiteral("--precision"), QStringLiteral("bf16"), QStringLiteral("--steps"),
+                                QStringLiteral("500"), QStringLiteral("--res"), QStringLiteral("64"),
+                                QStringLiteral("--out"), QStringLiteral("/tmp/x"), QStringLiteral("--batch"),
+                                QStringLiteral("16"), QStringLiteral("--backend"), QStringLiteral("cpu")},
+                               &err, &text);
+    QVERIFY2(o.has_value(), qPrintable(err));
+    QVERIFY(o->start);
+    RunConfig c;
+    o->applyTo(c);
+    QCOMPARE(c.dataset, std::string("fashion-mnist"));
+    QCOMPARE(c.width, 32);
+    QCOMPARE(c.batch, 16);
+    QCOMPARE(c.res, 64);
+    QCOMPARE(c.steps, int64_t{500});
+    QVERIFY(c.precision == Precision::BF16);
+    QCOMPARE(c.backend, std::string("cpu"));
+    QCOMPARE(c.out_dir, std::string("/tmp/x"));
+
+    struct Bad {
+      QStringList args;
+      QString must_mention;
+    };
+    const QList<Bad> bad = {
+        {{QStringLiteral("--width"), QStringLiteral("abc")}, QStringLiteral("--width")},
+        {{QStringLiteral("--precision"), QStringLiteral("fp8")}, QStringLiteral("fp8")},
+        {{QStringLiteral("--res"), QStringLiteral("48")}, QStringLiteral("--res")},
+        {{QStringLiteral("--batch"), QStringLiteral("1")}, QStringLiteral("--batch")},
+        {{QStringLiteral("--backend"), QStringLiteral("tpu")}, QStringLiteral("tpu")},
+        {{QStringLiteral("--lr"), QStringLiteral("-1")}, QStringLiteral("--lr")},
+        {{QStringLiteral("--size"), QStringLiteral("big")}, QStringLiteral("--size")},
+        {{QStringLiteral("--no-such-option")}, QStringLiteral("no-such-option")},
+        {{QStringLiteral("--start"), QStringLiteral("--compare")}, QStringLiteral("--compare")},
+    };
+    for (const Bad& b : bad) {
+      err.clear();
+      QVERIFY2(!parse_app_options(QStringList{QStringLiteral("ampgan-studio")} + b.args, &err, &text).has_value(),
+               qPrintable(b.args.join(' ')));
+      QVERIFY2(err.contains(b.must_mention), qPrintable(err));
+    }
+    QVERIFY(!parse_app_options({QStringLiteral("ampgan-studio"), QStringLiteral("--help")}, &err, &text).has_value());
+    QVERIFY(text.contains(QStringLiteral("--start")));
+  }
+
+  void eventLogCoalescesOverflows() {
+    EventLog log;
+    for (int i = 1; i <= 100; ++i) {  // a flood: every step overflows
+      RunEvent o{i, 0, "overflow", i % 2 ? "D" : "G", "overflow"};
+      log.addEvent(o);
+      RunEvent s{i, 0, "scale_change", i % 2 ? "D" : "G", "scale"};
+      s.data["from"] = 65536.0 / (1 << ((i - 1) / 2 % 8));
+      s.data["to"] = 32768.0 / (1 << ((i - 1) / 2 % 8));
+      log.addEvent(s);
+    }
+    QCOMPARE(log.rowCount(), 1);
+    QVERIFY2(log.rowText(0).contains(QStringLiteral("100 overflows (D 50, G 50)")), qPrintable(log.rowText(0)));
+    QVERIFY2(log.rowText(0).contains(QStringLiteral("S_D 2^16")), qPrintable(log.rowText(0)));
+    QCOMPARE(log.overflowEvents(), 100);
+    log.addEvent(RunEvent{150, 0, "checkpoint", "", "checkpoint step_000150.safetensors"});
+    QCOMPARE(log.rowCount(), 2);
+    log.addEvent(RunEvent{160, 0, "overflow", "D", "overflow"});  // after another event: a new group
+    QCOMPARE(log.rowCount(), 3);
+    log.addEvent(RunEvent{160 + EventLog::kGroupWindow + 1, 0, "overflow", "D", "overflow"});  // too far apart
+    QCOMPARE(log.rowCount(), 4);
+    QVERIFY(log.rowText(3).contains(QStringLiteral("1 overflow in D")));
+  }
+
+  void settingsPersist() {
+    RunConfig saved;
+    {
+      MainWindow w;  // reads and writes settings
+      RunConfig c = tiny(path(QStringLiteral("runs9")), 777);
+      c.width = 24;
+      c.precision = Precision::BF16;
+      c.scaler.growth_interval = 123;
+      w.configPanel()->setConfig(c);
+      w.plots()->setSmoothing(0.5);
+      w.show();
+      QVERIFY(w.close());
+      saved = c;
+    }
+    MainWindow w2;
+    const RunConfig r = w2.configPanel()->config();
+    QCOMPARE(r.width, 24);
+    QCOMPARE(r.steps, int64_t{777});
+    QVERIFY(r.precision == Precision::BF16);
+    QCOMPARE(r.scaler.growth_interval, 123);
+    QCOMPARE(r.runs_root, saved.runs_root);
+    QCOMPARE(w2.plots()->smoothing(), 0.5);
+  }
+
+  void presetsAndIcon() {
+    MainWindow w(no_settings());
+    QVERIFY(!w.windowIcon().isNull());
+    QVERIFY2(w.configPanel()->presetNames().size() >= 5, "resources/presets.json was not loaded");
+    const QString tiny_preset = w.configPanel()->presetNames().filter(QStringLiteral("Tiny")).value(0);
+    QVERIFY(!tiny_preset.isEmpty());
+    QVERIFY(w.configPanel()->applyPreset(tiny_preset));
+    const RunConfig c = w.configPanel()->config();
+    QCOMPARE(c.width, 8);
+    QCOMPARE(c.batch, 8);
+    QVERIFY(c.precision == Precision::FP16);
+    QVERIFY(!w.configPanel()->applyPreset(QStringLiteral("no such preset")));
+    // Every preset is a valid configuration.
+    for (const QString& name : w.configPanel()->presetNames()) {
+      QVERIFY2(w.configPanel()->applyPreset(name), qPrintable(name));
+      RunConfig p = w.configPanel()->config();
+      if (p.dataset.empty()) p.dataset = "synthetic";
+      try {
+        p.validate();
+      } catch (const std::exception& e) {
+        QFAIL(qPrintable(name + QStringLiteral(": ") + QString::fromUtf8(e.what())));
+      }
+    }
+  }
+
+  void runSummary() {
+    std::vector<StepMetrics> rows(100);
+    for (int i = 0; i < 100; ++i) {
+      rows[i].step = i + 1;
+      rows[i].images_per_s = i < 5 ? 10 : 1000 + i;  // slow warm-up steps are left out
+      rows[i].loss_d = i < 90 ? 5 : 1;
+      rows[i].loss_g = 2;
+      rows[i].skipped_d = i % 10 == 0;
+      rows[i].skipped_g = i == 3;
+    }
+    rows[49].swd = 12.5;
+    const RunSummary s = summarize(rows, 50);
+    QCOMPARE(s.steps, int64_t{100});
+    QCOMPARE(s.last_n, 10);  // a tenth of the run
+    QCOMPARE(s.final_loss_d, 1.0);
+    QCOMPARE(s.final_loss_g, 2.0);
+    QCOMPARE(s.skipped_d, 10);
+    QCOMPARE(s.skipped_g, 1);
+    QCOMPARE(s.swd, 12.5);
+    QVERIFY(std::isnan(s.fd));
+    QVERIFY(s.median_images_per_s > 1000 && s.median_images_per_s < 1100);
+    QCOMPARE(median({3, 1, 2}), 2.0);
+    QCOMPARE(median({4, 1, 2, 3}), 2.5);
+  }
+
+  void histogramAndLogTicks() {
+    HistogramPlot h(QStringLiteral("G"), Qt::blue);
+    std::vector<float> counts(ew::kHistBins, 0.0f);
+    counts[-20 - ew::kHistMinExp] = 30;  // FP16 subnormal
+    counts[0 - ew::kHistMinExp] = 60;
+    counts[ew::kHistZeroBin] = 10;
+    h.setHistogram(25, counts, Precision::BF16, 1);
+    QVERIFY(h.hasData());
+    QCOMPARE(h.step(), int64_t{25});
+    QCOMPARE(h.fraction(ew::kHistZeroBin), 0.1);
+    QCOMPARE(h.fraction(-20 - ew::kHistMinExp), 0.3);
+    QVERIFY(h.bf16MarksVisible());
+    h.setHistogram(30, counts, Precision::FP16, 1024);
+    QVERIFY(!h.bf16MarksVisible());
+
+    NiceLogTicker t;
+    QVector<double> ticks, sub;
+    QVector<QString> labels;
+    t.generate(QCPRange(1e-6, 1e2), QLocale::c(), 'g', 2, ticks, &sub, &labels);
+    QVERIFY(ticks.size() >= 3 && ticks.size() <= 9);
+    QVERIFY(labels.contains(QStringLiteral("1e-6")) || labels.contains(QStringLiteral("1e-5")));
+    t.generate(QCPRange(12, 60), QLocale::c(), 'g', 2, ticks, &sub, &labels);
+    QVERIFY(ticks.size() >= 2 && ticks.size() <= 8);
+    for (const QString& l : labels) QVERIFY2(!l.contains(QStringLiteral("e")), qPrintable(l));
+  }
+};
+
+QTEST_MAIN(TestStudio)
+#include "test_studio.moc"

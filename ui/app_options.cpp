@@ -1,0 +1,212 @@
+#include "ui/app_options.h"
+
+#include <climits>
+#include <cmath>
+
+#include <QCommandLineParser>
+
+#include "core/common/error.h"
+
+namespace ampgan::ui {
+
+void AppOptions::applyTo(RunConfig& c) const {
+  if (dataset) c.dataset = *dataset;
+  if (backend) c.backend = *backend;
+  if (out) c.out_dir = *out;
+  if (width) c.width = *width;
+  if (batch) c.batch = *batch;
+  if (res) c.res = *res;
+  if (steps) c.steps = *steps;
+  if (precision) c.precision = *precision;
+  if (lr) c.lr_g = c.lr_d = *lr;
+  if (sample_every) c.sample_every = *sample_every;
+  if (growth_interval) c.scaler.growth_interval = *growth_interval;
+  if (eval_every) c.eval_every = *eval_every;
+  if (init_scale_exp) c.scaler.init_scale = std::ldexp(1.0f, *init_scale_exp);
+  if (seed) c.seed = static_cast<uint64_t>(*seed);
+}
+
+namespace {
+
+// An integer option: a clear message naming the option when the value is not a number in range.
+bool int_option(const QCommandLineParser& p, const QString& name, long long lo, long long hi,
+                std::optional<long long>* out, QString* error) {
+  if (!p.isSet(name)) return true;
+  bool ok = false;
+  const long long v = p.value(name).toLongLong(&ok);
+  if (!ok || v < lo || v > hi) {
+    *error = QObject::tr("--%1: '%2' is not a whole number from %3 to %4").arg(name, p.value(name)).arg(lo).arg(hi);
+    return false;
+  }
+  *out = v;
+  return true;
+}
+
+bool precision_option(const QCommandLineParser& p, const QString& name, std::optional<Precision>* out, QString* error) {
+  if (!p.isSet(name)) return true;
+  try {
+    *out = parse_precision(p.value(name).toLower().toStdString());
+  } catch (const Error&) {
+    *error = QObject::tr("--%1: unknown precision '%2'; use fp32, tf32, fp16 or bf16").arg(name, p.value(name));
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::optional<AppOptions> parse_app_options(const QStringList& args, QString* error, QString* exit_text) {
+  QCommandLineParser p;
+  p.setApplicationDescription(
+      QObject::tr("AMP GAN Studio: train a DCGAN with mixed precision and watch what it does.\n"
+                  "Without options the window opens with the last settings. Settings given here override\n"
+                  "them; --start begins training at once (for demos and screenshots)."));
+  p.setSingleDashWordOptionMode(QCommandLineParser::ParseAsLongOptions);
+  const QCommandLineOption help({QStringLiteral("h"), QStringLiteral("help")}, QObject::tr("Show this help."));
+  const QCommandLineOption version(QStringLiteral("version"), QObject::tr("Show the version."));
+  p.addOption(help);
+  p.addOption(version);
+  auto opt = [&](const char* name, const char* value, const QString& desc) {
+    p.addOption(QCommandLineOption(QString::fromLatin1(name), desc, QString::fromLatin1(value)));
+  };
+  auto flag = [&](const char* name, const QString& desc) { p.addOption(QCommandLineOption(QString::fromLatin1(name), desc)); };
+  flag("start", QObject::tr("Start training as soon as the window is open."));
+  flag("compare", QObject::tr("Start a comparison (FP32 vs --compare-amp) as soon as the window is open."));
+  opt("compare-amp", "P", QObject::tr("AMP mode of --compare: fp16 (default), bf16 or tf32."));
+  opt("dataset", "D", QObject::tr("synthetic, fashion-mnist, mnist, an image folder or an IDX file."));
+  opt("backend", "B", QObject::tr("auto, cpu or cuda."));
+  opt("precision", "P", QObject::tr("fp32, tf32, fp16 or bf16."));
+  opt("res", "R", QObject::tr("Resolution: 32, 64 or 128."));
+  opt("width", "W", QObject::tr("Network width (DCGAN's ngf/ndf)."));
+  opt("batch", "B", QObject::tr("Batch size."));
+  opt("steps", "N", QObject::tr("Training steps."));
+  opt("lr", "LR", QObject::tr("Learning rate of both networks."));
+  opt("seed", "S", QObject::tr("Seed of weights, data order and latents."));
+  opt("sample-every", "N", QObject::tr("Sample grid every N steps."));
+  opt("eval-every", "N", QObject::tr("Sample-quality evaluation every N steps (0: never)."));
+  opt("growth-interval", "N", QObject::tr("Loss-scale growth interval."));
+  opt("init-scale-exp", "K", QObject::tr("Initial loss scale 2^K."));
+  opt("out", "DIR", QObject::tr("Run folder of the run --start begins (must be new or empty)."));
+  opt("switch-at", "STEP", QObject::tr("Demo: switch precision once this step is reached (see --switch-to)."));
+  opt("switch-to", "P", QObject::tr("Demo: the precision --switch-at switches to (default fp16)."));
+  opt("screenshot", "PNG", QObject::tr("Demo: save a picture of the window once --screenshot-step is reached."));
+  opt("screenshot-step", "N", QObject::tr("Demo: the step of --screenshot (default: the end of the run)."));
+  flag("quit-after-screenshot", QObject::tr("Demo: close the window (cleanly) after --screenshot."));
+  opt("size", "WxH", QObject::tr("Window size, e.g. 1600x1000."));
+  opt("tab", "T", QObject::tr("Tab shown first: live or compare."));
+  flag("fresh", QObject::tr("Ignore the saved settings and window layout."));
+
+  if (!p.parse(args)) {
+    *error = p.errorText() + QObject::tr("\nRun ampgan-studio --help for the options.");
+    return std::nullopt;
+  }
+  if (p.isSet(help)) {
+    *exit_text = p.helpText();
+    // --help prints before QApplication exists (it needs no display), when Qt cannot know the name.
+    exit_text->replace(QStringLiteral("<executable_name>"), QStringLiteral("ampgan-studio"));
+    return std::nullopt;
+  }
+  if (p.isSet(version)) {
+    *exit_text = QStringLiteral("ampgan-studio %1\n").arg(QStringLiteral(AMPGAN_VERSION));
+    return std::nullopt;
+  }
+  if (!p.positionalArguments().isEmpty()) {
+    *error = QObject::tr("unexpected argument '%1'; options start with --").arg(p.positionalArguments().first());
+    return std::nullopt;
+  }
+
+  AppOptions o;
+  o.start = p.isSet(QStringLiteral("start"));
+  o.compare = p.isSet(QStringLiteral("compare"));
+  o.fresh_settings = p.isSet(QStringLiteral("fresh"));
+  o.quit_after_screenshot = p.isSet(QStringLiteral("quit-after-screenshot"));
+  if (p.isSet(QStringLiteral("dataset"))) o.dataset = p.value(QStringLiteral("dataset")).toStdString();
+  if (p.isSet(QStringLiteral("out"))) o.out = p.value(QStringLiteral("out")).toStdString();
+  if (p.isSet(QStringLiteral("backend"))) {
+    const QString b = p.value(QStringLiteral("backend")).toLower();
+    if (b != QStringLiteral("auto") && b != QStringLiteral("cpu") && b != QStringLiteral("cuda")) {
+      *error = QObject::tr("--backend: unknown backend '%1'; use auto, cpu or cuda").arg(b);
+      return std::nullopt;
+    }
+    o.backend = b.toStdString();
+  }
+  std::optional<Precision> prec, cmp, sw;
+  if (!precision_option(p, QStringLiteral("precision"), &prec, error)) return std::nullopt;
+  if (!precision_option(p, QStringLiteral("compare-amp"), &cmp, error)) return std::nullopt;
+  if (!precision_option(p, QStringLiteral("switch-to"), &sw, error)) return std::nullopt;
+  o.precision = prec;
+  if (cmp) o.compare_amp = *cmp;
+  std::optional<long long> v;
+  struct IntOpt {
+    const char* name;
+    long long lo, hi;
+    std::optional<int>* dst;
+  };
+  const IntOpt ints[] = {{"width", 1, 1024, &o.width},
+                         {"batch", 2, 65536, &o.batch},
+                         {"seed", 0, INT_MAX, &o.seed},
+                         {"sample-every", 0, INT_MAX, &o.sample_every},
+                         {"eval-every", 0, INT_MAX, &o.eval_every},
+                         {"growth-interval", 1, INT_MAX, &o.growth_interval},
+                         {"init-scale-exp", -24, 30, &o.init_scale_exp}};
+  for (const IntOpt& io : ints) {
+    v.reset();
+    if (!int_option(p, QString::fromLatin1(io.name), io.lo, io.hi, &v, error)) return std::nullopt;
+    if (v) *io.dst = static_cast<int>(*v);
+  }
+  v.reset();
+  if (!int_option(p, QStringLiteral("res"), 32, 128, &v, error)) return std::nullopt;
+  if (v) {
+    if (*v != 32 && *v != 64 && *v != 128) {
+      *error = QObject::tr("--res: %1 is not supported; use 32, 64 or 128").arg(*v);
+      return std::nullopt;
+    }
+    o.res = static_cast<int>(*v);
+  }
+  v.reset();
+  if (!int_option(p, QStringLiteral("steps"), 1, INT_MAX, &v, error)) return std::nullopt;
+  if (v) o.steps = *v;
+  v.reset();
+  if (!int_option(p, QStringLiteral("switch-at"), 1, INT_MAX, &v, error)) return std::nullopt;
+  if (v) {
+    o.switch_at = *v;
+    o.switch_to = sw.value_or(Precision::FP16);
+  }
+  v.reset();
+  if (!int_option(p, QStringLiteral("screenshot-step"), 1, INT_MAX, &v, error)) return std::nullopt;
+  if (v) o.screenshot_step = *v;
+  if (p.isSet(QStringLiteral("lr"))) {
+    bool ok = false;
+    const double lr = p.value(QStringLiteral("lr")).toDouble(&ok);
+    if (!ok || !(lr > 0) || lr > 1) {
+      *error = QObject::tr("--lr: '%1' is not a learning rate in (0, 1]; DCGAN uses 0.0002").arg(p.value(QStringLiteral("lr")));
+      return std::nullopt;
+    }
+    o.lr = static_cast<float>(lr);
+  }
+  o.screenshot = p.value(QStringLiteral("screenshot"));
+  if (p.isSet(QStringLiteral("size"))) {
+    const QStringList wh = p.value(QStringLiteral("size")).toLower().split(QLatin1Char('x'));
+    bool ok1 = false, ok2 = false;
+    const int w = wh.size() == 2 ? wh[0].toInt(&ok1) : 0, h = wh.size() == 2 ? wh[1].toInt(&ok2) : 0;
+    if (!ok1 || !ok2 || w < 320 || h < 240 || w > 16384 || h > 16384) {
+      *error = QObject::tr("--size: '%1' is not a window size like 1600x1000").arg(p.value(QStringLiteral("size")));
+      return std::nullopt;
+    }
+    o.size = QSize(w, h);
+  }
+  if (p.isSet(QStringLiteral("tab"))) {
+    o.tab = p.value(QStringLiteral("tab")).toLower();
+    if (o.tab != QStringLiteral("live") && o.tab != QStringLiteral("compare")) {
+      *error = QObject::tr("--tab: use live or compare, not '%1'").arg(o.tab);
+      return std::nullopt;
+    }
+  }
+  if (o.start && o.compare) {
+    *error = QObject::tr("--start and --compare cannot be combined: choose one");
+    return std::nullopt;
+  }
+  return o;
+}
+
+}  // namespace ampgan::ui

@@ -1,0 +1,45 @@
+// ampgan-studio's command line (QCommandLineParser): --start and the run settings it takes, plus
+// a few demo/screenshot helpers. Parsing is separate from main() so tests can check that bad
+// values produce a clear message instead of a crash.
+#pragma once
+
+#include <optional>
+
+#include <QSize>
+#include <QString>
+#include <QStringList>
+
+#include "core/amp/precision.h"
+#include "core/train/run_config.h"
+
+namespace ampgan::ui {
+
+struct AppOptions {
+  bool start = false;          // start training at once
+  bool compare = false;        // start a comparison at once (FP32 vs --compare-amp)
+  Precision compare_amp = Precision::FP16;
+  // Settings given on the command line, applied over the saved ones (unset: keep saved).
+  std::optional<std::string> dataset, backend, out;
+  std::optional<int> width, batch, res, sample_every, growth_interval, eval_every, init_scale_exp, seed;
+  std::optional<int64_t> steps;
+  std::optional<Precision> precision;
+  std::optional<float> lr;
+  // Demo helpers: switch precision once at a step; take a screenshot; window size; quit.
+  std::optional<int64_t> switch_at;
+  std::optional<Precision> switch_to;
+  QString screenshot;          // grab the window into this PNG ...
+  int64_t screenshot_step = 0; // ... once training reached this step (or the comparison finished)
+  bool quit_after_screenshot = false;
+  QSize size;                  // initial window size (empty: saved geometry)
+  QString tab;                 // "live" or "compare": the tab shown first
+  bool fresh_settings = false; // ignore saved settings (demos, screenshots)
+
+  // Applies the run settings to cfg (validate() is the caller's business).
+  void applyTo(RunConfig& cfg) const;
+};
+
+// Parses argv. On failure returns nullopt and sets *error to a message for the user (naming the
+// option and what is accepted); on --help/--version, sets *exit_text and returns nullopt.
+std::optional<AppOptions> parse_app_options(const QStringList& args, QString* error, QString* exit_text);
+
+}  // namespace ampgan::ui

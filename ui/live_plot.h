@@ -1,0 +1,127 @@
+// LivePlot: one QCustomPlot chart of per-step series, built for live training curves.
+// - Series grow with addData (never setData) and the chart never replots itself: the owning
+//   panel calls refresh() from one timer, so a flood of rows costs one replot per tick at most.
+// - "Follow" mode (the default) keeps the whole run in view; zooming or panning (wheel, drag)
+//   turns it off, double-click (or Reset view) turns it back on.
+// - Hovering shows the step and every series' value there (tracer + tooltip); hovering the title
+//   explains what the chart shows.
+// - Vertical labelled markers (precision switches) and a context menu: reset view, log axis,
+//   save as PNG/PDF, maximise.
+#pragma once
+
+#include <QPointer>
+#include <QString>
+#include <QVector>
+
+#include <qcustomplot.h>
+
+namespace ampgan::ui {
+
+// Log axis ticks labelled as powers of two ("2^16"): the loss scale lives on powers of two.
+class Log2Ticker : public QCPAxisTickerLog {
+ public:
+  Log2Ticker();
+
+ protected:
+  QString getTickLabel(double tick, const QLocale& locale, QChar formatChar, int precision) override;
+};
+
+// Log-10 axis ticks that stay readable at any span: powers of ten over many decades, 1-2-5 over
+// one or two, evenly spaced ordinary numbers within one decade (QCPAxisTickerLog labels a
+// narrow range with a crowd of "6·10^1"s).
+class NiceLogTicker : public QCPAxisTicker {
+ public:
+  void generate(const QCPRange& range, const QLocale& locale, QChar formatChar, int precision, QVector<double>& ticks,
+                QVector<double>* subTicks, QVector<QString>* tickLabels) override;
+};
+
+class LivePlot : public QCustomPlot {
+  Q_OBJECT
+
+ public:
+  explicit LivePlot(const QString& title, QWidget* parent = nullptr);
+
+  QCPGraph* addSeries(const QString& name, const QColor& color, Qt::PenStyle style = Qt::SolidLine,
+                      double width = 1.6, bool right_axis = false, bool in_legend = true);
+  // Data goes through these (not the graph directly): they keep each series' key/value range
+  // up to date, so following the run costs O(series), not O(points), per replot.
+  void append(QCPGraph* g, double key, double value);
+  void setSeriesData(QCPGraph* g, const QVector<double>& keys, const QVector<double>& values);
+  // Points only (no line): overflow markers and the like.
+  QCPGraph* addMarkers(const QString& name, const QColor& color, QCPScatterStyle::ScatterShape shape,
+                       double size = 7, bool right_axis = false);
+  void setAxisLabels(const QString& y, const QString& y2 = {});
+  // 0: linear; 2: log axis with "2^k" labels; 10: log axis. Non-positive values are not drawn.
+  void setLogY(int base);
+  int logBase() const { return log_base_; }
+  void setLogToggleAllowed(bool allowed) { log_toggle_ = allowed; }
+  void setTitleToolTip(const QString& html) { title_tip_ = html; }
+  // Shown in the middle of the chart while it has no data (e.g. how to turn evaluations on).
+  void setEmptyText(const QString& text);
+  QString title() const;
+
+  // A vertical line at x with a label at its top (e.g. "FP32 -> FP16 AMP").
+  void addVerticalMarker(double x, const QString& label, const QColor& color);
+  int verticalMarkerCount() const { return static_cast<int>(markers_.size()); }
+  void clearVerticalMarkers();
+  void clearAllData();  // every series and marker
+
+  void markDirty() { dirty_ = true; }
+  bool isDirty() const { return dirty_; }
+  // Rescales (in follow mode) and queues a replot; called by the panel's timer.
+  void refresh();
+  void setFollow(bool follow);
+  bool follow() const { return follow_; }
+  void setKeyLowerBound(double lower) { key_lower_ = lower; }
+
+  // By extension: .pdf vector, anything else PNG. width/height 0: the widget's size.
+  bool saveTo(const QString& path, int width = 0, int height = 0);
+  int pointCount(int graph_index) const;
+  int pointCount(const QString& series_name) const;
+  QCPGraph* series(const QString& name) const;
+
+ signals:
+  void maximizeRequested();
+
+ protected:
+  virtual QString hoverText(double key) const;  // the hover tooltip at this x; empty: none
+  virtual void rescaleFollow();
+  void mouseMoveEvent(QMouseEvent* e) override;
+  void mousePressEvent(QMouseEvent* e) override;
+  void mouseDoubleClickEvent(QMouseEvent* e) override;
+  void wheelEvent(QWheelEvent* e) override;
+  void leaveEvent(QEvent* e) override;
+  void contextMenuEvent(QContextMenuEvent* e) override;
+  void showEvent(QShowEvent* e) override;
+  void resizeEvent(QResizeEvent* e) override;
+  void fitLegend();  // one line when it fits the width, else two
+
+  QCPTextElement* title_ = nullptr;
+  QCPItemTracer* tracer_ = nullptr;
+  QCPItemText* empty_text_ = nullptr;
+  bool follow_ = true;
+
+ private:
+  struct Marker {
+    QCPItemStraightLine* line;
+    QCPItemText* label;
+  };
+  struct Range {
+    double kmin = 0, kmax = 0, vmin = 0, vmax = 0, pmin = 0, pmax = 0;  // p: positive values only
+    bool has = false, has_pos = false;
+    void add(double k, double v);
+  };
+  bool overTitle(const QPoint& p) const;
+  QHash<const QCPGraph*, Range> ranges_;
+  QVector<Marker> markers_;
+  bool dirty_ = false;
+  int log_base_ = 0;
+  bool log_toggle_ = false;
+  double key_lower_ = 0;
+  QString title_tip_;
+};
+
+// "0.693", "2^16", "1.2e-05": compact numbers for tooltips and tables.
+QString format_value(double v, bool as_power_of_two = false);
+
+}  // namespace ampgan::ui

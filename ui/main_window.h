@@ -1,0 +1,171 @@
+// The main window: settings (left dock), live plots and the comparison (tabs in the middle),
+// samples (right dock), event log (bottom dock), toolbar, menus with shortcuts and a status bar.
+// It owns the worker thread and forwards every user action to the TrainingWorker as a queued
+// call or a thread-safe request, so nothing here ever waits for a training step.
+//
+// The public action functions (startTraining, exportGrid, openRun, ...) are what the toolbar and
+// menus call after their dialogs; tests, the benchmark and --start call them directly.
+#pragma once
+
+#include <functional>
+#include <optional>
+
+#include <QList>
+#include <QMainWindow>
+#include <QPointer>
+#include <QThread>
+
+#include "ui/app_options.h"
+#include "ui/training_worker.h"
+#include "ui/ui_types.h"
+
+class QAction;
+class QComboBox;
+class QDockWidget;
+class QLabel;
+class QProgressBar;
+class QTabWidget;
+class QToolButton;
+
+namespace ampgan::ui {
+
+class CompareView;
+class ConfigPanel;
+class EventLog;
+class PlotsPanel;
+class SampleView;
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+
+ public:
+  struct Options {
+    bool restore_settings = true;  // read the saved config and layout (QSettings)
+    bool save_settings = true;     // write them on close
+  };
+  explicit MainWindow(const Options& options, QWidget* parent = nullptr);
+  MainWindow() : MainWindow(Options{}) {}
+  ~MainWindow() override;
+
+  // Command-line settings and demo hooks (switch precision at a step, screenshot, size, tab).
+  void applyOptions(const AppOptions& o);
+
+  // ---- actions ----
+  bool startTraining(bool paused = false, int steps = 0);  // false: the settings are invalid
+  void togglePause();
+  void stepOnce();  // one iteration; with no run, starts one paused
+  void stopTraining();
+  void switchPrecision(Precision p);
+  bool runComparison();  // with the Compare tab's mode and steps
+  bool exportGrid(const QString& path, int factor);
+  bool exportSamples(const QString& dir, int n, quint64 seed);  // async; samplesExported() follows
+  bool exportMetricsCsv(const QString& path);
+  bool exportPlot(const QString& id, const QString& path);
+  void openRun(const QString& dir);  // async; runOpened() follows
+  void resumeRun(const QString& dir, const QString& checkpoint = {});
+  bool saveCheckpoint();
+  bool grabWindow(const QString& png_path);
+
+  // Errors reach the user through this (default: a non-blocking message box). Tests replace it.
+  using ErrorPresenter = std::function<void(const UiError&)>;
+  void setErrorPresenter(ErrorPresenter p) { presenter_ = std::move(p); }
+  const QList<UiError>& errors() const { return errors_; }
+
+  ConfigPanel* configPanel() const { return config_; }
+  PlotsPanel* plots() const { return plots_; }
+  SampleView* samples() const { return samples_; }
+  EventLog* eventLog() const { return log_; }
+  CompareView* compareView() const { return compare_; }
+  TrainingWorker* worker() const { return worker_; }
+  QTabWidget* tabs() const { return tabs_; }
+  QAction* action(const QString& name) const;  // by objectName, e.g. "actionStart"
+
+  TrainingWorker::State state() const { return state_; }
+  bool busy() const { return state_ != TrainingWorker::State::Idle; }
+  QString currentRunDir() const { return run_dir_; }
+  int64_t currentStep() const { return step_; }
+  QString statusText() const;  // the status bar's fields, joined
+
+ signals:
+  void runStarted(const QString& dir);
+  void runFinished(const QString& dir, const QString& reason);
+  void comparisonDone(bool complete);
+  void samplesExported(const QString& dir);
+  void runOpened(const QString& dir);
+  void becameIdle();
+
+ protected:
+  void closeEvent(QCloseEvent* e) override;
+
+ private:
+  void buildActions();
+  void buildMenusAndToolbar();
+  void buildStatusBar();
+  void applyDefaultLayout();
+  void connectWorker();
+  void restoreSettings();
+  void saveSettings();
+  void updateActions();
+  void showError(const UiError& e);
+  void report(const QString& during, const QString& what, const QString& hint = {});
+
+  void onState(int s);
+  void onRunStarted(const RunStartInfo& info);
+  void onBatch(const UiBatchPtr& b);
+  void onRunFinished(const RunEndInfo& info);
+  void onFailed(const UiError& e);
+  void onRunOpened(const std::shared_ptr<const OpenedRun>& run);
+  void onLoading(int done, int total);
+  void maybeScreenshot(bool run_ended);
+
+  void chooseAndOpenRun();
+  void chooseAndResumeCheckpoint();
+  void chooseAndExportGrid();
+  void chooseAndExportSamples();
+  void chooseAndExportCsv();
+  void chooseAndExportPlots();
+  void showGlossary();
+  void showAbout();
+
+  Options options_;
+  QThread thread_;
+  TrainingWorker* worker_ = nullptr;
+  ConfigPanel* config_ = nullptr;
+  PlotsPanel* plots_ = nullptr;
+  SampleView* samples_ = nullptr;
+  EventLog* log_ = nullptr;
+  CompareView* compare_ = nullptr;
+  QTabWidget* tabs_ = nullptr;
+  QDockWidget *settings_dock_ = nullptr, *samples_dock_ = nullptr, *log_dock_ = nullptr;
+  QComboBox* precision_box_ = nullptr;
+  QAction *start_ = nullptr, *pause_ = nullptr, *step_act_ = nullptr, *stop_ = nullptr, *compare_act_ = nullptr,
+          *checkpoint_ = nullptr, *export_grid_ = nullptr, *export_samples_ = nullptr, *export_csv_ = nullptr,
+          *export_plots_ = nullptr, *open_ = nullptr, *resume_ = nullptr, *resume_ckpt_ = nullptr, *quit_ = nullptr;
+  QList<QAction*> precision_actions_;
+  QLabel *st_state_ = nullptr, *st_device_ = nullptr, *st_step_ = nullptr, *st_ips_ = nullptr, *st_elapsed_ = nullptr,
+         *st_memory_ = nullptr, *st_precision_ = nullptr;
+  QProgressBar* progress_ = nullptr;
+  QToolButton* cancel_load_ = nullptr;
+
+  TrainingWorker::State state_ = TrainingWorker::State::Idle;
+  bool has_session_ = false;
+  bool closing_ = false;
+  bool restored_layout_ = false;
+  bool comparing_ = false;
+  QString run_dir_;          // the main run shown in the Live tab (running, finished or opened)
+  bool run_resumable_ = false;
+  int64_t step_ = 0, total_ = 0;
+  double ips_ = 0;
+  Precision shown_precision_ = Precision::FP32;
+  QList<UiError> errors_;
+  ErrorPresenter presenter_;
+
+  // demo hooks (--switch-at, --screenshot)
+  std::optional<int64_t> switch_at_;
+  Precision switch_to_ = Precision::FP16;
+  QString screenshot_;
+  int64_t screenshot_step_ = 0;
+  bool quit_after_screenshot_ = false;
+};
+
+}  // namespace ampgan::ui

@@ -1,0 +1,330 @@
+#include "ui/plots_panel.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <QGridLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPushButton>
+#include <QSlider>
+#include <QVBoxLayout>
+
+#include "ui/amp_glossary.h"
+
+namespace ampgan::ui {
+
+QColor color_g() { return QColor(31, 119, 180); }
+QColor color_d() { return QColor(214, 39, 40); }
+
+namespace {
+QColor faint(QColor c) {
+  c.setAlpha(70);
+  return c;
+}
+}  // namespace
+
+PlotsPanel::PlotsPanel(QWidget* parent) : QWidget(parent) {
+  auto* outer = new QVBoxLayout(this);
+  outer->setContentsMargins(2, 2, 2, 2);
+  outer->setSpacing(2);
+
+  auto* bar = new QHBoxLayout;
+  auto* smooth_caption = new QLabel(tr("Smoothing"));
+  smooth_caption->setToolTip(glossary::smoothing());
+  slider_ = new QSlider(Qt::Horizontal);
+  slider_->setRange(0, 99);
+  slider_->setValue(static_cast<int>(alpha_ * 100));
+  slider_->setMinimumWidth(100);
+  slider_->setMaximumWidth(180);
+  slider_->setToolTip(glossary::smoothing());
+  slider_label_ = new QLabel(QString::number(alpha_, 'f', 2));
+  slider_label_->setMinimumWidth(32);
+  connect(slider_, &QSlider::valueChanged, this, [this](int v) { setSmoothing(v / 100.0); });
+  auto* reset = new QPushButton(tr("Reset views"));
+  reset->setToolTip(tr("Show the whole run in every chart again (zooming or panning a chart stops it "
+                       "following the run; double-click a chart to reset only that one)"));
+  connect(reset, &QPushButton::clicked, this, &PlotsPanel::resetViews);
+  auto* hint = new QLabel(tr("wheel: zoom · drag: pan · double-click: reset · right-click: more"));
+  hint->setToolTip(tr("Charts: the mouse wheel zooms, dragging pans, a double-click shows the whole run again, a "
+                      "double-click on a title maximises that chart (and restores the grid), right-click for a log "
+                      "axis, saving as PNG/PDF or copying. Hover for values; hover a title for what it shows."));
+  hint->setMinimumWidth(40);
+  hint->setStyleSheet(QStringLiteral("color: gray"));
+  bar->addWidget(smooth_caption);
+  bar->addWidget(slider_);
+  bar->addWidget(slider_label_);
+  bar->addSpacing(8);
+  bar->addWidget(reset);
+  bar->addSpacing(8);
+  bar->addWidget(hint, 1);
+  outer->addLayout(bar);
+
+  grid_ = new QGridLayout;
+  grid_->setSpacing(3);
+  outer->addLayout(grid_, 1);
+
+  auto loss = makePlot(QStringLiteral("losses"), tr("Losses"),
+                       tr("<b>Losses</b> of the discriminator (real + fake) and the generator (non-saturating). "
+                          "Faint: raw; bold: smoothed."));
+  addCurve(loss, tr("loss D"), color_d(), [](const StepMetrics& m) { return m.loss_d; }, true);
+  addCurve(loss, tr("loss G"), color_g(), [](const StepMetrics& m) { return m.loss_g; }, true);
+
+  auto dout = makePlot(QStringLiteral("d_outputs"), tr("D(x) and D(G(z))"), glossary::d_outputs());
+  addCurve(dout, tr("D(x)"), QColor(44, 160, 44), [](const StepMetrics& m) { return m.d_real; }, true);
+  addCurve(dout, tr("D(G(z))"), QColor(148, 103, 189), [](const StepMetrics& m) { return m.d_fake; }, true);
+
+  auto quality = makePlot(QStringLiteral("quality"), tr("Sample quality (SWD, FD)"), glossary::sample_quality());
+  swd_ = quality->addSeries(tr("SWD ×1e3"), QColor(23, 190, 207), Qt::SolidLine, 1.6);
+  swd_->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 5));
+  fd_ = quality->addSeries(tr("FD (right)"), QColor(188, 189, 34), Qt::SolidLine, 1.6, true);
+  fd_->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDiamond, 6));
+  quality->setAxisLabels(tr("SWD"), tr("FD"));
+  quality->setEmptyText(tr("No evaluation yet: set\nEvery N steps > Evaluation\nunder Settings"));
+
+  auto scale = makePlot(QStringLiteral("loss_scale"), tr("Loss scale and overflows"),
+                        glossary::loss_scale() + QStringLiteral("<br><br>") + glossary::overflow());
+  scale->setLogY(2);
+  {
+    QCPGraph* sd = scale->addSeries(tr("scale D"), color_d(), Qt::SolidLine, 1.6);
+    sd->setLineStyle(QCPGraph::lsStepLeft);
+    QCPGraph* sg = scale->addSeries(tr("scale G"), color_g(), Qt::DashLine, 1.6);
+    sg->setLineStyle(QCPGraph::lsStepLeft);
+    curves_.push_back({scale, sd, nullptr, [](const StepMetrics& m) { return m.scale_d; }, true});
+    curves_.push_back({scale, sg, nullptr, [](const StepMetrics& m) { return m.scale_g; }, true});
+    over_d_ = scale->addMarkers(tr("D overflow"), color_d().darker(140), QCPScatterStyle::ssCross, 8);
+    over_g_ = scale->addMarkers(tr("G overflow"), color_g().darker(140), QCPScatterStyle::ssTriangleInverted, 7);
+  }
+  scale->setAxisLabels(tr("loss scale S"));
+
+  auto norms = makePlot(QStringLiteral("grad_norms"), tr("Gradient norms"), glossary::gradient_norm());
+  norms->setLogY(10);
+  norms->setLogToggleAllowed(true);
+  addCurve(norms, tr("|g| D"), color_d(), [](const StepMetrics& m) { return m.grad_norm_d; }, true, true);
+  addCurve(norms, tr("|g| G"), color_g(), [](const StepMetrics& m) { return m.grad_norm_g; }, true, true);
+
+  auto under = makePlot(QStringLiteral("underflow"), tr("Underflowed gradients"), glossary::underflow());
+  under->setLogToggleAllowed(true);
+  addCurve(under, tr("D %"), color_d(), [](const StepMetrics& m) { return 100.0 * m.underflow_d; }, false);
+  addCurve(under, tr("G %"), color_g(), [](const StepMetrics& m) { return 100.0 * m.underflow_g; }, false);
+  under->setAxisLabels(tr("% of gradient values"));
+
+  hist_g_ = new HistogramPlot(QStringLiteral("G"), color_g());
+  hist_d_ = new HistogramPlot(QStringLiteral("D"), color_d());
+  for (HistogramPlot* h : {hist_g_, hist_d_})
+    connect(h, &LivePlot::maximizeRequested, this, [this, h] { toggleMaximized(h); });
+
+  auto perf = makePlot(QStringLiteral("throughput"), tr("Throughput and memory"),
+                       tr("<b>Images/s</b>: training images per second (one D and one G update per batch). "
+                          "<b>Memory</b>: what the backend has allocated after the step (weights, half "
+                          "copies, gradients, Adam moments, activations, workspace)."));
+  addCurve(perf, tr("images/s"), QColor(255, 127, 14), [](const StepMetrics& m) { return m.images_per_s; }, true);
+  addCurve(perf, tr("memory MiB (right)"), QColor(127, 127, 127), [](const StepMetrics& m) { return m.memory_mb; },
+           false, false, true);
+  perf->setAxisLabels(tr("images/s"), tr("MiB"));
+
+  // Grid order: what a loss curve does, then what AMP does, then histograms and cost.
+  const QList<QWidget*> cells = {loss, dout, quality, scale, norms, under, hist_g_, hist_d_, perf};
+  for (int i = 0; i < cells.size(); ++i) grid_->addWidget(cells[i], i / 3, i % 3);
+  for (int i = 0; i < 3; ++i) {
+    grid_->setRowStretch(i, 1);
+    grid_->setColumnStretch(i, 1);
+  }
+
+  timer_.setInterval(50);
+  connect(&timer_, &QTimer::timeout, this, &PlotsPanel::onTick);
+  timer_.start();
+}
+
+LivePlot* PlotsPanel::makePlot(const QString& id, const QString& title, const QString& tooltip) {
+  auto* p = new LivePlot(title);
+  p->setTitleToolTip(tooltip);
+  p->setObjectName(id);
+  plots_.insert(id, p);
+  order_ << id;
+  connect(p, &LivePlot::maximizeRequested, this, [this, p] { toggleMaximized(p); });
+  return p;
+}
+
+void PlotsPanel::addCurve(LivePlot* p, const QString& name, const QColor& c,
+                          std::function<double(const StepMetrics&)> get, bool smoothed, bool positive_only,
+                          bool right_axis) {
+  Curve cv{p, nullptr, nullptr, std::move(get), positive_only};
+  if (smoothed) {
+    cv.raw = p->addSeries(name + tr(" (raw)"), faint(c), Qt::SolidLine, 1.0, right_axis, false);
+    cv.raw->setAntialiased(false);  // faint and noisy: antialiasing it costs much and shows little
+    cv.ema = p->addSeries(name, c, Qt::SolidLine, 1.8, right_axis);
+  } else {
+    cv.raw = p->addSeries(name, c, Qt::SolidLine, 1.6, right_axis);
+  }
+  curves_.push_back(std::move(cv));
+}
+
+QList<LivePlot*> PlotsPanel::allPlots() const {
+  QList<LivePlot*> out;
+  for (const QString& id : order_) {
+    out << plots_.value(id);
+    if (id == QStringLiteral("underflow")) out << hist_g_ << hist_d_;
+  }
+  return out;
+}
+
+void PlotsPanel::clear() {
+  rows_.clear();
+  for (Curve& c : curves_) {
+    c.ema_state = 0;
+    c.ema_n = 0;
+  }
+  for (LivePlot* p : allPlots()) p->clearAllData();
+  hist_g_->clearHistogram();
+  hist_d_->clearHistogram();
+  switch_count_ = 0;
+}
+
+void PlotsPanel::addSwitch(const StepMetrics& prev, const StepMetrics& now) {
+  const QString label = QStringLiteral("%1 → %2").arg(precision_label(prev.precision), precision_label(now.precision));
+  const double x = now.step - 0.5;  // between the last step in the old mode and the first in the new
+  for (const QString& id : order_) plots_.value(id)->addVerticalMarker(x, label, QColor(60, 60, 60));
+  ++switch_count_;
+}
+
+void PlotsPanel::appendRow(const StepMetrics& m) {
+  if (!rows_.empty() && rows_.back().precision != m.precision) addSwitch(rows_.back(), m);
+  const double x = static_cast<double>(m.step);
+  const double a = alpha_;
+  for (Curve& c : curves_) {
+    const double v = c.get(m);
+    if (std::isnan(v) || std::isinf(v) || (c.positive_only && v <= 0)) continue;
+    c.plot->append(c.raw, x, v);
+    if (c.ema) {
+      // Debiased EMA (as TensorBoard): early points are not dragged towards 0.
+      c.ema_state = a * c.ema_state + (1 - a) * v;
+      ++c.ema_n;
+      const double debias = 1 - std::pow(a, c.ema_n);
+      c.plot->append(c.ema, x, debias > 0 ? c.ema_state / debias : v);
+    }
+    c.plot->markDirty();
+  }
+  LivePlot* scale = plots_.value(QStringLiteral("loss_scale"));
+  if (m.skipped_d) scale->append(over_d_, x, m.scale_d);
+  if (m.skipped_g) scale->append(over_g_, x, m.scale_g);
+  LivePlot* q = plots_.value(QStringLiteral("quality"));
+  if (!std::isnan(m.swd)) {
+    q->append(swd_, x, m.swd);
+    q->markDirty();
+  }
+  if (!std::isnan(m.fd)) {
+    q->append(fd_, x, m.fd);
+    q->markDirty();
+  }
+  rows_.push_back(m);
+}
+
+void PlotsPanel::appendRows(const std::vector<StepMetrics>& rows) {
+  for (const StepMetrics& m : rows) appendRow(m);
+}
+
+void PlotsPanel::setHistory(const std::vector<StepMetrics>& rows) {
+  clear();
+  rows_.reserve(rows.size());
+  appendRows(rows);
+  for (LivePlot* p : allPlots()) p->setFollow(true);
+  refreshNow();
+}
+
+void PlotsPanel::setHistograms(int64_t step, const std::vector<float>& g, const std::vector<float>& d) {
+  Precision p = rows_.empty() ? Precision::FP32 : rows_.back().precision;
+  double sg = rows_.empty() ? 1 : rows_.back().scale_g, sd = rows_.empty() ? 1 : rows_.back().scale_d;
+  hist_g_->setHistogram(step, g, p, sg);
+  hist_d_->setHistogram(step, d, p, sd);
+}
+
+void PlotsPanel::setSmoothing(double alpha) {
+  alpha = std::clamp(alpha, 0.0, 0.99);
+  if (alpha == alpha_) return;
+  alpha_ = alpha;
+  slider_label_->setText(QString::number(alpha_, 'f', 2));
+  if (slider_->value() != static_cast<int>(std::lround(alpha * 100))) {
+    const QSignalBlocker block(slider_);
+    slider_->setValue(static_cast<int>(std::lround(alpha * 100)));
+  }
+  rebuildSmoothed();
+  emit smoothingChanged(alpha_);
+}
+
+void PlotsPanel::rebuildSmoothed() {
+  // A settings change, not the live path: rebuilding each smoothed curve whole is fine here.
+  for (Curve& c : curves_) {
+    if (!c.ema) continue;
+    QVector<double> keys, values;
+    keys.reserve(static_cast<int>(rows_.size()));
+    values.reserve(static_cast<int>(rows_.size()));
+    c.ema_state = 0;
+    c.ema_n = 0;
+    for (const StepMetrics& m : rows_) {
+      const double v = c.get(m);
+      if (std::isnan(v) || std::isinf(v) || (c.positive_only && v <= 0)) continue;
+      c.ema_state = alpha_ * c.ema_state + (1 - alpha_) * v;
+      ++c.ema_n;
+      const double debias = 1 - std::pow(alpha_, c.ema_n);
+      keys << static_cast<double>(m.step);
+      values << (debias > 0 ? c.ema_state / debias : v);
+    }
+    c.plot->setSeriesData(c.ema, keys, values);
+    c.plot->markDirty();
+  }
+}
+
+void PlotsPanel::resetViews() {
+  for (LivePlot* p : allPlots()) {
+    p->setFollow(true);
+    p->refresh();
+  }
+}
+
+void PlotsPanel::onTick() {
+  // A replot budget per tick: each tick replots dirty, visible charts round-robin until their
+  // recent replot times add up to kTickBudgetMs, so one event-loop pass never draws all nine
+  // charts of a long run at once (at 100k points per curve that is ~35 ms, more on a busy CPU).
+  // At most 20 ticks a second, fewer when the charts are expensive, so drawing keeps to about a
+  // third of the GUI thread.
+  constexpr double kTickBudgetMs = 12;
+  const QList<LivePlot*> plots = allPlots();
+  const int n = static_cast<int>(plots.size());
+  double spent = 0;
+  int done = 0;
+  for (int k = 0; k < n && (done == 0 || spent < kTickBudgetMs); ++k) {
+    LivePlot* p = plots[(next_ + k) % n];
+    if (!p->isDirty() || !p->isVisible()) continue;
+    p->refresh();
+    ++replots_;
+    ++done;
+    spent += std::max(0.5, p->replotTime(true));
+    next_ = (next_ + k + 1) % n;
+  }
+  const int interval = std::clamp(static_cast<int>(3 * spent), min_interval_ms_, 500);
+  if (interval != timer_.interval()) timer_.setInterval(interval);
+}
+
+void PlotsPanel::refreshNow() {
+  for (LivePlot* p : allPlots()) {
+    if (!p->isVisible()) continue;
+    p->refresh();
+    ++replots_;
+  }
+}
+
+void PlotsPanel::toggleMaximized(LivePlot* p) {
+  const bool restore = maximized_ == p;
+  maximized_ = restore ? nullptr : p;
+  for (LivePlot* q : allPlots()) q->setVisible(restore || q == p);
+  // Empty rows and columns would keep their stretch: give it all to the maximised cell.
+  int row = 0, col = 0, rs = 0, cs = 0;
+  grid_->getItemPosition(grid_->indexOf(p), &row, &col, &rs, &cs);
+  for (int i = 0; i < 3; ++i) {
+    grid_->setRowStretch(i, restore || i == row ? 1 : 0);
+    grid_->setColumnStretch(i, restore || i == col ? 1 : 0);
+  }
+}
+
+}  // namespace ampgan::ui

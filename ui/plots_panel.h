@@ -1,0 +1,101 @@
+// The live charts of one run, in a 3 x 3 grid: losses, D outputs, sample quality; loss scale with
+// overflow markers, gradient norms, underflow; the G and D gradient-exponent histograms and
+// throughput/memory. Rows arrive in batches (TrainingWorker); the panel appends them to every
+// chart (addData), marks precision switches on every time chart, and replots dirty, visible
+// charts from one timer (at most 20 times a second), whatever the step rate.
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include <QHash>
+#include <QTimer>
+#include <QWidget>
+
+#include "core/train/step_metrics.h"
+#include "ui/histogram_plot.h"
+#include "ui/live_plot.h"
+
+class QGridLayout;
+class QLabel;
+class QSlider;
+
+namespace ampgan::ui {
+
+class PlotsPanel : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit PlotsPanel(QWidget* parent = nullptr);
+
+  void clear();
+  void appendRows(const std::vector<StepMetrics>& rows);
+  void setHistory(const std::vector<StepMetrics>& rows);  // replaces everything (opened/resumed run)
+  void setHistograms(int64_t step, const std::vector<float>& g, const std::vector<float>& d);
+
+  // 0 (raw) .. 0.99 (very smooth); recomputes the smoothed curves.
+  void setSmoothing(double alpha);
+  double smoothing() const { return alpha_; }
+  void setReplotIntervalMs(int ms) {
+    min_interval_ms_ = ms;
+    timer_.setInterval(ms);
+  }
+  void resetViews();
+
+  // Charts by id: losses, d_outputs, quality, loss_scale, grad_norms, underflow, throughput.
+  LivePlot* plot(const QString& id) const { return plots_.value(id); }
+  HistogramPlot* histogram(char network) const { return network == 'G' ? hist_g_ : hist_d_; }
+  QList<LivePlot*> allPlots() const;  // including the histograms, in grid order
+  QStringList plotIds() const { return order_; }
+  const std::vector<StepMetrics>& rows() const { return rows_; }
+  int switchCount() const { return switch_count_; }
+  // Number of refresh() calls so far (the benchmark and tests read it).
+  qint64 replotCount() const { return replots_; }
+  void refreshNow();  // replot every dirty, visible chart at once
+
+ signals:
+  void smoothingChanged(double alpha);
+
+ private:
+  struct Curve {
+    LivePlot* plot;
+    QCPGraph* raw;
+    QCPGraph* ema;  // null: not smoothed
+    std::function<double(const StepMetrics&)> get;
+    bool positive_only;
+    double ema_state = 0;
+    int ema_n = 0;
+  };
+  LivePlot* makePlot(const QString& id, const QString& title, const QString& tooltip);
+  void addCurve(LivePlot* p, const QString& name, const QColor& c, std::function<double(const StepMetrics&)> get,
+                bool smoothed, bool positive_only = false, bool right_axis = false);
+  void appendRow(const StepMetrics& m);
+  void addSwitch(const StepMetrics& prev, const StepMetrics& now);
+  void rebuildSmoothed();
+  void onTick();
+  void toggleMaximized(LivePlot* p);
+
+  QGridLayout* grid_ = nullptr;
+  QSlider* slider_ = nullptr;
+  QLabel* slider_label_ = nullptr;
+  QHash<QString, LivePlot*> plots_;
+  QStringList order_;
+  HistogramPlot* hist_g_ = nullptr;
+  HistogramPlot* hist_d_ = nullptr;
+  QCPGraph *over_d_ = nullptr, *over_g_ = nullptr, *swd_ = nullptr, *fd_ = nullptr;
+  std::vector<Curve> curves_;
+  std::vector<StepMetrics> rows_;
+  double alpha_ = 0.9;
+  int switch_count_ = 0;
+  qint64 replots_ = 0;
+  LivePlot* maximized_ = nullptr;
+  int min_interval_ms_ = 50;
+  int next_ = 0;  // where the next tick's round-robin starts
+  QTimer timer_;
+};
+
+// Curve colours shared by the panels: G blue, D red.
+QColor color_g();
+QColor color_d();
+
+}  // namespace ampgan::ui

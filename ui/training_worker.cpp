@@ -1,0 +1,546 @@
+#include "ui/training_worker.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <new>
+
+#ifdef __linux__
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
+#include <QDateTime>
+#include <QDir>
+#include <QThread>
+
+#include "core/common/error.h"
+#include "core/common/parallel.h"
+#include "core/io/atomic_file.h"
+
+namespace ampgan::ui {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+TrainingWorker::TrainingWorker(QObject* parent) : QObject(parent), pending_(std::make_shared<UiBatch>()) {}
+
+TrainingWorker::~TrainingWorker() = default;
+
+// ---- thread-safe requests ----------------------------------------------------------------
+
+void TrainingWorker::requestStop() {
+  stop_.store(true);
+  cancel_loading_.store(true);
+  cv_.notify_all();
+}
+
+void TrainingWorker::setPaused(bool paused) {
+  paused_.store(paused);
+  cv_.notify_all();
+}
+
+void TrainingWorker::requestStep() {
+  step_requests_.fetch_add(1);
+  cv_.notify_all();
+}
+
+void TrainingWorker::push(Command c) {
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    // A newer value of the same setting replaces an unapplied older one.
+    if (c.kind == Command::SetPrecision || c.kind == Command::SetLearningRates || c.kind == Command::SetTotalSteps)
+      commands_.erase(std::remove_if(commands_.begin(), commands_.end(), [&](const Command& o) { return o.kind == c.kind; }),
+                      commands_.end());
+    commands_.push_back(std::move(c));
+  }
+  cv_.notify_all();
+  // When no loop runs (idle with a finished run, or paused inside one: the loop drains itself),
+  // this queued call serves the command on the worker thread.
+  QMetaObject::invokeMethod(this, &TrainingWorker::drainIdle, Qt::QueuedConnection);
+}
+
+void TrainingWorker::requestPrecision(Precision p) {
+  Command c{Command::SetPrecision};
+  c.precision = p;
+  push(c);
+}
+
+void TrainingWorker::requestLearningRates(float lr_g, float lr_d) {
+  Command c{Command::SetLearningRates};
+  c.lr_g = lr_g;
+  c.lr_d = lr_d;
+  push(c);
+}
+
+void TrainingWorker::requestTotalSteps(int64_t steps) {
+  Command c{Command::SetTotalSteps};
+  c.steps = steps;
+  push(c);
+}
+
+void TrainingWorker::requestCheckpoint() { push(Command{Command::Checkpoint}); }
+
+void TrainingWorker::requestExportSamples(const QString& dir, int n, quint64 seed) {
+  Command c{Command::ExportSamples};
+  c.dir = dir;
+  c.n = n;
+  c.seed = seed;
+  push(c);
+}
+
+void TrainingWorker::requestSampleNow() { push(Command{Command::SampleNow}); }
+
+bool TrainingWorker::stopRequested() const {
+  return stop_.load() || QThread::currentThread()->isInterruptionRequested();
+}
+
+// ---- commands on the worker thread --------------------------------------------------------
+
+void TrainingWorker::drainIdle() {
+  if (in_loop_) return;  // the loop drains between steps
+  drainCommands();
+  flush(false);
+}
+
+void TrainingWorker::drainCommands() {
+  for (;;) {
+    Command c;
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      if (commands_.empty()) return;
+      c = std::move(commands_.front());
+      commands_.pop_front();
+    }
+    apply(c);
+  }
+}
+
+void TrainingWorker::apply(const Command& c) {
+  if (!session_) {
+    if (c.kind == Command::ExportSamples || c.kind == Command::Checkpoint || c.kind == Command::SampleNow) {
+      UiError e;
+      e.what = QStringLiteral("no run is loaded");
+      e.hint = QStringLiteral("start or resume a run first");
+      e.during = c.kind == Command::Checkpoint ? QStringLiteral("saving a checkpoint") : QStringLiteral("exporting samples");
+      emit failed(e);
+    }
+    return;  // settings changes with no run: the next run reads them from the panel anyway
+  }
+  // A failing command (disk full while exporting, say) is reported; training goes on.
+  try {
+    switch (c.kind) {
+      case Command::SetPrecision: session_->set_precision(c.precision); break;
+      case Command::SetLearningRates: session_->set_learning_rates(c.lr_g, c.lr_d); break;
+      case Command::SetTotalSteps: session_->set_total_steps(c.steps); break;
+      case Command::Checkpoint: {
+        const fs::path p = session_->save_checkpoint();
+        emit exported(QStringLiteral("checkpoint"), QString::fromStdString(p.string()));
+        break;
+      }
+      case Command::ExportSamples:
+        session_->export_samples(c.dir.toStdString(), c.n, c.seed);
+        emit exported(QStringLiteral("samples"), c.dir);
+        break;
+      case Command::SampleNow: {
+        SampleShot s;
+        s.step = session_->step_count();
+        s.image = to_qimage(session_->sample_grid());
+        pending_->samples.push_back(std::move(s));
+        flush(true);
+        break;
+      }
+    }
+  } catch (...) {
+    static const char* const kDuring[] = {"switching precision", "setting learning rates", "setting the step target",
+                                          "saving a checkpoint", "exporting samples", "sampling"};
+    fail(QString::fromLatin1(kDuring[c.kind]));
+  }
+}
+
+// ---- listener ------------------------------------------------------------------------------
+
+void TrainingWorker::on_metrics(const std::vector<StepMetrics>& rows) {
+  pending_->rows.insert(pending_->rows.end(), rows.begin(), rows.end());
+}
+
+void TrainingWorker::on_event(const RunEvent& e) { pending_->events.push_back(e); }
+
+void TrainingWorker::on_samples(int64_t step, const io::Image8& grid) {
+  SampleShot s;
+  s.step = step;
+  s.image = to_qimage(grid);
+  s.path = QDir(dir_).filePath(QStringLiteral("samples/step_%1.png").arg(step, 6, 10, QChar('0')));
+  pending_->samples.push_back(std::move(s));
+}
+
+void TrainingWorker::on_histograms(int64_t step, const std::vector<float>& g, const std::vector<float>& d) {
+  pending_->has_histograms = true;
+  pending_->hist_step = step;
+  pending_->hist_g = g;
+  pending_->hist_d = d;
+}
+
+void TrainingWorker::flush(bool force) {
+  const UiBatch& p = *pending_;
+  const bool empty = p.rows.empty() && p.events.empty() && p.samples.empty() && !p.has_histograms;
+  if (empty && !force) return;
+  pending_->tag = tag_;
+  if (session_) {
+    pending_->step = session_->step_count();
+    pending_->total_steps = session_->config().steps;
+    pending_->memory = session_->backend().memory_stats();
+  }
+  if (!p.rows.empty()) pending_->elapsed_s = p.rows.back().time_s;
+  emit batchReady(std::move(pending_));
+  pending_ = std::make_shared<UiBatch>();
+  last_flush_ = Clock::now();
+}
+
+void TrainingWorker::setState(State s) {
+  if (state_.exchange(static_cast<int>(s)) != static_cast<int>(s)) emit stateChanged(static_cast<int>(s));
+}
+
+void TrainingWorker::setSession(std::unique_ptr<Session> s) {
+  session_ = std::move(s);
+  has_session_.store(session_ != nullptr);
+  emit sessionAvailable(session_ != nullptr);
+}
+
+// ---- runs ----------------------------------------------------------------------------------
+
+void TrainingWorker::beginRun(RunTag tag, bool paused, int steps) {
+  setSession(nullptr);  // the previous run's memory goes before the next dataset loads
+  stop_.store(false);
+  cancel_loading_.store(false);
+  paused_.store(paused);
+  step_requests_.store(steps);
+  tag_ = tag;
+  dir_.clear();
+  run_started_ = false;
+  pending_ = std::make_shared<UiBatch>();
+  setState(State::Loading);
+}
+
+SessionOptions TrainingWorker::sessionOptions() {
+  SessionOptions opt;
+  opt.listener = this;
+  opt.cancel = &cancel_loading_;
+  opt.progress = [this](int done, int total) {
+    const auto now = Clock::now();
+    if (done < total && now - last_progress_ < std::chrono::milliseconds(100)) return;
+    last_progress_ = now;
+    emit loadingProgress(done, total);
+  };
+  return opt;
+}
+
+void TrainingWorker::announce(RunTag tag, bool resumed) {
+  dir_ = QString::fromStdString(session_->dir().string());
+  run_started_ = true;
+  RunStartInfo info;
+  info.tag = tag;
+  info.dir = dir_;
+  info.config = session_->config();
+  info.backend = QString::fromStdString(session_->backend().name());
+  info.backend_note = QString::fromStdString(session_->backend_note());
+  const data::ImageSet& ds = session_->dataset();
+  info.dataset = QStringLiteral("%1 (%2 images, %3x%3x%4)")
+                     .arg(QString::fromStdString(ds.name))
+                     .arg(ds.count)
+                     .arg(ds.res)
+                     .arg(ds.channels);
+  info.start_step = session_->step_count();
+  info.resumed = resumed;
+  emit runStarted(info);
+}
+
+QString TrainingWorker::loop() {
+  in_loop_ = true;
+  struct Exit {
+    bool& flag;
+    ~Exit() { flag = false; }
+  } exit{in_loop_};
+  setState(paused_.load() ? State::Paused : State::Running);
+  for (;;) {
+    drainCommands();
+    if (stopRequested()) return QStringLiteral("stopped");
+    if (session_->done()) return QStringLiteral("finished");
+    bool single = false;
+    if (paused_.load()) {
+      if (step_requests_.load() <= 0) {
+        setState(State::Paused);
+        flush(false);
+        std::unique_lock<std::mutex> lk(mu_);
+        cv_.wait_for(lk, std::chrono::milliseconds(100), [&] {
+          return stop_.load() || !paused_.load() || step_requests_.load() > 0 || !commands_.empty();
+        });
+        continue;
+      }
+      step_requests_.fetch_sub(1);
+      single = true;
+    } else {
+      step_requests_.store(0);  // Step while running means nothing
+      setState(State::Running);
+    }
+    session_->step();
+    if (single || Clock::now() - last_flush_ >= std::chrono::milliseconds(flush_ms_.load())) flush(single);
+  }
+}
+
+void TrainingWorker::finishRun(const QString& reason) {
+  setState(State::Stopping);
+  session_->finish(reason.toStdString());
+  flush(true);
+  RunEndInfo end;
+  end.tag = tag_;
+  end.dir = dir_;
+  end.reason = reason;
+  end.step = session_->step_count();
+  end.memory = session_->backend().memory_stats();
+  emit runFinished(end);
+}
+
+void TrainingWorker::fail(const QString& during) {
+  UiError e;
+  e.during = during;
+  try {
+    throw;
+  } catch (const OutOfMemoryError& x) {
+    e.what = QString::fromStdString(x.what_failed());
+    e.subject = QString::fromStdString(x.subject());
+    e.hint = QString::fromStdString(x.hint());
+    e.out_of_memory = true;
+  } catch (const Error& x) {
+    e.what = QString::fromStdString(x.what_failed());
+    e.subject = QString::fromStdString(x.subject());
+    e.hint = QString::fromStdString(x.hint());
+  } catch (const std::bad_alloc&) {
+    e.what = QStringLiteral("out of memory");
+    e.hint = QStringLiteral("use a smaller batch, width or resolution");
+    e.out_of_memory = true;
+  } catch (const std::exception& x) {
+    e.what = QString::fromUtf8(x.what());
+  } catch (...) {
+    e.what = QStringLiteral("unknown error");
+  }
+  emit failed(e);
+}
+
+namespace {
+
+// Session::step finishes a diverged run itself (samples, checkpoint, stop event) before
+// throwing; finishing it again would only log a second stop.
+bool is_divergence() {
+  try {
+    throw;
+  } catch (const Error& x) {
+    return x.what_failed().rfind("training diverged", 0) == 0;
+  } catch (...) {
+    return false;
+  }
+}
+
+bool is_cancel() {
+  try {
+    throw;
+  } catch (const Error& x) {
+    return x.what_failed().find("cancelled") != std::string::npos;
+  } catch (...) {
+    return false;
+  }
+}
+
+}  // namespace
+
+void TrainingWorker::startRun(const RunConfig& cfg, bool paused, int steps) {
+  if (in_loop_) return;
+  beginRun(RunTag::Main, paused, steps);
+  try {
+    setSession(Session::create(cfg, sessionOptions()));
+    announce(RunTag::Main, false);
+    flush(true);
+    finishRun(loop());
+  } catch (...) {
+    const bool cancelled = cancel_loading_.load() && !run_started_ && is_cancel();
+    const bool diverged = is_divergence();
+    if (cancelled) {
+      emit notice(QStringLiteral("loading cancelled"));
+    } else {
+      fail(run_started_ ? QStringLiteral("training") : QStringLiteral("starting the run"));
+    }
+    // Keep everything already written: flush the logs and write a checkpoint (unless the
+    // engine already did, after a divergence). A second failure here is only reported.
+    if (session_ && run_started_ && !diverged) {
+      try {
+        session_->finish("error");
+      } catch (...) {
+        fail(QStringLiteral("saving the run after an error"));
+      }
+    }
+    flush(true);
+    RunEndInfo end;
+    end.tag = tag_;
+    end.dir = dir_;
+    end.reason = cancelled ? QStringLiteral("cancelled") : diverged ? QStringLiteral("diverged") : QStringLiteral("error");
+    end.ok = false;
+    if (session_) {
+      end.step = session_->step_count();
+      end.memory = session_->backend().memory_stats();
+    }
+    if (run_started_) emit runFinished(end);
+    if (!run_started_) setSession(nullptr);
+  }
+  setState(State::Idle);
+}
+
+void TrainingWorker::resumeRun(const QString& run_dir, qint64 steps, const QString& checkpoint, bool paused) {
+  if (in_loop_) return;
+  beginRun(RunTag::Main, paused);
+  try {
+    setSession(Session::resume(run_dir.toStdString(), steps, sessionOptions(), checkpoint.toStdString()));
+    announce(RunTag::Main, true);
+    // The history up to the checkpoint (the engine dropped rows after it: they are retrained).
+    pending_->replace_history = true;
+    std::vector<StepMetrics> history = Session::read_metrics(session_->dir());
+    pending_->rows.insert(pending_->rows.begin(), history.begin(), history.end());
+    flush(true);
+    finishRun(loop());
+  } catch (...) {
+    const bool diverged = is_divergence();
+    fail(run_started_ ? QStringLiteral("training") : QStringLiteral("resuming the run"));
+    if (session_ && run_started_ && !diverged) {
+      try {
+        session_->finish("error");
+      } catch (...) {
+        fail(QStringLiteral("saving the run after an error"));
+      }
+    }
+    flush(true);
+    if (run_started_) {
+      RunEndInfo end;
+      end.tag = tag_;
+      end.dir = dir_;
+      end.reason = diverged ? QStringLiteral("diverged") : QStringLiteral("error");
+      end.ok = false;
+      end.step = session_ ? session_->step_count() : 0;
+      emit runFinished(end);
+    } else {
+      setSession(nullptr);
+    }
+  }
+  setState(State::Idle);
+}
+
+void TrainingWorker::runComparison(const RunConfig& base, Precision amp) {
+  if (in_loop_) return;
+  bool complete = true;
+  // One folder holds both runs: <runs_root>/<date>-compare-<dataset>-<amp>/{fp32,fp16}.
+  QString root = QString::fromStdString(base.out_dir);
+  if (root.isEmpty()) {
+    RunConfig probe = base;
+    probe.precision = amp;
+    root = QDir(QString::fromStdString(base.runs_root))
+               .filePath(QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss")) +
+                         QStringLiteral("-compare-") + QString::fromStdString(probe.default_name()));
+  }
+  const Precision modes[2] = {Precision::FP32, amp};
+  for (int i = 0; i < 2 && complete; ++i) {
+    const RunTag tag = i == 0 ? RunTag::CompareBaseline : RunTag::CompareAmp;
+    RunConfig cfg = base;
+    cfg.precision = modes[i];
+    cfg.out_dir = QDir(root).filePath(QString::fromLatin1(precision_name(modes[i]))).toStdString();
+    cfg.name.clear();
+    beginRun(tag, false);
+    try {
+      setSession(Session::create(cfg, sessionOptions()));
+      announce(tag, false);
+      flush(true);
+      const QString reason = loop();
+      finishRun(reason);
+      if (reason != QStringLiteral("finished")) complete = false;
+    } catch (...) {
+      complete = false;
+      const bool diverged = is_divergence();
+      if (cancel_loading_.load() && !run_started_ && is_cancel()) emit notice(QStringLiteral("loading cancelled"));
+      else fail(QStringLiteral("comparing (%1 run)").arg(QString::fromLatin1(precision_label(modes[i]))));
+      if (session_ && run_started_ && !diverged) {
+        try {
+          session_->finish("error");
+        } catch (...) {
+        }
+      }
+      flush(true);
+      if (run_started_) {
+        RunEndInfo end;
+        end.tag = tag;
+        end.dir = dir_;
+        end.reason = diverged ? QStringLiteral("diverged") : QStringLiteral("error");
+        end.ok = false;
+        end.step = session_ ? session_->step_count() : 0;
+        if (session_) end.memory = session_->backend().memory_stats();
+        emit runFinished(end);
+      }
+    }
+  }
+  emit comparisonFinished(complete);
+  setState(State::Idle);
+}
+
+void TrainingWorker::openRun(const QString& run_dir) {
+  if (in_loop_) return;
+  try {
+    auto run = std::make_shared<OpenedRun>();
+    run->dir = run_dir;
+    const fs::path dir = run_dir.toStdString();
+    if (!fs::is_directory(dir)) throw Error("no such run folder", dir.string(), "choose a folder under your runs folder");
+    if (fs::exists(dir / "config.json")) {
+      run->config = RunConfig::from_json(nlohmann::json::parse(io::read_file(dir / "config.json")),
+                                         (dir / "config.json").string());
+      run->has_config = true;
+    }
+    run->rows = Session::read_metrics(dir);
+    run->events = Session::read_events(dir);
+    const QDir samples(QDir(run_dir).filePath(QStringLiteral("samples")));
+    for (const QString& f : samples.entryList({QStringLiteral("step_*.png")}, QDir::Files, QDir::Name)) {
+      SampleShot s;
+      s.step = f.mid(5, f.size() - 9).toLongLong();
+      s.path = samples.filePath(f);
+      run->samples.push_back(std::move(s));
+    }
+    const QDir ckpts(QDir(run_dir).filePath(QStringLiteral("checkpoints")));
+    for (const QString& f : ckpts.entryList({QStringLiteral("*.safetensors")}, QDir::Files, QDir::Name))
+      run->checkpoints << ckpts.filePath(f);
+    emit runOpened(run);
+  } catch (const nlohmann::json::exception& x) {
+    UiError e;
+    e.what = QStringLiteral("config.json is not valid JSON");
+    e.subject = run_dir;
+    e.hint = QString::fromUtf8(x.what());
+    e.during = QStringLiteral("opening the run");
+    emit failed(e);
+  } catch (...) {
+    fail(QStringLiteral("opening the run"));
+  }
+}
+
+int TrainingWorker::initThread() {
+  int nice_value = 5;
+  if (const char* env = std::getenv("AMPGAN_WORKER_NICE")) nice_value = std::atoi(env);
+#ifdef __linux__
+  // Per-thread on Linux (threads are tasks); threads created from here inherit it.
+  if (nice_value != 0) setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), nice_value);
+#else
+  nice_value = 0;
+#endif
+  (void)cpu_threads();  // creates the pool now, on this thread
+  return nice_value;
+}
+
+void TrainingWorker::releaseSession() {
+  if (in_loop_) return;
+  setSession(nullptr);
+}
+
+}  // namespace ampgan::ui
