@@ -217,8 +217,8 @@ void Session::trim_logs(int64_t step) {
 }
 
 void Session::emit_event(RunEvent e) {
-  if (e.time_s == 0)
-    e.time_s = time_offset_ + std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+  // The clock of metrics.csv's time_s: seconds trained, continued across resumes.
+  if (e.time_s == 0 && trainer_) e.time_s = time_offset_ + trainer_->elapsed_s();
   if (events_log_) events_log_->append_line(e.to_json().dump());
   if (listener_) listener_->on_event(e);
 }

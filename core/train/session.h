@@ -108,7 +108,6 @@ class Session {
   SessionListener* listener_ = nullptr;
   std::vector<float> fixed_latents_;
   double time_offset_ = 0;  // seconds trained before a resume
-  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   double last_scale_d_ = -1, last_scale_g_ = -1;
   int consecutive_skips_d_ = 0, consecutive_skips_g_ = 0;
   int64_t last_checkpoint_step_ = -1, last_samples_step_ = -1;

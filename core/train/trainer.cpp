@@ -164,6 +164,10 @@ void Trainer::step(const float* real_batch) {
   if (pending_.size() > kMaxInFlight) pending_[pending_.size() - kMaxInFlight - 1].readback->wait();
 }
 
+double Trainer::elapsed_s() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+}
+
 std::vector<std::string> Trainer::take_warnings() {
   std::vector<std::string> out;
   out.swap(warnings_);

@@ -56,6 +56,7 @@ class Trainer {
   std::vector<StepMetrics> collect(bool wait = false);
 
   int64_t iteration() const { return iteration_; }  // steps taken (enqueued) so far
+  double elapsed_s() const;                         // seconds since the trainer was made (time_s)
   void set_iteration(int64_t it);                   // after loading a checkpoint
   Precision precision() const { return precision_; }
   void set_precision(Precision p);                  // between steps; nothing is lost
