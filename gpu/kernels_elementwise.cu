@@ -110,21 +110,10 @@ __global__ void gan_loss_kernel(LossKind kind, LossRole role, const float* x, in
 __global__ void softmax_rows_kernel(const float* x, const float* labels, int64_t n, int64_t k,
                                     float* dx, double* row_loss, int* row_correct) {
   for (int64_t i = global_thread(); i < n; i += grid_stride()) {
-    const float* row = x + i * k;
-    float* drow = dx + i * k;
-    int64_t arg = 0;
-    float mx = row[0];
-    for (int64_t j = 1; j < k; ++j)
-      if (row[j] > mx) mx = row[j], arg = j;
-    double sum = 0.0;
-    for (int64_t j = 0; j < k; ++j) sum += exp(static_cast<double>(row[j] - mx));
-    const int64_t label = static_cast<int64_t>(labels[i]);
-    row_loss[i] = log(sum) - (row[label] - mx);
-    row_correct[i] = arg == label ? 1 : 0;
-    for (int64_t j = 0; j < k; ++j) {
-      const double p = exp(static_cast<double>(row[j] - mx)) / sum;
-      drow[j] = static_cast<float>((p - (j == label ? 1.0 : 0.0)) / static_cast<double>(n));
-    }
+    bool right = false;
+    row_loss[i] = ew::softmax_xent_row(x + i * k, k, static_cast<int64_t>(labels[i]), static_cast<double>(n),
+                                       dx + i * k, right);
+    row_correct[i] = right ? 1 : 0;
   }
 }
 

@@ -363,34 +363,7 @@ void TrainingWorker::startRun(const RunConfig& cfg, bool paused, int steps) {
     flush(true);
     finishRun(loop());
   } catch (...) {
-    const bool cancelled = cancel_loading_.load() && !run_started_ && is_cancel();
-    const bool diverged = is_divergence();
-    if (cancelled) {
-      emit notice(QStringLiteral("loading cancelled"));
-    } else {
-      fail(run_started_ ? QStringLiteral("training") : QStringLiteral("starting the run"));
-    }
-    // Keep everything already written: flush the logs and write a checkpoint (unless the
-    // engine already did, after a divergence). A second failure here is only reported.
-    if (session_ && run_started_ && !diverged) {
-      try {
-        session_->finish("error");
-      } catch (...) {
-        fail(QStringLiteral("saving the run after an error"));
-      }
-    }
-    flush(true);
-    RunEndInfo end;
-    end.tag = tag_;
-    end.dir = dir_;
-    end.reason = cancelled ? QStringLiteral("cancelled") : diverged ? QStringLiteral("diverged") : QStringLiteral("error");
-    end.ok = false;
-    if (session_) {
-      end.step = session_->step_count();
-      end.memory = session_->backend().memory_stats();
-    }
-    if (run_started_) emit runFinished(end);
-    if (!run_started_) setSession(nullptr);
+    runFailed(QStringLiteral("starting the run"));
   }
   setState(State::Idle);
 }
@@ -408,29 +381,42 @@ void TrainingWorker::resumeRun(const QString& run_dir, qint64 steps, const QStri
     flush(true);
     finishRun(loop());
   } catch (...) {
-    const bool diverged = is_divergence();
-    fail(run_started_ ? QStringLiteral("training") : QStringLiteral("resuming the run"));
-    if (session_ && run_started_ && !diverged) {
-      try {
-        session_->finish("error");
-      } catch (...) {
-        fail(QStringLiteral("saving the run after an error"));
-      }
-    }
-    flush(true);
-    if (run_started_) {
-      RunEndInfo end;
-      end.tag = tag_;
-      end.dir = dir_;
-      end.reason = diverged ? QStringLiteral("diverged") : QStringLiteral("error");
-      end.ok = false;
-      end.step = session_ ? session_->step_count() : 0;
-      emit runFinished(end);
-    } else {
-      setSession(nullptr);
-    }
+    runFailed(QStringLiteral("resuming the run"));
   }
   setState(State::Idle);
+}
+
+void TrainingWorker::runFailed(const QString& before_start) {
+  const bool cancelled = cancel_loading_.load() && !run_started_ && is_cancel();
+  const bool diverged = is_divergence();
+  if (cancelled)
+    emit notice(QStringLiteral("loading cancelled"));
+  else
+    fail(run_started_ ? QStringLiteral("training") : before_start);
+  // Keep everything already written: flush the logs and write a checkpoint (unless the engine
+  // already did, after a divergence). A second failure here is only reported.
+  if (session_ && run_started_ && !diverged) {
+    try {
+      session_->finish("error");
+    } catch (...) {
+      fail(QStringLiteral("saving the run after an error"));
+    }
+  }
+  flush(true);
+  if (!run_started_) {
+    setSession(nullptr);
+    return;
+  }
+  RunEndInfo end;
+  end.tag = tag_;
+  end.dir = dir_;
+  end.reason = diverged ? QStringLiteral("diverged") : QStringLiteral("error");
+  end.ok = false;
+  if (session_) {
+    end.step = session_->step_count();
+    end.memory = session_->backend().memory_stats();
+  }
+  emit runFinished(end);
 }
 
 void TrainingWorker::runComparison(const RunConfig& base, Precision amp) {

@@ -117,6 +117,8 @@ class TrainingWorker : public QObject, private SessionListener {
   void flush(bool force);
   void setState(State s);
   void fail(const QString& during);  // inside a catch block: reports the current exception
+  // Inside a catch block of a run: reports, saves what can be saved, ends the run.
+  void runFailed(const QString& before_start);
   void setSession(std::unique_ptr<Session> s);
 
   std::unique_ptr<Session> session_;

@@ -99,6 +99,25 @@ AMPGAN_HD float hinge_grad(HingeRole r, float x) {
   }
 }
 
+// Softmax cross-entropy of one row of k logits (a classifier's): writes d(loss / n)/d(logits)
+// to drow, sets correct when the argmax is the label, returns the row's loss. In double, so the
+// classifier's loss does not depend on the order of the k terms.
+AMPGAN_HD double softmax_xent_row(const float* row, int64_t k, int64_t label, double n, float* drow,
+                                  bool& correct) {
+  int64_t arg = 0;
+  float mx = row[0];
+  for (int64_t j = 1; j < k; ++j)
+    if (row[j] > mx) mx = row[j], arg = j;
+  double sum = 0.0;
+  for (int64_t j = 0; j < k; ++j) sum += exp(static_cast<double>(row[j] - mx));
+  for (int64_t j = 0; j < k; ++j) {
+    const double p = exp(static_cast<double>(row[j] - mx)) / sum;
+    drow[j] = static_cast<float>((p - (j == label ? 1.0 : 0.0)) / n);
+  }
+  correct = arg == label;
+  return log(sum) - (row[label] - mx);
+}
+
 // ---- batch norm -----------------------------------------------------------------------------
 
 AMPGAN_HD float bn_normalize(float x, float mean, float invstd, float gamma, float beta) {

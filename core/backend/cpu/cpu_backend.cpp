@@ -225,21 +225,9 @@ void CpuBackend::softmax_cross_entropy(const Tensor& logits, const Tensor& label
   double loss = 0.0;
   int64_t correct = 0;
   for (int64_t i = 0; i < n; ++i) {
-    const float* row = x + i * k;
-    float* drow = dx + i * k;
-    int64_t arg = 0;
-    float mx = row[0];
-    for (int64_t j = 1; j < k; ++j)
-      if (row[j] > mx) mx = row[j], arg = j;
-    double sum = 0.0;
-    for (int64_t j = 0; j < k; ++j) sum += std::exp(static_cast<double>(row[j] - mx));
-    const int64_t label = static_cast<int64_t>(y[i]);
-    loss += std::log(sum) - (row[label] - mx);
-    if (arg == label) ++correct;
-    for (int64_t j = 0; j < k; ++j) {
-      const double p = std::exp(static_cast<double>(row[j] - mx)) / sum;
-      drow[j] = static_cast<float>((p - (j == label ? 1.0 : 0.0)) / n);
-    }
+    bool right = false;
+    loss += ew::softmax_xent_row(x + i * k, k, static_cast<int64_t>(y[i]), static_cast<double>(n), dx + i * k, right);
+    correct += right;
   }
   float* s = scalars.as<float>();
   s[loss_slot] = static_cast<float>(loss / n);
