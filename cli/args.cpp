@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 
 #include "core/common/error.h"
@@ -68,6 +69,12 @@ void Args::parse(int argc, char** argv, int first) {
     }
     values_.emplace_back(name, value);
   }
+}
+
+bool Args::parse_or_help(int argc, char** argv, int first) {
+  parse(argc, argv, first);
+  if (help_) std::fputs(help().c_str(), stdout);
+  return !help_;
 }
 
 bool Args::has(const std::string& name) const {

@@ -25,6 +25,8 @@ class Args {
 
   // Parses argv[first..argc); "--help" sets help_requested().
   void parse(int argc, char** argv, int first);
+  // parse(), then on --help prints the help: false means the command is done (exit 0).
+  bool parse_or_help(int argc, char** argv, int first);
   bool help_requested() const { return help_; }
   std::string help() const;
 

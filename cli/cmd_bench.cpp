@@ -54,11 +54,7 @@ int cmd_bench(int argc, char** argv) {
       .flag("no-cuda-graphs", "launch each op instead of replaying a CUDA graph")
       .flag("json", "one JSON object per precision instead of the table");
   return guarded("bench", [&] {
-    a.parse(argc, argv, 2);
-    if (a.help_requested()) {
-      std::fputs(a.help().c_str(), stdout);
-      return 0;
-    }
+    if (!a.parse_or_help(argc, argv, 2)) return 0;
     TrainerConfig tc;
     tc.model.res = static_cast<int>(a.integer("res", 32));
     tc.model.channels = static_cast<int>(a.integer("nc", 1));

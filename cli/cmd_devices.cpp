@@ -12,11 +12,7 @@ namespace ampgan::cli {
 int cmd_devices(int argc, char** argv) {
   Args a("devices", "ampgan devices", "Lists the GPUs the CUDA backend sees, and the CPU fallback.");
   return guarded("devices", [&] {
-    a.parse(argc, argv, 2);
-    if (a.help_requested()) {
-      std::fputs(a.help().c_str(), stdout);
-      return 0;
-    }
+    if (!a.parse_or_help(argc, argv, 2)) return 0;
     std::string why;
     const auto gpus = list_gpus(&why);
     for (const GpuInfo& g : gpus)

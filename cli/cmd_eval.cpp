@@ -22,11 +22,7 @@ int cmd_eval(int argc, char** argv) {
       .option("backend", "B", "auto, cpu (default) or cuda")
       .flag("json", "print one JSON object");
   return guarded("eval", [&] {
-    a.parse(argc, argv, 2);
-    if (a.help_requested()) {
-      std::fputs(a.help().c_str(), stdout);
-      return 0;
-    }
+    if (!a.parse_or_help(argc, argv, 2)) return 0;
     if (a.positional().size() != 1) throw UsageError("eval takes one checkpoint file", "ampgan eval", "see --help");
     auto backend = create_backend(a.str("backend", "cpu"));
     CheckpointInfo info;

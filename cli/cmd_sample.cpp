@@ -22,11 +22,7 @@ int cmd_sample(int argc, char** argv) {
       .option("seed", "S", "latent seed (0)")
       .option("backend", "B", "auto, cpu (default) or cuda");
   return guarded("sample", [&] {
-    a.parse(argc, argv, 2);
-    if (a.help_requested()) {
-      std::fputs(a.help().c_str(), stdout);
-      return 0;
-    }
+    if (!a.parse_or_help(argc, argv, 2)) return 0;
     if (a.positional().size() != 1) throw UsageError("sample takes one checkpoint file", "ampgan sample", "see --help");
     if (a.has("grid") == a.has("each")) throw UsageError("give exactly one of --grid FILE.png and --each DIR", "ampgan sample");
     const long long n = a.integer("n", 64), cols = a.integer("cols", 8), up = a.integer("upscale", 1);
@@ -69,11 +65,7 @@ int cmd_export_generator(int argc, char** argv) {
          "Writes the generator's FP32 weights under the PyTorch peer's state_dict names and layouts\n"
          "(see README.md: a few lines of Python load them into bench/peers/pytorch_dcgan.py's generator).");
   return guarded("export-generator", [&] {
-    a.parse(argc, argv, 2);
-    if (a.help_requested()) {
-      std::fputs(a.help().c_str(), stdout);
-      return 0;
-    }
+    if (!a.parse_or_help(argc, argv, 2)) return 0;
     if (a.positional().size() != 2)
       throw UsageError("export-generator takes a checkpoint and an output file", "ampgan export-generator",
                   "usage: ampgan export-generator CHECKPOINT OUT.safetensors");

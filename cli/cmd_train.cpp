@@ -225,11 +225,7 @@ int drive(Session& s, Progress& progress) {
 int cmd_train(int argc, char** argv) {
   Args a = train_args();
   return guarded("train", [&] {
-    a.parse(argc, argv, 2);
-    if (a.help_requested()) {
-      std::fputs(a.help().c_str(), stdout);
-      return 0;
-    }
+    if (!a.parse_or_help(argc, argv, 2)) return 0;
     if (!a.positional().empty())
       throw UsageError("unexpected argument '" + a.positional()[0] + "'", "ampgan train", "options start with --");
     const RunConfig cfg = config_from(a);
@@ -247,11 +243,7 @@ int cmd_resume(int argc, char** argv) {
          "On the CPU the result is bit-identical to a run that never stopped.");
   a.option("steps", "N", "train until step N").flag("quiet", "print only errors and the final line");
   return guarded("resume", [&] {
-    a.parse(argc, argv, 2);
-    if (a.help_requested()) {
-      std::fputs(a.help().c_str(), stdout);
-      return 0;
-    }
+    if (!a.parse_or_help(argc, argv, 2)) return 0;
     if (a.positional().size() != 1)
       throw UsageError("resume takes one run folder", "ampgan resume", "usage: ampgan resume RUN_DIR [--steps N]");
     Progress progress(0, a.has("quiet"));

@@ -151,19 +151,18 @@ EvalResult Evaluator::evaluate(Trainer& trainer) {
   return r;
 }
 
-EvalResult Evaluator::evaluate_images(const float* fake_images, int n) {
+EvalResult Evaluator::evaluate_images(const float* fake, int n) {
   Impl& m = *impl_;
   m.prepare();
-  const std::vector<float> fake(fake_images, fake_images + static_cast<size_t>(n) * m.real.image_size());
   EvalResult r;
   r.samples = n;
-  const SwdDescriptors d = swd_descriptors(fake.data(), n, m.real.res, m.real.channels, swd_options(m.seed));
+  const SwdDescriptors d = swd_descriptors(fake, n, m.real.res, m.real.channels, swd_options(m.seed));
   const SwdResult s = sliced_wasserstein(m.real_desc, d, swd_options(m.seed));
   r.swd = s.mean;
   r.swd_levels = s.per_level;
   r.swd_level_res = s.level_res;
   if (m.classifier) {
-    const std::vector<float> f = m.classifier->features(fake.data(), n);
+    const std::vector<float> f = m.classifier->features(fake, n);
     r.fd = frechet_distance(m.real_stats, feature_stats(f.data(), n, FeatureClassifier::kFeatures));
     r.classifier_accuracy = m.accuracy;
   }
