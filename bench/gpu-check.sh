@@ -47,6 +47,24 @@ stage() {
   return $rc
 }
 
+# ---- carried build dependencies ----------------------------------------------------------------
+# The GPU machine has no apt access. bench/gpu-deps.sh (run beforehand on a Debian 12 machine)
+# puts the .debs of what a compute-only build needs (OpenBLAS, nlohmann-json, GoogleTest) into
+# .deps/; carry that folder along and they are unpacked here into .deps/root.
+if ls .deps/*.deb > /dev/null 2>&1; then
+  mkdir -p .deps/root
+  for f in .deps/*.deb; do
+    if command -v dpkg-deb > /dev/null; then
+      dpkg-deb -x "$f" .deps/root
+    else
+      (d=$(mktemp -d) && cd "$d" && ar x "$OLDPWD/$f" && tar -xf data.tar.* -C "$OLDPWD/.deps/root" && rm -rf "$d")
+    fi
+  done
+  export CMAKE_PREFIX_PATH=$PWD/.deps/root/usr${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}
+  export LD_LIBRARY_PATH=$PWD/.deps/root/usr/lib/x86_64-linux-gnu/openblas-pthread:$PWD/.deps/root/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  log "using the carried packages in .deps/: $(ls .deps/*.deb | wc -l) .debs"
+fi
+
 # ---- what this machine has -------------------------------------------------------------------
 {
   echo "== machine =="
@@ -78,11 +96,9 @@ stage() {
   check_file "cuDNN header" /usr/local/cuda/include/cudnn.h /usr/include/cudnn.h /usr/include/x86_64-linux-gnu/cudnn.h
   check_file "cuDNN library" "/usr/local/cuda/lib64/libcudnn.so*" "/usr/lib/x86_64-linux-gnu/libcudnn.so*"
   check_file "cuBLAS library" "/usr/local/cuda/lib64/libcublas.so*" "/usr/lib/x86_64-linux-gnu/libcublas.so*"
-  check_file "GoogleTest (libgtest-dev)" /usr/include/gtest/gtest.h /usr/local/include/gtest/gtest.h
-  check_file "nlohmann-json (nlohmann-json3-dev)" /usr/include/nlohmann/json.hpp /usr/local/include/nlohmann/json.hpp
-  check_file "OpenCV headers (libopencv-*-dev)" /usr/include/opencv4/opencv2/core.hpp /usr/local/include/opencv4/opencv2/core.hpp
-  check_file "OpenBLAS (libopenblas-dev)" "/usr/include/x86_64-linux-gnu/openblas*/cblas.h" /usr/include/cblas.h /usr/include/openblas/cblas.h
-  check_file "zlib (zlib1g-dev)" /usr/include/zlib.h
+  check_file "GoogleTest (libgtest-dev)" /usr/include/gtest/gtest.h /usr/local/include/gtest/gtest.h .deps/root/usr/include/gtest/gtest.h
+  check_file "nlohmann-json (nlohmann-json3-dev)" /usr/include/nlohmann/json.hpp /usr/local/include/nlohmann/json.hpp .deps/root/usr/include/nlohmann/json.hpp
+  check_file "OpenBLAS (libopenblas-dev)" "/usr/include/x86_64-linux-gnu/openblas*/cblas.h" /usr/include/cblas.h /usr/include/openblas/cblas.h ".deps/root/usr/include/x86_64-linux-gnu/openblas*/cblas.h"
   echo "== python =="
   if command -v python3 > /dev/null; then
     python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'available', torch.cuda.is_available())" 2>&1 \
@@ -92,10 +108,12 @@ stage() {
 log "environment: $OUT/environment.log"
 grep MISSING "$OUT/environment.log" | sed 's/^/    /' | tee -a "$SUMMARY"
 
-# ---- build (Release, no GUI, sm_90 only) --------------------------------------------------------
+# ---- build (Release, compute engine only, sm_90 only) -------------------------------------------
+# AMPGAN_COMPUTE_ONLY: the engine without datasets, run folders or GUI, so no OpenCV, zlib or Qt
+# is needed; `ampgan bench`, `ampgan devices` and the GPU tests are all there is to run here.
 # The CUDA20 options let CMake 3.25 (Debian 12) compile .cu files as C++20; newer CMake versions
 # define them themselves and ignore these.
-CMAKE_ARGS=(-S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DAMPGAN_BUILD_GUI=OFF
+CMAKE_ARGS=(-S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DAMPGAN_COMPUTE_ONLY=ON
             -DAMPGAN_CUDA_ARCHITECTURES=90
             -DCMAKE_CUDA20_STANDARD_COMPILE_OPTION=-std=c++20 -DCMAKE_CUDA20_EXTENSION_COMPILE_OPTION=-std=c++20)
 TESTS=1

@@ -41,13 +41,22 @@ int main(int argc, char** argv) {
     std::printf("ampgan %s\n", AMPGAN_VERSION);
     return 0;
   }
+  if (cmd == "bench") return cmd_bench(argc, argv);
+  if (cmd == "devices") return cmd_devices(argc, argv);
+#if defined(AMPGAN_COMPUTE_ONLY)
+  for (const char* full : {"train", "resume", "sample", "export-generator", "eval"})
+    if (cmd == full) {
+      std::fprintf(stderr, "ampgan: '%s' is not in this compute-only build (AMPGAN_COMPUTE_ONLY=ON); only bench "
+                   "and devices are\n", full);
+      return 2;
+    }
+#else
   if (cmd == "train") return cmd_train(argc, argv);
   if (cmd == "resume") return cmd_resume(argc, argv);
   if (cmd == "sample") return cmd_sample(argc, argv);
   if (cmd == "export-generator") return cmd_export_generator(argc, argv);
-  if (cmd == "bench") return cmd_bench(argc, argv);
-  if (cmd == "devices") return cmd_devices(argc, argv);
   if (cmd == "eval") return cmd_eval(argc, argv);
+#endif
   std::fprintf(stderr, "ampgan: unknown command '%s'. Run 'ampgan --help' for the list.\n", cmd.c_str());
   return 2;
 }
