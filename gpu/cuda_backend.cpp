@@ -208,7 +208,10 @@ class CudaReadback final : public HostReadback {
  private:
   void activate() const {
     int cur = -1;
-    if (cudaGetDevice(&cur) != cudaSuccess || cur != device_) (void)cudaSetDevice(device_);
+    // A failure here resurfaces in the event call that follows; clear it so that it is not
+    // reported later against an unrelated kernel launch on this thread.
+    if ((cudaGetDevice(&cur) != cudaSuccess || cur != device_) && cudaSetDevice(device_) != cudaSuccess)
+      (void)cudaGetLastError();
   }
   std::shared_ptr<ReadbackPool> pool_;
   ReadbackPool::Slot* slot_;
@@ -394,7 +397,10 @@ void CudaBackend::release(Storage& s) {
   if (!stream_) return;
   int cur = -1;
   if (cudaGetDevice(&cur) != cudaSuccess || cur != device_) (void)cudaSetDevice(device_);
-  (void)cudaFreeAsync(p, stream_);  // cannot throw from a destructor; a failure here is sticky anyway
+  // Cannot throw from a destructor. Clear the thread's last-error state on failure, or the next
+  // kernel launch check (cudaGetLastError) would report this free as that kernel's failure; a
+  // sticky context error resurfaces at the next call anyway.
+  if (cudaFreeAsync(p, stream_) != cudaSuccess) (void)cudaGetLastError();
 }
 
 bool CudaBackend::capturing() {
@@ -530,6 +536,10 @@ void CudaBackend::end_capture() {
     if (!capturing_) throw Error("end_capture without begin_capture", "CUDA backend", "this is a bug in the caller");
     st = cudaStreamEndCapture(stream_, &g);
     capturing_ = false;
+    // Every block allocated so far may be referenced by the graph. Set in the same critical
+    // section that clears capturing_: otherwise a release on another thread between the two
+    // would see neither flag and free a block the graph is about to use.
+    if (st == cudaSuccess) graph_seq_ = next_seq_;
   }
   if (st != cudaSuccess) {
     if (g) (void)cudaGraphDestroy(g);
@@ -541,12 +551,11 @@ void CudaBackend::end_capture() {
   if (ist != cudaSuccess) {
     (void)cudaGraphDestroy(g);
     (void)cudaGetLastError();
+    // No graph exists: the blocks freed meanwhile stay deferred until drop_capture (safe).
     throw_cuda(ist, "cudaGraphInstantiate", __FILE__, __LINE__);
   }
   graph_ = g;
   graph_exec_ = exec;
-  std::lock_guard<std::mutex> lock(alloc_mutex_);
-  graph_seq_ = next_seq_;  // every block allocated so far may be referenced by the graph
 }
 
 void CudaBackend::replay() {

@@ -780,7 +780,11 @@ AdamSet make_adam(Backend& gpu, DType compute, int count, uint64_t seed) {
     s.master.push_back(both(gpu, shape, DType::F32, random_normal(n, seed + 10 * i, 0.02f), MemCategory::Master));
     s.grad.push_back(both(gpu, shape, gt, random_normal(n, seed + 10 * i + 1, 1024.0f * 0.01f), MemCategory::Gradient));
     s.m.push_back(both(gpu, shape, DType::F32, random_normal(n, seed + 10 * i + 2, 1e-3f), MemCategory::Optimizer));
-    s.v.push_back(both(gpu, shape, DType::F32, scaled_normal(n, seed + 10 * i + 3, 1e-7f, 2e-7f), MemCategory::Optimizer));
+    // Adam's second moment is a running mean of squares: never negative (a negative v makes
+    // sqrtf(v) NaN, and the master comparison fails on any backend).
+    std::vector<float> v0 = scaled_normal(n, seed + 10 * i + 3, 1e-7f, 2e-7f);
+    for (float& x : v0) x = std::fabs(x);
+    s.v.push_back(both(gpu, shape, DType::F32, v0, MemCategory::Optimizer));
     if (gt != DType::F32) s.half.push_back(both(gpu, shape, gt, std::vector<float>(n, 0.0f), MemCategory::HalfCopy));
     else s.half.push_back(Both{});
   }
@@ -933,7 +937,30 @@ TEST_F(GpuParity, CapturedWorkReplaysLikeEagerWork) {
   gpu().begin_capture();
   body();
   gpu().end_capture();
+  // Grow the reduction workspace while the graph (whose grad_stats uses the old block) is alive:
+  // the old block's free must be deferred until the graph is dropped. Sentinels allocated right
+  // after would likely get a wrongly freed block back from the pool; the replays must not touch
+  // them.
+  {
+    Tensor dy = make_tensor(gpu(), Shape{2, 32768}, DType::F32, std::vector<float>(65536, 1.0f));
+    Tensor db = gpu().empty(Shape{32768}, DType::F32, MemCategory::Data);
+    gpu().bias_backward(dy, db, false);  // a 512 KiB reduction workspace: larger than any before
+    const auto sums = host(gpu(), db);
+    EXPECT_EQ(sums[0], 2.0f) << "bias_backward over 2 rows of ones";
+    EXPECT_EQ(sums[32767], 2.0f) << "bias_backward over 2 rows of ones";
+  }
+  std::vector<Tensor> sentinels;
+  for (int64_t n = 16; n <= 65536; n *= 2) {
+    sentinels.push_back(gpu().empty(Shape{n}, DType::F32, MemCategory::Data));
+    gpu().fill(sentinels.back(), 7.0f);
+  }
   for (int i = 0; i < 3; ++i) gpu().replay();
+  for (const Tensor& t : sentinels) {
+    const auto v = host(gpu(), t);
+    EXPECT_TRUE(std::all_of(v.begin(), v.end(), [](float x) { return x == 7.0f; }))
+        << "a replay wrote into memory allocated after the capture (" << t.numel()
+        << " floats): a block the graph uses was freed while the graph was alive";
+  }
   const auto replayed = bits(gpu(), z32);
   const auto replayed_stats = bits(gpu(), s);
   const auto count = host(gpu(), counter);
@@ -979,7 +1006,15 @@ std::vector<float> real_batch(const TrainerConfig& cfg) {
 struct TrainRun {
   std::vector<StepMetrics> metrics;
   std::vector<std::pair<std::string, std::vector<float>>> state;
+  std::vector<std::string> warnings;  // e.g. a step that could not be captured and ran op by op
 };
+
+// A run meant to replay CUDA graphs must not have fallen back to op-by-op launches: the Trainer
+// only warns when a capture fails, so without this check graph-vs-eager comparisons would compare
+// eager with eager and pass.
+void expect_no_capture_fallback(const TrainRun& r, const std::string& what) {
+  for (const std::string& w : r.warnings) ADD_FAILURE() << what << ": " << w;
+}
 
 std::vector<std::pair<std::string, std::vector<float>>> snapshot(Backend& b, Trainer& t) {
   std::vector<std::pair<std::string, std::vector<float>>> out;
@@ -987,17 +1022,21 @@ std::vector<std::pair<std::string, std::vector<float>>> snapshot(Backend& b, Tra
   return out;
 }
 
-// steps with an optional precision schedule (precision for step i).
-TrainRun train(Backend& b, TrainerConfig cfg, int steps, const std::function<Precision(int)>& schedule = nullptr) {
+// steps with an optional precision schedule (precision for step i) and optional work between
+// steps (after step i), as the Session does between steps: sampling, histograms.
+TrainRun train(Backend& b, TrainerConfig cfg, int steps, const std::function<Precision(int)>& schedule = nullptr,
+               const std::function<void(Trainer&, int)>& between = nullptr) {
   TrainRun r;
   Trainer t(b, cfg);
   const auto batch = real_batch(cfg);
   for (int i = 0; i < steps; ++i) {
     if (schedule && schedule(i) != t.precision()) t.set_precision(schedule(i));
     t.step(batch.data());
+    if (between) between(t, i);
     for (StepMetrics& m : t.collect(true)) r.metrics.push_back(m);
   }
   r.state = snapshot(b, t);
+  r.warnings = t.take_warnings();
   return r;
 }
 
@@ -1024,6 +1063,7 @@ TEST_F(GpuParity, TenTrainingStepsFp32MatchTheCpu) {
   const TrainerConfig cfg = small_config(Precision::FP32);
   CpuBackend cb;
   const TrainRun c = train(cb, cfg, 10), g = train(gpu(), cfg, 10);
+  expect_no_capture_fallback(g, "fp32 training (graphs on)");
   expect_losses_close(c, g, kTrainTolFp32, "fp32 training (graphs on)");
 }
 
@@ -1031,6 +1071,7 @@ TEST_F(GpuParity, TenTrainingStepsFp16MatchTheCpu) {
   const TrainerConfig cfg = small_config(Precision::FP16, 3);
   CpuBackend cb;
   const TrainRun c = train(cb, cfg, 10), g = train(gpu(), cfg, 10);
+  expect_no_capture_fallback(g, "fp16 training, RGB (graphs on)");
   expect_losses_close(c, g, kTrainTolFp16, "fp16 training, RGB (graphs on)");
 }
 
@@ -1064,6 +1105,7 @@ TEST_F(GpuParity, ForcedOverflowIsSkippedExactlyAsOnTheCpu) {
       }
       before = after;
     }
+    for (const std::string& w : t.take_warnings()) ADD_FAILURE() << who << ": " << w;
   }
 }
 
@@ -1075,6 +1117,7 @@ TEST_F(GpuParity, GraphReplayEqualsEagerOnTheGpu) {
   eager.use_graphs = false;
   const TrainRun a = train(gpu(), graphs, 10, schedule);
   const TrainRun b = train(gpu(), eager, 10, schedule);
+  expect_no_capture_fallback(a, "graph run");
   ASSERT_EQ(a.metrics.size(), b.metrics.size());
   for (size_t i = 0; i < a.metrics.size(); ++i) {
     const StepMetrics &x = a.metrics[i], &y = b.metrics[i];
@@ -1095,6 +1138,41 @@ TEST_F(GpuParity, GraphReplayEqualsEagerOnTheGpu) {
         << a.state[k].first << " differs between graph replay and eager execution (normalised difference " << err
         << "); every GPU reduction is meant to be deterministic";
   }
+}
+
+TEST_F(GpuParity, SamplingBetweenReplayedStepsChangesNothing) {
+  // What a Session does between steps while the step is a live CUDA graph: sample images (here
+  // 3 more than a batch, so the last group is a new geometry: new cuDNN plans, possibly grown
+  // workspaces whose old blocks the graph still uses and whose frees must be deferred) and read
+  // the gradient histograms. Before the capture (after step 0) and between replays (after step 3).
+  // Training must be bit-identical to a run without any of it.
+  const TrainerConfig cfg = small_config(Precision::FP16, 3);
+  std::vector<std::vector<float>> images;
+  const auto sample = [&](Trainer& t, int i) {
+    if (i != 0 && i != 3) return;
+    const int n = cfg.batch + 3;
+    std::vector<float> z(size_t(n) * cfg.model.latent);
+    for (size_t j = 0; j < z.size(); ++j) z[j] = philox_normal(11, 11, j);
+    images.push_back(t.generate(z, n));
+    std::vector<float> gh, dh;
+    t.gradient_histograms(gh, dh);
+  };
+  const TrainRun a = train(gpu(), cfg, 6, nullptr, sample);
+  const TrainRun b = train(gpu(), cfg, 6);
+  expect_no_capture_fallback(a, "run with sampling");
+  expect_no_capture_fallback(b, "run without sampling");
+  ASSERT_EQ(images.size(), 2u);
+  for (const auto& im : images)
+    for (float v : im) ASSERT_TRUE(std::isfinite(v) && std::fabs(v) <= 1.0f) << "generated pixel " << v;
+  ASSERT_EQ(a.metrics.size(), b.metrics.size());
+  for (size_t i = 0; i < a.metrics.size(); ++i) {
+    EXPECT_EQ(a.metrics[i].loss_d, b.metrics[i].loss_d) << "step " << a.metrics[i].step << " loss_d";
+    EXPECT_EQ(a.metrics[i].loss_g, b.metrics[i].loss_g) << "step " << a.metrics[i].step << " loss_g";
+  }
+  ASSERT_EQ(a.state.size(), b.state.size());
+  for (size_t k = 0; k < a.state.size(); ++k)
+    EXPECT_TRUE(std::memcmp(a.state[k].second.data(), b.state[k].second.data(), a.state[k].second.size() * 4) == 0)
+        << a.state[k].first << " differs: sampling between steps changed training";
 }
 
 }  // namespace
