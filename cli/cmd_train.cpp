@@ -20,15 +20,6 @@ namespace {
 std::atomic<bool> g_stop{false};
 void on_signal(int) { g_stop.store(true); }
 
-std::string scale_str(double s) {
-  if (s <= 0) return "?";
-  const double l = std::log2(s);
-  char buf[32];
-  if (std::fabs(l - std::round(l)) < 1e-9) std::snprintf(buf, sizeof buf, "2^%d", static_cast<int>(std::round(l)));
-  else std::snprintf(buf, sizeof buf, "%.3g", s);
-  return buf;
-}
-
 std::string duration(double s) {
   char buf[32];
   if (!std::isfinite(s) || s < 0) return "?";
@@ -85,8 +76,8 @@ class Progress final : public SessionListener {
                   "[%6lld/%lld] %3.0f%% | %7.1f img/s | D %.3f G %.3f | D(x) %.2f D(G(z)) %.2f | S_D %s S_G %s | "
                   "skips %d/%d | %s | ETA %s",
                   static_cast<long long>(last_.step), static_cast<long long>(total_), 100.0 * last_.step / total_, ips_,
-                  last_.loss_d, last_.loss_g, last_.d_real, last_.d_fake, scale_str(last_.scale_d).c_str(),
-                  scale_str(last_.scale_g).c_str(), skips_d_, skips_g_, precision_name(last_.precision),
+                  last_.loss_d, last_.loss_g, last_.d_real, last_.d_fake, scale_label(last_.scale_d).c_str(),
+                  scale_label(last_.scale_g).c_str(), skips_d_, skips_g_, precision_name(last_.precision),
                   duration(remaining).c_str());
     if (tty_) std::printf("\r\033[K%s", buf);
     else std::printf("%s\n", buf);

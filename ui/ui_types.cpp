@@ -1,5 +1,7 @@
 #include "ui/ui_types.h"
 
+#include "core/amp/loss_scaler.h"
+
 #include <cmath>
 #include <cstring>
 
@@ -37,12 +39,7 @@ io::Image8 from_qimage(const QImage& src) {
   return out;
 }
 
-QString format_scale(double s) {
-  if (!(s > 0) || !std::isfinite(s)) return QStringLiteral("?");
-  const double l = std::log2(s);
-  if (std::fabs(l - std::round(l)) < 1e-9) return QStringLiteral("2^%1").arg(static_cast<int>(std::round(l)));
-  return QString::number(s, 'g', 4);
-}
+QString format_scale(double s) { return QString::fromStdString(scale_label(s)); }
 
 QString format_duration(double s) {
   if (!std::isfinite(s) || s < 0) return QStringLiteral("–");

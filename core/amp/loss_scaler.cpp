@@ -1,6 +1,7 @@
 #include "core/amp/loss_scaler.h"
 
 #include <cmath>
+#include <cstdio>
 
 #include "core/common/error.h"
 
@@ -38,6 +39,15 @@ float LossScaler::scale(Backend& b) const {
 void LossScaler::set_state(Backend& b, float scale, float growth_tracker) {
   const float v[2] = {scale, growth_tracker};
   b.upload(state_, v, sizeof v);
+}
+
+std::string scale_label(double scale) {
+  if (!(scale > 0) || !std::isfinite(scale)) return "?";
+  const double l = std::log2(scale);
+  char buf[32];
+  if (std::fabs(l - std::round(l)) < 1e-9) std::snprintf(buf, sizeof buf, "2^%d", static_cast<int>(std::round(l)));
+  else std::snprintf(buf, sizeof buf, "%.4g", scale);
+  return buf;
 }
 
 }  // namespace ampgan

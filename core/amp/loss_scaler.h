@@ -6,6 +6,7 @@
 // scale but keeps its state, so switching precision back resumes where it was.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "core/backend/backend.h"
@@ -37,5 +38,9 @@ class LossScaler {
   bool enabled_ = false;
   Tensor state_, unit_;
 };
+
+// A loss scale for people: "2^16" for powers of two (what scales are, unless set by hand), else
+// four significant digits; "?" for a non-positive or non-finite value.
+std::string scale_label(double scale);
 
 }  // namespace ampgan

@@ -47,14 +47,6 @@ std::vector<std::string> split_csv(const std::string& line) {
   return out;
 }
 
-std::string fmt_scale(double s) {
-  const double l = std::log2(s);
-  if (std::fabs(l - std::round(l)) < 1e-9) return "2^" + std::to_string(static_cast<int>(std::round(l)));
-  std::ostringstream o;
-  o << s;
-  return o.str();
-}
-
 }  // namespace
 
 Session::~Session() = default;
@@ -249,7 +241,7 @@ void Session::handle_rows(std::vector<StepMetrics> rows) {
       if (skipped) {
         ++streak;
         RunEvent e{m.step, m.time_s, "overflow", net,
-                   std::string(net) + " gradients had inf/NaN at loss scale " + fmt_scale(scale) + ": step skipped"};
+                   std::string(net) + " gradients had inf/NaN at loss scale " + scale_label(scale) + ": step skipped"};
         e.data["scale"] = scale;
         emit_event(e);
       } else {
@@ -257,7 +249,7 @@ void Session::handle_rows(std::vector<StepMetrics> rows) {
       }
       if (last > 0 && scale != last) {
         RunEvent e{m.step, m.time_s, "scale_change", net,
-                   std::string(net) + " loss scale " + fmt_scale(last) + " -> " + fmt_scale(scale)};
+                   std::string(net) + " loss scale " + scale_label(last) + " -> " + scale_label(scale)};
         e.data["from"] = last;
         e.data["to"] = scale;
         emit_event(e);
@@ -275,7 +267,7 @@ void Session::handle_rows(std::vector<StepMetrics> rows) {
     const char* net = consecutive_skips_d_ >= consecutive_skips_g_ ? "D" : "G";
     const std::string msg = std::string("training diverged: ") + net + "'s gradients were inf/NaN for " +
                             std::to_string(worst) + " steps in a row (loss scale " +
-                            fmt_scale(std::string(net) == "D" ? rows.back().scale_d : rows.back().scale_g) + ")";
+                            scale_label(std::string(net) == "D" ? rows.back().scale_d : rows.back().scale_g) + ")";
     emit_event({rows.back().step, rows.back().time_s, "error", net, msg});
     finish("diverged");
     throw Error(msg, dir_.string(),
