@@ -602,6 +602,14 @@ TEST(GradientCheck, SpectralNormConv2d) {
   gradient_check(b, conv, Shape{2, 5, 5, 3}, 80, 3e-3);
 }
 
+TEST(GradientCheck, SpectralNormLinear) {
+  CpuBackend b;
+  Linear fc(b, "0.", 12, 5, true);
+  fc.enable_spectral_norm(b, 7, 8);
+  fc.update_spectral_norm(b);
+  gradient_check(b, fc, Shape{4, 12}, 81, 3e-3);
+}
+
 TEST(SpectralNorm, SigmaStaysFp32WhereHalfPrecisionWouldOverflowOrUnderflow) {
   CpuBackend b;
   // W ~ 20000 N(0, 1): sigma ~ 3e5, beyond FP16's 65504 (as are the squares of the entries).
