@@ -34,7 +34,8 @@ SpectralNorm::SpectralNorm(Backend& b, const std::string& prefix, const Shape& w
 void SpectralNorm::power_iteration(Backend& b, const Parameter& w) { b.spectral_norm_power_iteration(w.master, u_.value, v_.value); }
 
 const Tensor& SpectralNorm::normalized(Backend& b, const Parameter& w, DType dtype) {
-  if (!w_sn_.defined() || w_sn_.dtype() != dtype) w_sn_ = b.empty(w.shape, dtype, MemCategory::HalfCopy);
+  if (!w_sn_.defined() || w_sn_.dtype() != dtype)  // the working copy the layer computes with
+    w_sn_ = b.empty(w.shape, dtype, dtype == DType::F32 ? MemCategory::Workspace : MemCategory::HalfCopy);
   b.spectral_norm_forward(w.master, u_.value, v_.value, sigma_, w_sn_);
   return w_sn_;
 }
