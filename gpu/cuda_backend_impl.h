@@ -113,6 +113,7 @@ class CudaBackend final : public Backend, private Allocator {
     cudnnFilterDescriptor_t w = nullptr;               // (kp, r, s, cp)
     cudnnConvolutionDescriptor_t conv = nullptr;
     int algo = 0;
+    cudnnMathType_t math = CUDNN_DEFAULT_MATH;  // the chosen algorithm's, also set on `conv`
     size_t ws_bytes = 0;
     int cp = 0, kp = 0;
     bool deterministic = true;

@@ -7,10 +7,13 @@
 // Convolution algorithms are chosen once per (operation, geometry, dtype, math) with cuDNN's
 // heuristics (cudnnGet*Algorithm_v7, no trial runs), preferring deterministic ones, and cached;
 // the choice, like every workspace allocation, happens eagerly, never during graph capture.
+// AMPGAN_LOG_CONV=1 prints each choice (operation, geometry, algorithm, math, workspace) to stderr.
 // Tensor cores want channel counts that are multiples of 8: in half modes the 1- and 3-channel
 // image layers (and the 100-channel latent, and the 1-channel logit) run on zero-padded copies in
 // workspace, and results are sliced back -- the extra zero channels add exact zeros to every sum.
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "core/common/error.h"
@@ -54,6 +57,26 @@ const char* math_name(int m) {
     case CUDNN_DEFAULT_MATH: return "default (TF32 allowed)";
     default: return "allow-conversion";
   }
+}
+
+const char* algo_name(int op, int algo) {
+  static const char* const fwd[] = {"implicit_gemm", "implicit_precomp_gemm", "gemm", "direct",
+                                    "fft", "fft_tiling", "winograd", "winograd_nonfused"};
+  static const char* const bwd_data[] = {"algo_0", "algo_1", "fft", "fft_tiling", "winograd", "winograd_nonfused"};
+  static const char* const bwd_filter[] = {"algo_0", "algo_1", "fft", "algo_3", "winograd", "winograd_nonfused",
+                                           "fft_tiling"};
+  if (algo < 0) return "?";
+  if (op == 0) return algo < 8 ? fwd[algo] : "?";
+  if (op == 1) return algo < 6 ? bwd_data[algo] : "?";
+  return algo < 7 ? bwd_filter[algo] : "?";
+}
+
+bool log_conv_plans() {
+  static const bool on = [] {
+    const char* v = std::getenv("AMPGAN_LOG_CONV");
+    return v && *v && std::string(v) != "0";
+  }();
+  return on;
 }
 
 int round8(int v) { return (v + 7) / 8 * 8; }
@@ -172,24 +195,35 @@ CudaBackend::ConvPlan& CudaBackend::conv_plan(int op, const ConvGeometry& g, DTy
 
     std::vector<Candidate> cands;
     int got = 0;
+    cudnnStatus_t heuristics = CUDNN_STATUS_SUCCESS;
     if (op == kForward) {
       cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-      AMPGAN_CUDNN(cudnnGetConvolutionForwardAlgorithm_v7(cudnn_, plan->x, plan->w, plan->conv, plan->y,
-                                                          CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &got, perf));
-      for (int i = 0; i < got; ++i)
-        cands.push_back({perf[i].algo, perf[i].status, perf[i].memory, perf[i].determinism, perf[i].mathType});
+      heuristics = cudnnGetConvolutionForwardAlgorithm_v7(cudnn_, plan->x, plan->w, plan->conv, plan->y,
+                                                          CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &got, perf);
+      if (heuristics == CUDNN_STATUS_SUCCESS)
+        for (int i = 0; i < got; ++i)
+          cands.push_back({perf[i].algo, perf[i].status, perf[i].memory, perf[i].determinism, perf[i].mathType});
     } else if (op == kBackwardData) {
       cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-      AMPGAN_CUDNN(cudnnGetConvolutionBackwardDataAlgorithm_v7(cudnn_, plan->w, plan->y, plan->conv, plan->x,
-                                                               CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &got, perf));
-      for (int i = 0; i < got; ++i)
-        cands.push_back({perf[i].algo, perf[i].status, perf[i].memory, perf[i].determinism, perf[i].mathType});
+      heuristics = cudnnGetConvolutionBackwardDataAlgorithm_v7(cudnn_, plan->w, plan->y, plan->conv, plan->x,
+                                                               CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &got, perf);
+      if (heuristics == CUDNN_STATUS_SUCCESS)
+        for (int i = 0; i < got; ++i)
+          cands.push_back({perf[i].algo, perf[i].status, perf[i].memory, perf[i].determinism, perf[i].mathType});
     } else {
       cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
-      AMPGAN_CUDNN(cudnnGetConvolutionBackwardFilterAlgorithm_v7(cudnn_, plan->x, plan->y, plan->conv, plan->w,
-                                                                 CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &got, perf));
-      for (int i = 0; i < got; ++i)
-        cands.push_back({perf[i].algo, perf[i].status, perf[i].memory, perf[i].determinism, perf[i].mathType});
+      heuristics = cudnnGetConvolutionBackwardFilterAlgorithm_v7(cudnn_, plan->x, plan->y, plan->conv, plan->w,
+                                                                 CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &got, perf);
+      if (heuristics == CUDNN_STATUS_SUCCESS)
+        for (int i = 0; i < got; ++i)
+          cands.push_back({perf[i].algo, perf[i].status, perf[i].memory, perf[i].determinism, perf[i].mathType});
+    }
+    // A layout cuDNN rejects outright (NOT_SUPPORTED, say) is one more layout tried: go on to
+    // the next one instead of failing the plan.
+    if (heuristics != CUDNN_STATUS_SUCCESS) {
+      tried += " [channels " + std::to_string(cp) + "->" + std::to_string(kp) + ": heuristics " +
+               cudnnGetErrorString(heuristics) + "]";
+      continue;
     }
 
     // The workspace an algorithm really needs (CUDNN_STATUS_NOT_SUPPORTED rules it out).
@@ -224,21 +258,34 @@ CudaBackend::ConvPlan& CudaBackend::conv_plan(int op, const ConvGeometry& g, DTy
         if (cand.status != CUDNN_STATUS_SUCCESS) continue;
         if (pass < 2 && cand.determinism != CUDNN_DETERMINISTIC) continue;
         if (pass == 0 && !gemm_style(cand.algo)) continue;
-        // The FP32 baseline must not run an algorithm that reports tensor-op (TF32) math.
-        if (math == CUDNN_FMA_MATH &&
-            (cand.math == CUDNN_TENSOR_OP_MATH || cand.math == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION))
-          continue;
+        // Run each algorithm with the math type cuDNN evaluated it with (a descriptor left at
+        // the requested type can make the workspace query and the run disagree with the
+        // heuristics). The FP32 baseline stays FMA-only: it skips tensor-op (TF32) candidates and
+        // keeps CUDNN_FMA_MATH even for DEFAULT ones, which would allow TF32 on Ampere and newer.
+        cudnnMathType_t cm = cand.math;
+        if (math == CUDNN_FMA_MATH) {
+          if (cm != CUDNN_FMA_MATH && cm != CUDNN_DEFAULT_MATH) continue;
+          cm = CUDNN_FMA_MATH;
+        }
+        // FP32 data converted down to half precision is not FP32 (nor TF32) arithmetic.
+        if (!half && cm == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) continue;
+        AMPGAN_CUDNN(cudnnSetConvolutionMathType(plan->conv, cm));
         size_t bytes = 0;
         if (!workspace_for(cand.algo, &bytes)) continue;
         bytes = std::max(bytes, cand.memory);
         if (bytes > kMaxConvWorkspace) continue;
         plan->algo = cand.algo;
+        plan->math = cm;
         plan->ws_bytes = bytes;
         plan->deterministic = cand.determinism == CUDNN_DETERMINISTIC;
         chosen = true;
         break;
       }
       if (chosen) {
+        if (log_conv_plans())
+          std::fprintf(stderr, "conv plan: %s -> algo %d (%s), %s math, %s, workspace %zu bytes, channels %d->%d\n",
+                       describe(op, g, dt).c_str(), plan->algo, algo_name(op, plan->algo), math_name(plan->math),
+                       plan->deterministic ? "deterministic" : "non-deterministic", plan->ws_bytes, cp, kp);
         if (plan->ws_bytes) (void)workspace(kWsConv, plan->ws_bytes, op_name(op));  // eagerly, grow-only
         ConvPlan& ref = *plan;
         conv_plans_.emplace(key, std::move(plan));
