@@ -22,13 +22,15 @@ __global__ void cast_kernel(const typename S::T* src, typename D::T* dst, int64_
 template <typename S>
 __global__ void fill_normal_kernel(typename S::T* p, int64_t n, uint64_t seed, uint64_t stream,
                                    const float* counter, float stddev) {
-  // As the CPU: stream += (uint64_t)counter[0], read on the device so replays draw fresh numbers.
-  if (counter) stream += static_cast<uint64_t>(counter[0]);
+  // As the CPU: stream += the count, read on the device so replays draw fresh numbers.
+  if (counter) stream += ew::count_load(counter);
   for (int64_t i = global_thread(); i < n; i += grid_stride())
     p[i] = S::store(stddev * philox_normal(seed, stream, static_cast<uint64_t>(i)));
 }
 
 __global__ void add_scalar_kernel(float* p, int index, float value) { p[index] += value; }
+
+__global__ void count_increment_kernel(float* count) { ew::count_increment(count); }
 
 // ---- activations, bias -------------------------------------------------------------------------
 
@@ -186,6 +188,11 @@ void fill_normal(cudaStream_t s, void* p, DType t, int64_t n, uint64_t seed, uin
 void add_scalar(cudaStream_t s, float* p, int index, float value) {
   add_scalar_kernel<<<1, 1, 0, s>>>(p, index, value);
   AMPGAN_LAUNCHED("add_scalar_kernel");
+}
+
+void count_increment(cudaStream_t s, float* count) {
+  count_increment_kernel<<<1, 1, 0, s>>>(count);
+  AMPGAN_LAUNCHED("count_increment_kernel");
 }
 
 void activation_forward(cudaStream_t s, DType t, ew::Act act, float alpha, const void* x, void* y, int64_t n) {

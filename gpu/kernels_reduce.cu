@@ -234,7 +234,7 @@ __global__ void grad_stats_kernel(GradList list, const float* scaler_state, Stat
 }
 
 __global__ void grad_stats_finalize_kernel(const StatPartial* parts, int nparts, float* scalars,
-                                           GradStatSlots slots, float count) {
+                                           GradStatSlots slots, uint64_t count) {
   __shared__ double s_d[kThreads];
   __shared__ unsigned long long s_c[kThreads];
   double sq = 0.0;
@@ -253,9 +253,9 @@ __global__ void grad_stats_finalize_kernel(const StatPartial* parts, int nparts,
     // Overwritten, never accumulated (as the CPU). sum_sq covers the finite values.
     scalars[slots.found_inf] = bad ? 1.0f : 0.0f;
     scalars[slots.sum_sq] = static_cast<float>(sq);
-    scalars[slots.zeros] = static_cast<float>(zeros);
-    scalars[slots.subnormals] = static_cast<float>(subs);
-    scalars[slots.count] = count;
+    ew::count_store(scalars + slots.zeros, zeros);
+    ew::count_store(scalars + slots.subnormals, subs);
+    ew::count_store(scalars + slots.count, count);
   }
 }
 
@@ -326,7 +326,8 @@ __global__ void adam_kernel(AdamList list, AdamHyper hp, const float* step_count
   if (scalars[found_inf_slot] != 0.0f) return;  // uniform across the grid
   __shared__ ew::AdamScalars shared;
   if (threadIdx.x == 0)
-    shared = ew::adam_scalars(hp.lr, hp.beta1, hp.beta2, hp.eps, step_count[0] + 1.0f, scaler_state[0]);
+    shared = ew::adam_scalars(hp.lr, hp.beta1, hp.beta2, hp.eps, static_cast<float>(ew::count_load(step_count) + 1),
+                              scaler_state[0]);
   __syncthreads();
   const ew::AdamScalars s = shared;
   for (int t = 0; t < list.count; ++t) {
@@ -340,7 +341,7 @@ __global__ void adam_kernel(AdamList list, AdamHyper hp, const float* step_count
 }
 
 __global__ void adam_count_kernel(float* step_count, const float* scalars, int found_inf_slot) {
-  if (scalars[found_inf_slot] == 0.0f) step_count[0] += 1.0f;
+  if (scalars[found_inf_slot] == 0.0f) ew::count_increment(step_count);
 }
 
 }  // namespace
@@ -450,7 +451,7 @@ void grad_stats(cudaStream_t s, const GradDesc* grads, int count, const float* s
     nparts += static_cast<int>(blocks);
     if (count == 0) break;
   }
-  grad_stats_finalize_kernel<<<1, kThreads, 0, s>>>(parts, nparts, scalars, slots, static_cast<float>(total));
+  grad_stats_finalize_kernel<<<1, kThreads, 0, s>>>(parts, nparts, scalars, slots, static_cast<uint64_t>(total));
   AMPGAN_LAUNCHED("grad_stats_finalize_kernel");
 }
 
