@@ -361,36 +361,38 @@ const ActCase kActs[] = {{ew::Act::ReLU, 0.0f, "relu"},
                          {ew::Act::Identity, 0.0f, "identity"}};
 
 TEST_F(GpuParity, ActivationsForwardAndBackward) {
-  const size_t n = 5003;
-  std::vector<float> xv = random_normal(n, 21, 2.0f);
-  xv[0] = 0.0f, xv[1] = -0.0f, xv[2] = 20.0f, xv[3] = -20.0f, xv[4] = 1e-6f, xv[5] = -65504.0f;
-  const auto dyv = random_normal(n, 22, 1.0f);
-  for (DType t : kAllTypes)
-    for (const ActCase& a : kActs) {
-      const std::string what = std::string("activation_forward ") + a.name;
-      Both x = both(gpu(), Shape{n}, t, xv), y = both_empty(gpu(), Shape{n}, t);
-      cpu().activation_forward(a.act, a.alpha, x.c, y.c);
-      gpu().activation_forward(a.act, a.alpha, x.g, y.g);
-      if (a.act == ew::Act::Tanh)
-        EXPECT_TRUE(within_ulps(what, gpu(), y.c, y.g, kTranscendentalUlps[static_cast<int>(t)]));
-      else
-        EXPECT_TRUE(same_bits(what, gpu(), y.c, y.g));
+  // 5003: element by element; 4096: the 16-byte vector path (whole vectors, aligned).
+  for (const int64_t n : {int64_t{5003}, int64_t{4096}}) {
+    std::vector<float> xv = random_normal(n, 21, 2.0f);
+    xv[0] = 0.0f, xv[1] = -0.0f, xv[2] = 20.0f, xv[3] = -20.0f, xv[4] = 1e-6f, xv[5] = -65504.0f;
+    const auto dyv = random_normal(n, 22, 1.0f);
+    for (DType t : kAllTypes)
+      for (const ActCase& a : kActs) {
+        const std::string what = std::string("activation_forward ") + a.name + " n=" + std::to_string(n);
+        Both x = both(gpu(), Shape{n}, t, xv), y = both_empty(gpu(), Shape{n}, t);
+        cpu().activation_forward(a.act, a.alpha, x.c, y.c);
+        gpu().activation_forward(a.act, a.alpha, x.g, y.g);
+        if (a.act == ew::Act::Tanh)
+          EXPECT_TRUE(within_ulps(what, gpu(), y.c, y.g, kTranscendentalUlps[static_cast<int>(t)]));
+        else
+          EXPECT_TRUE(same_bits(what, gpu(), y.c, y.g));
 
-      // Backward from the same y on both sides (the CPU's), so only the backward math is compared.
-      Both ys = both(gpu(), Shape{n}, t, host(cpu(), y.c));
-      Both dy = both(gpu(), Shape{n}, t, dyv), dx = both_empty(gpu(), Shape{n}, t);
-      cpu().activation_backward(a.act, a.alpha, ys.c, dy.c, dx.c);
-      gpu().activation_backward(a.act, a.alpha, ys.g, dy.g, dx.g);
-      const std::string bwhat = std::string("activation_backward ") + a.name;
-      if (a.act == ew::Act::Tanh) EXPECT_TRUE(exact_unless_fma(bwhat, gpu(), dx.c, dx.g));
-      else EXPECT_TRUE(same_bits(bwhat, gpu(), dx.c, dx.g));
+        // Backward from the same y on both sides (the CPU's), so only the backward math is compared.
+        Both ys = both(gpu(), Shape{n}, t, host(cpu(), y.c));
+        Both dy = both(gpu(), Shape{n}, t, dyv), dx = both_empty(gpu(), Shape{n}, t);
+        cpu().activation_backward(a.act, a.alpha, ys.c, dy.c, dx.c);
+        gpu().activation_backward(a.act, a.alpha, ys.g, dy.g, dx.g);
+        const std::string bwhat = std::string("activation_backward ") + a.name + " n=" + std::to_string(n);
+        if (a.act == ew::Act::Tanh) EXPECT_TRUE(exact_unless_fma(bwhat, gpu(), dx.c, dx.g));
+        else EXPECT_TRUE(same_bits(bwhat, gpu(), dx.c, dx.g));
 
-      // In place (y aliases x, dx aliases dy), as the layers may call it.
-      Both inplace = both(gpu(), Shape{n}, t, xv);
-      cpu().activation_forward(a.act, a.alpha, inplace.c, inplace.c);
-      gpu().activation_forward(a.act, a.alpha, inplace.g, inplace.g);
-      if (a.act != ew::Act::Tanh) EXPECT_TRUE(same_bits(what + " (in place)", gpu(), inplace.c, inplace.g));
-    }
+        // In place (y aliases x, dx aliases dy), as the layers may call it.
+        Both inplace = both(gpu(), Shape{n}, t, xv);
+        cpu().activation_forward(a.act, a.alpha, inplace.c, inplace.c);
+        gpu().activation_forward(a.act, a.alpha, inplace.g, inplace.g);
+        if (a.act != ew::Act::Tanh) EXPECT_TRUE(same_bits(what + " (in place)", gpu(), inplace.c, inplace.g));
+      }
+  }
 }
 
 TEST_F(GpuParity, BiasAddIsExactAndBiasBackwardSums) {
