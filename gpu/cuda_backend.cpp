@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 
@@ -233,6 +234,7 @@ GradDesc grad_desc(const Tensor& t) { return GradDesc{t.data(), t.numel(), stati
 // ---- construction --------------------------------------------------------------------------------
 
 CudaBackend::CudaBackend(int device) : device_(device) {
+  if (const char* v = std::getenv("AMPGAN_CUDNN_DETERMINISTIC")) deterministic_ = *v && std::string(v) != "0";
   try {
     int count = 0;
     AMPGAN_CUDA(cudaGetDeviceCount(&count));

@@ -127,8 +127,10 @@ class GpuParity : public ::testing::Test {
     g_ = gpu_backend(&why);
     if (!g_) GTEST_SKIP() << "no usable GPU: " << why;
     // A test that failed half-way must not leave the shared backend capturing or in TF32 mode.
+    // Deterministic algorithms chosen for the CPU's arithmetic: exact replays, comparable sums.
     g_->drop_capture();
     g_->set_allow_tf32(false);
+    g_->set_deterministic(true);
   }
   Backend& gpu() { return *g_; }
   Backend* g_ = nullptr;
@@ -506,6 +508,7 @@ class GpuConvParity : public ::testing::TestWithParam<ConvParam> {
     if (!g_) GTEST_SKIP() << "no usable GPU: " << why;
     g_->drop_capture();
     g_->set_allow_tf32(false);
+    g_->set_deterministic(true);
   }
   Backend* g_ = nullptr;
 };
@@ -559,6 +562,37 @@ INSTANTIATE_TEST_SUITE_P(AllGeometries, GpuConvParity, ::testing::ValuesIn(conv_
                          [](const ::testing::TestParamInfo<ConvParam>& info) {
                            return std::string(info.param.cc.name) + "_" + dtype_name(info.param.dtype);
                          });
+
+// The default mode (what training and `ampgan bench` use): algorithms timed by cudnnFind*Ex,
+// non-deterministic ones allowed. They must compute the same convolutions.
+TEST_F(GpuParity, TimedConvolutionAlgorithmsMatchTheCpu) {
+  gpu().set_deterministic(false);
+  for (const ConvCase& cc : kConvCases) {
+    const std::string name = cc.name;
+    if (name.rfind("D_mid", 0) != 0 && name.rfind("G_last", 0) != 0 && name.rfind("D_first_rgb", 0) != 0) continue;
+    for (DType t : kAllTypes) {
+      const ConvGeometry g = cc.geometry();
+      const double tol = reduce_tol(t);
+      const std::string tag = std::string(" timed ") + cc.name + " " + dtype_name(t);
+      const float wstd = 1.0f / std::sqrt(float(g.r * g.s * g.c));
+      Both x = both(gpu(), g.x_shape(), t, random_normal(g.x_shape().numel(), 61, 1.0f));
+      Both w = both(gpu(), g.w_shape(), t, random_normal(g.w_shape().numel(), 62, wstd));
+      Both dy = both(gpu(), g.y_shape(), t, random_normal(g.y_shape().numel(), 63, 1.0f));
+      Both y = both_empty(gpu(), g.y_shape(), t), dx = both_empty(gpu(), g.x_shape(), t);
+      Both dw = both(gpu(), g.w_shape(), t, random_normal(g.w_shape().numel(), 64, 2.0f));
+      cpu().conv2d_forward(g, x.c, w.c, y.c);
+      gpu().conv2d_forward(g, x.g, w.g, y.g);
+      EXPECT_TRUE(close("conv2d_forward" + tag, gpu(), y.c, y.g, tol));
+      cpu().conv2d_backward_data(g, dy.c, w.c, dx.c);
+      gpu().conv2d_backward_data(g, dy.g, w.g, dx.g);
+      EXPECT_TRUE(close("conv2d_backward_data" + tag, gpu(), dx.c, dx.g, tol));
+      cpu().conv2d_backward_filter(g, x.c, dy.c, dw.c, true);
+      gpu().conv2d_backward_filter(g, x.g, dy.g, dw.g, true);
+      EXPECT_TRUE(close("conv2d_backward_filter accumulate=true" + tag, gpu(), dw.c, dw.g, tol));
+    }
+  }
+  gpu().set_deterministic(true);
+}
 
 // ---- batch norm ----------------------------------------------------------------------------------------
 

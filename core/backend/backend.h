@@ -100,6 +100,9 @@ class Backend {
   virtual std::string name() const = 0;  // for the status bar and logs, e.g. "CPU (2 threads)"
   // TF32 tensor-core math for FP32 products (tf32 mode); off gives a fair FP32 baseline.
   virtual void set_allow_tf32(bool /*allow*/) {}
+  // Deterministic algorithms only, chosen for the CPU's arithmetic (the parity and graph-vs-eager
+  // tests), instead of the fastest measured ones. The CPU backend always is deterministic.
+  virtual void set_deterministic(bool /*on*/) {}
 
   // ---- memory ----
   virtual Tensor empty(Shape shape, DType dtype, MemCategory category) = 0;
