@@ -16,8 +16,8 @@
 # $OUT/gpu-check.tgz (every log), two files, rewritten after every stage, so a run cut short
 # still returns what it did. The console tail ends with the failure excerpts and the table.
 #
-# Order, with the stage caps (they add up to 460 s; a global deadline, GPU_CHECK_BUDGET=470,
-# shrinks or skips whatever would run past it):
+# Order, with the stage caps (they add up to 465 s, nvidia-smi at the end included; a global
+# deadline, GPU_CHECK_BUDGET=470, shrinks or skips whatever would run past it):
 #   pre-flight (first 30 s): machine facts 5, library check 5, `ampgan devices` 10, one fill and
 #     one convolution parity case with cuDNN's debug log 20. The script STOPS here (exit 2) when
 #     the bundle, the GPU or the CUDA backend is missing, or when the GPU tests skip.
@@ -29,6 +29,11 @@
 # cuDNN/cuBLAS are found in the system, in /usr/local/cuda, or in PyTorch's wheels
 # (site-packages/nvidia/*/lib, versioned names only); LD_LIBRARY_PATH is set for our programs
 # only, never for PyTorch. Exit status: 0 all passed, 1 something failed, 2 stopped at pre-flight.
+#
+# Rehearsing without a GPU (it stops after about a second, "STOP: no GPU", two files in $OUT):
+#   OUT=/tmp/out bench/gpu-check.sh
+# and for the later stages: GPU_CHECK_NO_STOP=1 (go on past the pre-flight), BUNDLE=<folder> (a
+# stand-in bundle), GPU_CHECK_PEER=<script> (a stand-in peer), GPU_CHECK_BUDGET=<seconds>.
 set -u
 
 START=$(date +%s)
@@ -55,7 +60,17 @@ pack() {
   cp "$SUMMARY" "$OUT/summary.txt" 2> /dev/null
   tar czf "$OUT/gpu-check.tgz.tmp" -C "$WORK" gpu-check 2> /dev/null && mv -f "$OUT/gpu-check.tgz.tmp" "$OUT/gpu-check.tgz"
 }
-trap 'log "interrupted"; pack; exit 1' TERM INT
+# A stage runs in the background and the script waits for it, so a TERM (the device tool's own
+# timeout) is handled at once: stop the stage, keep what is there. timeout(1) puts its command in
+# a process group of its own, which a TERM to ours would not reach.
+STAGE_PID=""
+on_term() {
+  [ -n "$STAGE_PID" ] && kill -TERM "$STAGE_PID" 2> /dev/null
+  log "interrupted"
+  pack
+  exit 1
+}
+trap on_term TERM INT
 
 # stage NAME CAP COMMAND...: runs with min(CAP, time left - 10 s), output to $LOGS/NAME.log.
 stage() {
@@ -64,13 +79,17 @@ stage() {
   local left=$(( DEADLINE - $(date +%s) - 10 ))
   local t=$(( cap < left ? cap : left ))
   if (( t < 5 )); then
+    echo "skipped: out of time" > "$LOGS/$name.log"
     log "SKIP  $name (out of time)"
     FAILED=1
     return 124
   fi
   log "START $name (cap ${t}s)"
-  timeout --kill-after=3 "$t" "$@" > "$LOGS/$name.log" 2>&1
+  timeout --kill-after=3 "$t" "$@" > "$LOGS/$name.log" 2>&1 &
+  STAGE_PID=$!
+  wait "$STAGE_PID"
   local rc=$?
+  STAGE_PID=""
   local why=""
   (( rc == 124 || rc == 137 )) && why=" TIMED OUT"
   log "END   $name rc=$rc$why ($(wc -l < "$LOGS/$name.log") log lines)"
@@ -158,13 +177,16 @@ stage devices 10 "${AG_ENV[@]}" "$AMPGAN" devices
 sed 's/^/    /' "$LOGS/devices.log" | head -8 | tee -a "$SUMMARY"
 grep -q "^cuda:[0-9].* usable$" "$LOGS/devices.log" || stop "no GPU: 'ampgan devices' lists no usable GPU (see above)"
 
+# gtest's closing line, "[==========] 2 tests from 2 test suites ran. (812 ms total)": the run
+# finished (a crash or a timeout leaves it out).
+GTEST_RAN='^\[==========\] [0-9]+ tests? from [0-9]+ test suites? ran\.'
 PREFLIGHT='GpuParity.FillIsExact:AllGeometries/GpuConvParity.ForwardBackwardDataBackwardFilter/D_mid_c64_k128_4x4_s2_p1_f16'
 stage preflight 20 "${AG_ENV[@]}" CUDNN_LOGLEVEL_DBG=2 CUDNN_LOGDEST_DBG=stderr AMPGAN_LOG_CONV=1 \
   "$PARITY" --gtest_filter="$PREFLIGHT" --gtest_print_time=1
-sed -n '/tests ran/,$p' "$LOGS/preflight.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) " | head -6 | cut -c1-200 |
+sed -nE "/$GTEST_RAN/,\$p" "$LOGS/preflight.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) " | head -6 | cut -c1-200 |
   sed 's/^/    /' | tee -a "$SUMMARY"
 grep "conv plan" "$LOGS/preflight.log" | head -3 | cut -c1-240 | sed 's/^/    /' | tee -a "$SUMMARY"
-if grep -q "SKIPPED" "$LOGS/preflight.log" || ! grep -q "tests ran" "$LOGS/preflight.log"; then
+if grep -q "SKIPPED" "$LOGS/preflight.log" || ! grep -qE "$GTEST_RAN" "$LOGS/preflight.log"; then
   grep -m1 -E "no usable GPU|could not start" "$LOGS/preflight.log" | cut -c1-300 | sed 's/^/    /' | tee -a "$SUMMARY"
   stop "the GPU tests do not run (skipped or crashed): see preflight.log in gpu-check.tgz"
 fi
@@ -172,22 +194,28 @@ excerpt "$LOGS/preflight.log" 40 | tee -a "$SUMMARY"
 
 # ---- parity: the whole binary, one process --------------------------------------------------------
 stage parity 85 "${AG_ENV[@]}" AMPGAN_LOG_CONV=1 "$PARITY" --gtest_print_time=1
+PARITY_RC=$?
+if (( PARITY_RC == 124 || PARITY_RC == 137 )); then  # cut short: which test was running
+  grep -v "^conv plan" "$LOGS/parity.log" | tail -4 | cut -c1-200 | sed 's/^/    (last lines) /' | tee -a "$SUMMARY"
+fi
 # gtest's closing summary: the totals and the names of failed (and skipped) tests.
-sed -n '/tests ran/,$p' "$LOGS/parity.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |tests ran" | head -40 | cut -c1-200 |
+grep -E "$GTEST_RAN" "$LOGS/parity.log" | sed 's/^/    /' | tee -a "$SUMMARY"
+sed -nE "/$GTEST_RAN/,\$p" "$LOGS/parity.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) " | head -40 | cut -c1-200 |
   sed 's/^/    /' | tee -a "$SUMMARY"
 
 # ---- ours: batch 256, one precision per call, fp16 first ---------------------------------------------
 for P in fp16 bf16 fp32 tf32; do
   cap=30
   [ "$P" = fp32 ] && cap=40
-  stage "ours-$P" "$cap" "${AG_ENV[@]}" AMPGAN_LOG_CONV=1 "$AMPGAN" bench --backend cuda --res 64 --nc 3 --width 64 \
-    --batch "$BATCH" --precision "$P" --steps "$STEPS" --warmup 5 --json
+  if ! stage "ours-$P" "$cap" "${AG_ENV[@]}" AMPGAN_LOG_CONV=1 "$AMPGAN" bench --backend cuda --res 64 --nc 3 \
+      --width 64 --batch "$BATCH" --precision "$P" --steps "$STEPS" --warmup 5 --json; then
+    grep -v "^conv plan" "$LOGS/ours-$P.log" | tail -3 | cut -c1-400 | sed 's/^/    /' | tee -a "$SUMMARY"
+  fi
   grep '^{' "$LOGS/ours-$P.log" > "$LOGS/ours-$P.json" 2> /dev/null
-  grep -m2 -E "error|Error" "$LOGS/ours-$P.log" | cut -c1-300 | sed 's/^/    /' | tee -a "$SUMMARY"
 done
 
 # ---- the PyTorch peer (no LD_LIBRARY_PATH of ours): eager AMP, then compiled ----------------------------
-PEER=$ROOT/bench/peers/pytorch_dcgan.py
+PEER=${GPU_CHECK_PEER:-$ROOT/bench/peers/pytorch_dcgan.py}  # (override: for rehearsals only)
 peer() {  # NAME CAP ARGS...
   local name=$1 cap=$2
   shift 2
