@@ -2,12 +2,12 @@
 #pragma once
 
 #include <cstdint>
-#include <initializer_list>
 
 #include <cuda_runtime.h>
 
 #include "core/backend/elementwise.h"
 #include "gpu/cuda_check.h"
+#include "gpu/index_math.h"
 #include "gpu/kernels.h"
 
 namespace ampgan::gpu {
@@ -40,29 +40,8 @@ __device__ __forceinline__ int64_t grid_stride() {
   return static_cast<int64_t>(gridDim.x) * blockDim.x;
 }
 
-// Row and column of a grid-stride loop's element i in a (rows, w) layout, kept up to date by
-// additions: one 64-bit division per thread instead of a 64-bit % or / per element (each is a
-// long emulated sequence on the GPU). Call advance() once per stride.
-struct RowCol {
-  int64_t r;
-  int j;
-  int64_t dr;
-  int dj, w;
-  __device__ __forceinline__ RowCol(int64_t i, int64_t stride, int width)
-      : r(i / width), j(static_cast<int>(i - r * width)), dr(stride / width),
-        dj(static_cast<int>(stride - dr * width)), w(width) {}
-  __device__ __forceinline__ void advance() {
-    r += dr;
-    j += dj;
-    if (j >= w) {
-      j -= w;
-      ++r;
-    }
-  }
-};
-
 // 16 bytes of one storage type, loaded and stored as one vector access (8 halves or 4 floats)
-// instead of 8 or 4 scalar ones.
+// instead of 8 or 4 scalar ones. Callers check vec16_ok (gpu/index_math.h) first.
 template <typename T>
 union Vec16 {
   static constexpr int N = 16 / sizeof(T);
@@ -80,16 +59,6 @@ __device__ __forceinline__ Vec16<T> load16(const T* p, int64_t k) {
 template <typename T>
 __device__ __forceinline__ void store16(T* p, int64_t k, const Vec16<T>& x) {
   reinterpret_cast<uint4*>(p)[k] = x.raw;
-}
-
-// Whether n elements of `bytes` each (and rows of `width`) can be walked 16 bytes at a time:
-// whole vectors, which never straddle a row, and 16-byte aligned pointers.
-inline bool vec16_ok(int64_t n, int64_t width, size_t bytes, std::initializer_list<const void*> ptrs) {
-  const int64_t per = static_cast<int64_t>(16 / bytes);
-  if (n % per != 0 || width % per != 0) return false;
-  for (const void* p : ptrs)
-    if (reinterpret_cast<uintptr_t>(p) % 16 != 0) return false;
-  return true;
 }
 
 // Tree reduction over a block of kThreads threads in a fixed order (deterministic). Every

@@ -222,7 +222,7 @@ void activation_forward(cudaStream_t s, DType t, ew::Act act, float alpha, const
   dispatch(t, [&](auto tag) {
     using S = decltype(tag);
     using T = typename S::T;
-    if (vec16_ok(n, 1, sizeof(T), {x, y})) {
+    if (vec16_ok(n, n, sizeof(T), {x, y})) {  // one row: activations have no channels
       const int64_t nv = n / Vec16<T>::N;
       act_forward_vec_kernel<S><<<grid_for(nv), kThreads, 0, s>>>(act, alpha, static_cast<const T*>(x),
                                                                   static_cast<T*>(y), nv);
@@ -240,7 +240,7 @@ void activation_backward(cudaStream_t s, DType t, ew::Act act, float alpha, cons
   dispatch(t, [&](auto tag) {
     using S = decltype(tag);
     using T = typename S::T;
-    if (vec16_ok(n, 1, sizeof(T), {y, dy, dx})) {
+    if (vec16_ok(n, n, sizeof(T), {y, dy, dx})) {
       const int64_t nv = n / Vec16<T>::N;
       act_backward_vec_kernel<S><<<grid_for(nv), kThreads, 0, s>>>(act, alpha, static_cast<const T*>(y),
                                                                    static_cast<const T*>(dy), static_cast<T*>(dx), nv);
