@@ -212,6 +212,10 @@ for P in fp16 bf16 fp32 tf32; do
     grep -v "^conv plan" "$LOGS/ours-$P.log" | tail -3 | cut -c1-400 | sed 's/^/    /' | tee -a "$SUMMARY"
   fi
   grep '^{' "$LOGS/ours-$P.log" > "$LOGS/ours-$P.json" 2> /dev/null
+  # How the convolution algorithms were chosen (AMPGAN_LOG_CONV; each plan's line is in the log).
+  note "    conv plans: $(grep -c ' -> algo ' "$LOGS/ours-$P.log") ($(grep -c ') timed ' "$LOGS/ours-$P.log") timed," \
+    "$(grep -c ') by heuristics' "$LOGS/ours-$P.log") by heuristics," \
+    "$(grep -c 'timing the candidates failed' "$LOGS/ours-$P.log") timing failures)"
 done
 
 # ---- the PyTorch peer (no LD_LIBRARY_PATH of ours): eager AMP, then compiled ----------------------------
