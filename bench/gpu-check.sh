@@ -16,16 +16,18 @@
 # $OUT/gpu-check.tgz (every log), two files, rewritten after every stage, so a run cut short
 # still returns what it did. The console tail ends with the failure excerpts and the table.
 #
-# Order, with the stage caps (they add up to 465 s, nvidia-smi at the end included; a global
+# Order, with the stage caps (they add up to 480 s, nvidia-smi at the end included; a global
 # deadline, GPU_CHECK_BUDGET=470, shrinks or skips whatever would run past it):
 #   pre-flight (first 30 s): machine facts 5, library check 5, `ampgan devices` 10, one fill and
 #     one convolution parity case with cuDNN's debug log 20. The script STOPS here (exit 2) when
 #     the bundle, the GPU or the CUDA backend is missing, or when the GPU tests skip.
-#   parity: the whole test_gpu_parity binary, run directly (not ctest), one process, 85.
+#   parity: the whole test_gpu_parity binary, run directly (not ctest), one process, 80.
 #   ours: `ampgan bench` at batch 256, DCGAN-64 nc 3 width 64, one precision per call so one
 #     failure costs one number: fp16 30, bf16 30, fp32 40, tf32 30.
 #   peer: bench/peers/pytorch_dcgan.py, eager AMP: fp16 40, bf16 30, fp32 35, fp16 with
-#     --channels-last 30, then fp16 with --compile 70 as a second reference.
+#     --channels-last 30.
+#   profile: `ampgan bench --profile` in fp16 (time per op family, eager) 30.
+#   peer: fp16 with --compile as a second reference, 60; nvidia-smi 5.
 # cuDNN/cuBLAS are found in the system, in /usr/local/cuda, or in PyTorch's wheels
 # (site-packages/nvidia/*/lib, versioned names only); LD_LIBRARY_PATH is set for our programs
 # only, never for PyTorch. Exit status: 0 all passed, 1 something failed, 2 stopped at pre-flight.
@@ -193,7 +195,7 @@ fi
 excerpt "$LOGS/preflight.log" 40 | tee -a "$SUMMARY"
 
 # ---- parity: the whole binary, one process --------------------------------------------------------
-stage parity 85 "${AG_ENV[@]}" AMPGAN_LOG_CONV=1 "$PARITY" --gtest_print_time=1
+stage parity 80 "${AG_ENV[@]}" AMPGAN_LOG_CONV=1 "$PARITY" --gtest_print_time=1
 PARITY_RC=$?
 if (( PARITY_RC == 124 || PARITY_RC == 137 )); then  # cut short: which test was running
   grep -v "^conv plan" "$LOGS/parity.log" | tail -4 | cut -c1-200 | sed 's/^/    (last lines) /' | tee -a "$SUMMARY"
@@ -229,18 +231,27 @@ peer() {  # NAME CAP ARGS...
   (( rc != 0 )) && tail -3 "$LOGS/peer-$name.log" | cut -c1-300 | sed 's/^/    /' | tee -a "$SUMMARY"
   return $rc
 }
+PEERS=0
 if ! command -v python3 > /dev/null; then
   log "SKIP  peer runs (no python3)"
 elif peer fp16 40 --amp fp16 || ! grep -q "No module named 'torch'" "$LOGS/peer-fp16.log"; then
+  PEERS=1
   peer bf16 30 --amp bf16
   peer fp32 35 --amp off
   peer fp16-cl 30 --amp fp16 --channels-last
-  peer fp16-compile 70 --amp fp16 --compile
 else
   log "SKIP  the other peer runs (python3 cannot import torch)"
 fi
 
-stage nvidia-smi-end 5 nvidia-smi
+# ---- where our fp16 step's time goes: op families, eager, a sync after each op (bench --profile) ----
+stage ours-fp16-profile 30 "${AG_ENV[@]}" "$AMPGAN" bench --backend cuda --res 64 --nc 3 --width 64 --batch "$BATCH" \
+  --precision fp16 --steps 20 --warmup 3 --profile
+sed -n '/^Profile (--profile)/,$p' "$LOGS/ours-fp16-profile.log" | head -24 | cut -c1-200 | sed 's/^/    /' | tee -a "$SUMMARY"
+
+# ---- the peer compiled, as a second reference (last: torch.compile takes the longest) ------------------
+(( PEERS )) && peer fp16-compile 60 --amp fp16 --compile
+
+command -v nvidia-smi > /dev/null && stage nvidia-smi-end 5 nvidia-smi
 
 # ---- what the console shows last: failure excerpts, then the table ----------------------------------------
 if grep -qE 'Failure|FAILED|error:' "$LOGS/parity.log" 2> /dev/null; then
