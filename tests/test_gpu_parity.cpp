@@ -1238,3 +1238,45 @@ TEST_F(GpuParity, SamplingBetweenReplayedStepsChangesNothing) {
 }
 
 }  // namespace
+
+// ---- residual sums and resampling (the ResNet GAN): FP32 arithmetic in a fixed order, one
+// rounding, so every dtype must match the CPU bit for bit ----------------------------------------
+
+TEST_F(GpuParity, ResidualAddAndResamplingAreExact) {
+  const int n = 3, h = 5, w = 4, c = 24;  // c = 24: vector-sized rows; h odd: no power-of-two shortcut
+  const Shape small{n, h, w, c}, big{n, 2 * h, 2 * w, c}, pooled{n, c};
+  auto xs = random_normal(small.numel(), 501, 3.0f), xb = random_normal(big.numel(), 502, 3.0f);
+  const auto xo = random_normal(small.numel(), 503, 3.0f);
+  xs[0] = 60000.0f, xs[1] = -1e-7f, xb[0] = 65504.0f, xb[c] = 65504.0f;  // FP16 overflow in a sum, a subnormal
+  for (DType t : kAllTypes) {
+    const std::string dt = dtype_name(t);
+    Both a = both(gpu(), small, t, xs), o = both(gpu(), small, t, xo), y = both_empty(gpu(), small, t);
+    cpu().add(a.c, o.c, y.c);
+    gpu().add(a.g, o.g, y.g);
+    EXPECT_TRUE(same_bits("add " + dt, gpu(), y.c, y.g));
+    Both up = both_empty(gpu(), big, t);
+    cpu().upsample2x_forward(a.c, up.c);
+    gpu().upsample2x_forward(a.g, up.g);
+    EXPECT_TRUE(same_bits("upsample2x_forward " + dt, gpu(), up.c, up.g));
+    Both dbig = both(gpu(), big, t, xb), dsmall = both_empty(gpu(), small, t);
+    cpu().upsample2x_backward(dbig.c, dsmall.c);
+    gpu().upsample2x_backward(dbig.g, dsmall.g);
+    EXPECT_TRUE(same_bits("upsample2x_backward " + dt, gpu(), dsmall.c, dsmall.g));
+    Both pool = both_empty(gpu(), small, t);
+    cpu().avgpool2x_forward(dbig.c, pool.c);
+    gpu().avgpool2x_forward(dbig.g, pool.g);
+    EXPECT_TRUE(same_bits("avgpool2x_forward " + dt, gpu(), pool.c, pool.g));
+    Both dpool = both_empty(gpu(), big, t);
+    cpu().avgpool2x_backward(a.c, dpool.c);
+    gpu().avgpool2x_backward(a.g, dpool.g);
+    EXPECT_TRUE(same_bits("avgpool2x_backward " + dt, gpu(), dpool.c, dpool.g));
+    Both sum = both_empty(gpu(), pooled, t);
+    cpu().global_sum_pool_forward(dbig.c, sum.c);
+    gpu().global_sum_pool_forward(dbig.g, sum.g);
+    EXPECT_TRUE(same_bits("global_sum_pool_forward " + dt, gpu(), sum.c, sum.g));
+    Both dsum = both(gpu(), pooled, t, random_normal(pooled.numel(), 504)), spread = both_empty(gpu(), big, t);
+    cpu().global_sum_pool_backward(dsum.c, spread.c);
+    gpu().global_sum_pool_backward(dsum.g, spread.g);
+    EXPECT_TRUE(same_bits("global_sum_pool_backward " + dt, gpu(), spread.c, spread.g));
+  }
+}

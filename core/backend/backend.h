@@ -165,6 +165,23 @@ class Backend {
   virtual void activation_backward(ew::Act act, float alpha, const Tensor& y, const Tensor& dy,
                                    Tensor& dx) = 0;
 
+  // ---- residual sums and resampling (the ResNet GAN's blocks), NHWC ----
+  // FP32 arithmetic on the widened values, one rounding into the output's dtype; shapes come
+  // from the tensors (4-D n, h, w, c unless said otherwise), dtypes must agree.
+  // y = a + b, same size (y may alias a or b): a residual sum, and gradient fan-in.
+  virtual void add(const Tensor& a, const Tensor& b, Tensor& y) = 0;
+  // Nearest-neighbour x2: y (n, 2h, 2w, c) from x (n, h, w, c); backward sums each 2x2 block of dy.
+  virtual void upsample2x_forward(const Tensor& x, Tensor& y) = 0;
+  virtual void upsample2x_backward(const Tensor& dy, Tensor& dx) = 0;
+  // 2x2 average pooling: y (n, h/2, w/2, c) from x (n, h, w, c), h and w even; backward gives
+  // every input of a block a quarter of its dy.
+  virtual void avgpool2x_forward(const Tensor& x, Tensor& y) = 0;
+  virtual void avgpool2x_backward(const Tensor& dy, Tensor& dx) = 0;
+  // Sum over the positions: y (n, c) from x (n, h, w, c), summed in row-major order of (h, w);
+  // backward copies dy (n, c) to every position of dx.
+  virtual void global_sum_pool_forward(const Tensor& x, Tensor& y) = 0;
+  virtual void global_sum_pool_backward(const Tensor& dy, Tensor& dx) = 0;
+
   // ---- losses, on FP32 logits (n) ----
   // scalars[loss_slot] += mean loss; scalars[prob_slot] = mean sigmoid(logit) (prob_slot < 0:
   // skip); dlogits = d(mean loss)/d(logit) * loss_scale, loss_scale = scaler_state[0].
