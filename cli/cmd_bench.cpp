@@ -129,12 +129,13 @@ void print_profile(const std::vector<Profiled>& prof, Backend& backend) {
 
 int cmd_bench(int argc, char** argv) {
   Args a("bench", "ampgan bench [OPTIONS]",
-         "Times the DCGAN training step (one D and one G update) on random data in each precision,\n"
+         "Times the GAN training step (one D and one G update) on random data in each precision,\n"
          "side by side in one process, and reports the median step time, images/s, the ratio to\n"
          "fp32 and the peak memory by category. Absolute times only mean something on a quiet\n"
          "machine; compare the ratios.");
   a.option("backend", "B", "auto (default), cpu or cuda")
       .option("gpu", "N", "which GPU (0)")
+      .option("model", "M", "dcgan (default) or resnet (SNGAN/BigGAN-style, spectrally normalised D)")
       .option("res", "R", "resolution: 32 (default), 64 or 128")
       .option("nc", "C", "image channels: 1 (default) or 3")
       .option("width", "W", "network width (64)")
@@ -151,6 +152,8 @@ int cmd_bench(int argc, char** argv) {
   return guarded("bench", [&] {
     if (!a.parse_or_help(argc, argv, 2)) return 0;
     TrainerConfig tc;
+    tc.family = parse_model_family(a.str("model", "dcgan"));
+    if (tc.family == ModelFamily::ResNet) tc.model.latent = 128;  // SNGAN's and BigGAN's z
     tc.model.res = static_cast<int>(a.integer("res", 32));
     tc.model.channels = static_cast<int>(a.integer("nc", 1));
     tc.model.width = static_cast<int>(a.integer("width", 64));
@@ -216,8 +219,8 @@ int cmd_bench(int argc, char** argv) {
       if (r.precision == Precision::FP32) fp32_ms = r.median();
     const char* kCats[] = {"master_fp32", "half_copies", "gradients", "adam_moments", "activations", "workspace", "data"};
     if (!json) {
-      std::printf("DCGAN-%d (nc %d, width %d), batch %d on %s\n%lld timed steps after %lld warm-up, %lld round(s)\n\n",
-                  tc.model.res, tc.model.channels, tc.model.width, tc.batch, backend->name().c_str(), steps, warmup, rounds);
+      std::printf("%s-%d (nc %d, width %d), batch %d on %s\n%lld timed steps after %lld warm-up, %lld round(s)\n\n",
+                  tc.family == ModelFamily::ResNet ? "ResNet" : "DCGAN", tc.model.res, tc.model.channels, tc.model.width, tc.batch, backend->name().c_str(), steps, warmup, rounds);
       std::printf("%-9s %10s %10s %8s %9s | peak MiB: %7s %7s %7s %7s %8s %8s %7s\n", "precision", "step ms", "images/s",
                   "vs fp32", "overflows", "master", "half", "grads", "adam", "activ.", "workspace", "total");
     }
@@ -231,6 +234,7 @@ int cmd_bench(int argc, char** argv) {
         j["backend"] = backend->kind() == DeviceKind::CUDA ? "cuda" : "cpu";
         j["device"] = backend->name();
         j["precision"] = precision_name(r.precision);
+        j["model"] = model_family_name(tc.family);
         j["res"] = tc.model.res;
         j["nc"] = tc.model.channels;
         j["width"] = tc.model.width;

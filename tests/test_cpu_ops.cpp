@@ -633,3 +633,79 @@ TEST(GradientCheck, ResidualBlockFansTheGradientIn) {
   Residual identity(std::move(m2), Sequential{});
   gradient_check(b, identity, Shape{2, 5, 5, 3}, 71, 2e-3);
 }
+
+// ---- spectral norm -------------------------------------------------------------------------------
+
+namespace {
+
+// The largest singular value of a (rows, cols) matrix, by 300 power iterations in double.
+double host_sigma(const std::vector<float>& w, int64_t rows, int64_t cols) {
+  std::vector<double> u(rows, 1.0), v(cols);
+  double s = 0;
+  for (int it = 0; it < 300; ++it) {
+    double nv = 0;
+    for (int64_t j = 0; j < cols; ++j) {
+      v[j] = 0;
+      for (int64_t i = 0; i < rows; ++i) v[j] += w[i * cols + j] * u[i];
+      nv += v[j] * v[j];
+    }
+    for (double& x : v) x /= std::sqrt(nv);
+    double nu = 0;
+    for (int64_t i = 0; i < rows; ++i) {
+      u[i] = 0;
+      for (int64_t j = 0; j < cols; ++j) u[i] += w[i * cols + j] * v[j];
+      nu += u[i] * u[i];
+    }
+    s = std::sqrt(nu);
+    for (double& x : u) x /= s;
+  }
+  return s;
+}
+
+}  // namespace
+
+TEST(GradientCheck, SpectralNormConv2d) {
+  CpuBackend b;
+  Conv2d conv(b, "0.", 3, 4, 3, 1, 1, true);
+  conv.enable_spectral_norm(b, 5, 6);
+  EXPECT_EQ(conv.buffers().size(), 2u);  // u and v are saved with the model
+  // sigma depends on W here (u, v fixed within the check, as in PyTorch's backward).
+  gradient_check(b, conv, Shape{2, 5, 5, 3}, 80, 3e-3);
+}
+
+TEST(GradientCheck, SpectralNormLinear) {
+  CpuBackend b;
+  Linear fc(b, "0.", 12, 5, true);
+  fc.enable_spectral_norm(b, 7, 8);  // random unit u, v (a power iteration of the still-zero W would zero them)
+  gradient_check(b, fc, Shape{4, 12}, 81, 3e-3);
+}
+
+TEST(SpectralNorm, SigmaStaysFp32WhereHalfPrecisionWouldOverflowOrUnderflow) {
+  CpuBackend b;
+  // W ~ 20000 N(0, 1): sigma ~ 3e5, beyond FP16's 65504 (as are the squares of the entries).
+  // W ~ 1e-5: the squares (1e-10) underflow FP16 to zero, so a half-precision sigma would be 0
+  // and W / sigma infinite. In FP32 both normalise to a largest singular value of 1.
+  for (float scale : {20000.0f, 1e-5f})
+    for (DType dt : {DType::F16, DType::BF16}) {
+      Conv2d conv(b, "0.", 8, 16, 3, 1, 1, false);
+      conv.enable_spectral_norm(b, 1, 2);
+      Parameter& w = *conv.parameters()[0];
+      const int64_t rows = 16, cols = 3 * 3 * 8;
+      auto wv = random_normal(rows * cols, 90, scale);
+      b.upload(w.master, wv.data(), wv.size() * 4);
+      w.set_precision(b, dt);
+      for (int i = 0; i < 60; ++i) conv.update_spectral_norm(b);
+      Context ctx{b, dt, Mode::Train, true, false};
+      Tensor x = make_tensor(b, Shape{1, 4, 4, 8}, dt, random_normal(128, 91));
+      conv.forward(ctx, x);
+      const double want = host_sigma(wv, rows, cols);
+      const float sigma = to_host(b, conv.spectral_norm()->sigma())[0];
+      EXPECT_NEAR(sigma / want, 1.0, 1e-4) << "scale " << scale << " " << dtype_name(dt);
+      // The normalised weight the convolution used, read back from its half copy: largest
+      // singular value 1 up to the half rounding of its entries.
+      const std::vector<float> wsn = to_host(b, conv.spectral_norm()->last_normalized());
+      ASSERT_EQ(conv.spectral_norm()->last_normalized().dtype(), dt);
+      EXPECT_NEAR(host_sigma(wsn, rows, cols), 1.0, dt == DType::F16 ? 2e-3 : 1e-2) << "scale " << scale;
+      for (float f : to_host(b, conv.forward(ctx, x))) ASSERT_TRUE(std::isfinite(f)) << "scale " << scale;
+    }
+}

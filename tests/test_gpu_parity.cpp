@@ -1280,3 +1280,38 @@ TEST_F(GpuParity, ResidualAddAndResamplingAreExact) {
     EXPECT_TRUE(same_bits("global_sum_pool_backward " + dt, gpu(), spread.c, spread.g));
   }
 }
+
+// Spectral norm: FP32 with double accumulation on both sides, summed in different fixed orders,
+// so sigma and the vectors may differ in the last bit or two, and the results derived from them
+// by about as much relative to their norm (the backward subtracts nearly equal terms, so a
+// per-element ulp bound would not hold): normalised error per dtype.
+TEST_F(GpuParity, SpectralNormMatchesTheCpu) {
+  const int64_t rows = 48, cols = 3 * 3 * 40;
+  const auto wv = random_normal(rows * cols, 601, 0.7f), uv = random_normal(rows, 602), vv = random_normal(cols, 603);
+  Both w = both(gpu(), Shape{rows, 3, 3, 40}, DType::F32, wv), u = both(gpu(), Shape{rows}, DType::F32, uv);
+  Both v = both(gpu(), Shape{cols}, DType::F32, vv);
+  for (int it = 0; it < 3; ++it) {
+    cpu().spectral_norm_power_iteration(w.c, u.c, v.c);
+    gpu().spectral_norm_power_iteration(w.g, u.g, v.g);
+  }
+  EXPECT_TRUE(within_ulps("spectral_norm_power_iteration u", gpu(), u.c, u.g, 4));
+  EXPECT_TRUE(within_ulps("spectral_norm_power_iteration v", gpu(), v.c, v.g, 4));
+  // Continue from the same u, v on both sides, so forward and backward are compared alone.
+  Both u2 = both(gpu(), Shape{rows}, DType::F32, host(cpu(), u.c)), v2 = both(gpu(), Shape{cols}, DType::F32, host(cpu(), v.c));
+  const double tol[] = {1e-6, 1e-3, 8e-3};  // F32, F16, BF16: a few ulps, or one rounding flip
+  for (DType t : kAllTypes) {
+    const std::string dt = dtype_name(t);
+    const double e = tol[static_cast<int>(t)];
+    Both sigma = both_empty(gpu(), Shape{1}, DType::F32), wsn = both_empty(gpu(), w.c.shape(), t);
+    cpu().spectral_norm_forward(w.c, u2.c, v2.c, sigma.c, wsn.c);
+    gpu().spectral_norm_forward(w.g, u2.g, v2.g, sigma.g, wsn.g);
+    EXPECT_TRUE(within_ulps("spectral_norm_forward sigma " + dt, gpu(), sigma.c, sigma.g, 2));
+    EXPECT_LT(normalized_error(host(gpu(), wsn.g), host(cpu(), wsn.c)), e) << "spectral_norm_forward w_sn " << dt;
+    Both sig = both(gpu(), Shape{1}, DType::F32, host(cpu(), sigma.c));
+    Both g = both(gpu(), w.c.shape(), t, random_normal(rows * cols, 604, 50.0f));
+    Both dw = both(gpu(), w.c.shape(), t, random_normal(rows * cols, 605));
+    cpu().spectral_norm_backward(g.c, w.c, u2.c, v2.c, sig.c, dw.c, true);
+    gpu().spectral_norm_backward(g.g, w.g, u2.g, v2.g, sig.g, dw.g, true);
+    EXPECT_LT(normalized_error(host(gpu(), dw.g), host(cpu(), dw.c)), e) << "spectral_norm_backward " << dt;
+  }
+}

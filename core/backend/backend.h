@@ -182,6 +182,19 @@ class Backend {
   virtual void global_sum_pool_forward(const Tensor& x, Tensor& y) = 0;
   virtual void global_sum_pool_backward(const Tensor& dy, Tensor& dx) = 0;
 
+  // ---- spectral norm (the ResNet GAN's discriminator weights), FP32 whatever the precision ----
+  // w is the FP32 master weight seen as a matrix (rows, cols) = (out channels, everything else);
+  // u (rows) and v (cols) are FP32 vectors. Norms use eps = 1e-12 as PyTorch's spectral_norm.
+  // One power iteration, in place: v = W^T u / ||W^T u||, then u = W v / ||W v||.
+  virtual void spectral_norm_power_iteration(const Tensor& w, Tensor& u, Tensor& v) = 0;
+  // sigma (FP32, 1) = u . (W v); w_sn = W / sigma, rounded once into w_sn's dtype.
+  virtual void spectral_norm_forward(const Tensor& w, const Tensor& u, const Tensor& v, Tensor& sigma,
+                                     Tensor& w_sn) = 0;
+  // The gradient through W / sigma(W) with u, v held fixed (as PyTorch does): from g = dL/dW_sn
+  // (g and dw share a dtype), dw (+)= (g - <g, W / sigma> u v^T) / sigma in FP32, rounded once.
+  virtual void spectral_norm_backward(const Tensor& g, const Tensor& w, const Tensor& u, const Tensor& v,
+                                      const Tensor& sigma, Tensor& dw, bool accumulate) = 0;
+
   // ---- losses, on FP32 logits (n) ----
   // scalars[loss_slot] += mean loss; scalars[prob_slot] = mean sigmoid(logit) (prob_slot < 0:
   // skip); dlogits = d(mean loss)/d(logit) * loss_scale, loss_scale = scaler_state[0].

@@ -145,6 +145,19 @@ void ProfilingBackend::global_sum_pool_backward(const Tensor& dy, Tensor& dx) {
   timed(OpFamily::Elementwise, 0, [&] { inner_.global_sum_pool_backward(dy, dx); });
 }
 
+void ProfilingBackend::spectral_norm_power_iteration(const Tensor& w, Tensor& u, Tensor& v) {
+  timed(OpFamily::Gemm, 4.0 * static_cast<double>(w.numel()), [&] { inner_.spectral_norm_power_iteration(w, u, v); });
+}
+void ProfilingBackend::spectral_norm_forward(const Tensor& w, const Tensor& u, const Tensor& v, Tensor& sigma,
+                                             Tensor& w_sn) {
+  timed(OpFamily::Gemm, 2.0 * static_cast<double>(w.numel()), [&] { inner_.spectral_norm_forward(w, u, v, sigma, w_sn); });
+}
+void ProfilingBackend::spectral_norm_backward(const Tensor& g, const Tensor& w, const Tensor& u, const Tensor& v,
+                                              const Tensor& sigma, Tensor& dw, bool accumulate) {
+  timed(OpFamily::Gemm, 2.0 * static_cast<double>(w.numel()),
+        [&] { inner_.spectral_norm_backward(g, w, u, v, sigma, dw, accumulate); });
+}
+
 void ProfilingBackend::gan_loss(LossKind kind, LossRole role, const Tensor& logits, const Tensor& scaler_state,
                                 Tensor& dlogits, Tensor& scalars, int loss_slot, int prob_slot) {
   timed(OpFamily::Loss, 0,

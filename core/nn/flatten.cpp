@@ -25,4 +25,16 @@ const Tensor& Flatten::backward(Context& ctx, const Tensor& dy, bool need_dx) {
   return dx_;
 }
 
+const Tensor& Unflatten::forward(Context& /*ctx*/, const Tensor& x) {
+  in_shape_ = x.shape();
+  out_ = x.view(output_shape(x.shape()));
+  return out_;
+}
+
+const Tensor& Unflatten::backward(Context& /*ctx*/, const Tensor& dy, bool need_dx) {
+  if (!need_dx) return no_grad();
+  dx_ = dy.view(in_shape_);
+  return dx_;
+}
+
 }  // namespace ampgan

@@ -21,4 +21,18 @@ class Flatten final : public Layer {
   Shape in_shape_;
 };
 
+// Views (n, features) as (n, h, w, c): the generator's linear layer becomes its first feature map.
+class Unflatten final : public Layer {
+ public:
+  Unflatten(int h, int w, int c) : h_(h), w_(w), c_(c) {}
+  std::string type() const override { return "Unflatten"; }
+  Shape output_shape(const Shape& in) const override { return Shape{in[0], h_, w_, c_}; }
+  const Tensor& forward(Context& ctx, const Tensor& x) override;
+  const Tensor& backward(Context& ctx, const Tensor& dy, bool need_dx) override;
+
+ private:
+  int h_, w_, c_;
+  Shape in_shape_;
+};
+
 }  // namespace ampgan

@@ -57,6 +57,8 @@ class Layer {
   virtual std::vector<Parameter*> parameters() { return {}; }
   virtual std::vector<StateBuffer*> buffers() { return {}; }
   virtual double flops(const Shape& /*in*/) const { return 0.0; }
+  // One power iteration of every spectral-normalised weight (once per discriminator step).
+  virtual void update_spectral_norm(Backend& /*b*/) {}
 
  protected:
   // Resizes a reusable buffer: keeps its memory when large enough and of the same dtype.
@@ -80,6 +82,7 @@ class Sequential {
   const Tensor& backward(Context& ctx, const Tensor& dy, bool need_dx);
   Shape output_shape(Shape in) const;
   double flops(Shape in) const;
+  void update_spectral_norm(Backend& b);
 
   std::vector<Parameter*> parameters();
   std::vector<StateBuffer*> buffers();

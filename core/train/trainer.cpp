@@ -19,10 +19,9 @@ Trainer::Trainer(Backend& backend, const TrainerConfig& cfg)
   if (cfg.batch < 2)
     throw Error("batch size " + std::to_string(cfg.batch) + " is too small", "--batch",
                 "use at least 2 (batch norm needs two samples)");
-  g_ = make_generator(backend_, cfg_.model);
-  d_ = make_discriminator(backend_, cfg_.model);
-  init_dcgan(backend_, *g_, cfg_.seed, rng_stream::kInitG);
-  init_dcgan(backend_, *d_, cfg_.seed, rng_stream::kInitD);
+  GanPair nets = make_gan(backend_, cfg_.family, cfg_.model, cfg_.seed, rng_stream::kInitG, rng_stream::kInitD);
+  g_ = std::move(nets.g);
+  d_ = std::move(nets.d);
   adam_g_ = std::make_unique<Adam>(backend_, g_->parameters(), cfg_.adam_g);
   adam_d_ = std::make_unique<Adam>(backend_, d_->parameters(), cfg_.adam_d);
   scaler_d_ = std::make_unique<LossScaler>(backend_, cfg_.scaler);
@@ -100,7 +99,9 @@ void Trainer::enqueue_step_body() {
   const Tensor& fake = g_->forward(gctx, z_);
 
   // Discriminator: real and generated batches separately (each with its own batch-norm
-  // statistics, as in the peer), weight gradients accumulated across the two.
+  // statistics, as in the peer), weight gradients accumulated across the two. First one power
+  // iteration of each spectrally normalised weight (the ResNet's D; nothing for the DCGAN).
+  d_->update_spectral_norm(backend_);
   forward_backward_d(real_, LossRole::DReal, kSlotLossDReal, kSlotDReal);
   forward_backward_d(fake, LossRole::DFake, kSlotLossDFake, kSlotDFake);
   const Tensor& sd = scaler_d_->active_state();

@@ -20,14 +20,15 @@
 
 #include "core/amp/loss_scaler.h"
 #include "core/amp/precision.h"
-#include "core/models/dcgan.h"
+#include "core/models/model_family.h"
 #include "core/optim/adam.h"
 #include "core/train/step_metrics.h"
 
 namespace ampgan {
 
 struct TrainerConfig {
-  DcganSpec model;
+  ModelFamily family = ModelFamily::DCGAN;
+  DcganSpec model;  // the sizes, for either family
   int batch = 64;
   Precision precision = Precision::FP32;
   LossKind loss = LossKind::BCEWithLogits;
