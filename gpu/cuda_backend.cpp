@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 
@@ -233,6 +234,7 @@ GradDesc grad_desc(const Tensor& t) { return GradDesc{t.data(), t.numel(), stati
 // ---- construction --------------------------------------------------------------------------------
 
 CudaBackend::CudaBackend(int device) : device_(device) {
+  if (const char* v = std::getenv("AMPGAN_CUDNN_DETERMINISTIC")) deterministic_ = *v && std::string(v) != "0";
   try {
     int count = 0;
     AMPGAN_CUDA(cudaGetDeviceCount(&count));
@@ -618,7 +620,7 @@ void CudaBackend::fill_normal(Tensor& t, uint64_t seed, uint64_t stream, const T
   check_device_tensor(t, "fill_normal", "tensor");
   if (counter.defined()) {
     check_device_tensor(counter, "fill_normal", "counter");
-    require(counter.dtype() == DType::F32, "fill_normal", "the counter must be FP32");
+    require(counter.dtype() == DType::F32 && counter.numel() == 2, "fill_normal", "the counter must be an FP32 [lo, hi] count");
   }
   activate();
   gpu::fill_normal(stream_, t.data(), t.dtype(), t.numel(), seed, stream,
@@ -638,6 +640,13 @@ void CudaBackend::add_scalar(Tensor& dst, int index, float value) {
   require(dst.dtype() == DType::F32 && index >= 0 && index < dst.numel(), "add_scalar", "FP32 tensor, index in range");
   activate();
   gpu::add_scalar(stream_, dst.as<float>(), index, value);
+}
+
+void CudaBackend::count_increment(Tensor& count) {
+  check_device_tensor(count, "count_increment", "count");
+  require(count.dtype() == DType::F32 && count.numel() == 2, "count_increment", "an FP32 [lo, hi] count");
+  activate();
+  gpu::count_increment(stream_, count.as<float>());
 }
 
 // ---- element-wise layers -------------------------------------------------------------------------
@@ -748,8 +757,10 @@ void CudaBackend::softmax_cross_entropy(const Tensor& logits, const Tensor& labe
 void CudaBackend::grad_stats(const std::vector<Tensor>& grads, const Tensor& scaler_state, Tensor& scalars,
                              const GradStatSlots& slots) {
   require(scalars.dtype() == DType::F32 && scaler_state.dtype() == DType::F32, "grad_stats", "FP32 scalars");
-  for (int slot : {slots.found_inf, slots.sum_sq, slots.zeros, slots.subnormals, slots.count})
+  for (int slot : {slots.found_inf, slots.sum_sq})
     require(slot >= 0 && slot < scalars.numel(), "grad_stats", "slot out of range");
+  for (int slot : {slots.zeros, slots.subnormals, slots.count})  // counts: [slot, slot + 1]
+    require(slot >= 0 && slot + 1 < scalars.numel(), "grad_stats", "count slot out of range");
   activate();
   std::vector<GradDesc> d;
   d.reserve(grads.size());
@@ -771,9 +782,9 @@ void CudaBackend::grad_histogram(const std::vector<Tensor>& grads, Tensor& hist)
 
 void CudaBackend::adam_step(const std::vector<AdamTensor>& params, const AdamConfig& cfg, Tensor& step_count,
                             const Tensor& scaler_state, const Tensor& scalars, int found_inf_slot) {
-  require(step_count.dtype() == DType::F32 && scaler_state.dtype() == DType::F32 && scalars.dtype() == DType::F32 &&
-              found_inf_slot >= 0 && found_inf_slot < scalars.numel(),
-          "adam_step", "FP32 step count, scaler state and scalars");
+  require(step_count.dtype() == DType::F32 && step_count.numel() == 2 && scaler_state.dtype() == DType::F32 &&
+              scalars.dtype() == DType::F32 && found_inf_slot >= 0 && found_inf_slot < scalars.numel(),
+          "adam_step", "FP32 [lo, hi] step count, FP32 scaler state and scalars");
   std::vector<AdamDesc> d;
   d.reserve(params.size());
   for (const AdamTensor& p : params) {

@@ -42,6 +42,7 @@ class CudaBackend final : public Backend, private Allocator {
   DeviceKind kind() const override { return DeviceKind::CUDA; }
   std::string name() const override { return name_; }
   void set_allow_tf32(bool allow) override { allow_tf32_ = allow; }
+  void set_deterministic(bool on) override { deterministic_ = on; }
 
   Tensor empty(Shape shape, DType dtype, MemCategory category) override;
   void upload(Tensor& dst, const void* host, size_t nbytes) override;
@@ -55,6 +56,7 @@ class CudaBackend final : public Backend, private Allocator {
   void fill_normal(Tensor& t, uint64_t seed, uint64_t stream, const Tensor& counter, float stddev) override;
   void copy_scalar(const Tensor& src, int src_index, Tensor& dst, int dst_index) override;
   void add_scalar(Tensor& dst, int index, float value) override;
+  void count_increment(Tensor& count) override;
 
   void gemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const Tensor& a,
             const Tensor& b, float beta, Tensor& c) override;
@@ -125,6 +127,7 @@ class CudaBackend final : public Backend, private Allocator {
     cudnnFilterDescriptor_t w = nullptr;               // (kp, r, s, cp)
     cudnnConvolutionDescriptor_t conv = nullptr;
     int algo = 0;
+    cudnnMathType_t math = CUDNN_DEFAULT_MATH;  // the chosen algorithm's, also set on `conv`
     size_t ws_bytes = 0;
     int cp = 0, kp = 0;
     bool deterministic = true;
@@ -137,6 +140,7 @@ class CudaBackend final : public Backend, private Allocator {
     int op;  // 0 forward, 1 backward data, 2 backward filter
     int n, h, w, c, k, r, s, stride, pad;
     int dtype, math;
+    int deterministic;
     bool operator==(const ConvKey& o) const;
   };
   struct ConvKeyHash {
@@ -163,6 +167,10 @@ class CudaBackend final : public Backend, private Allocator {
   cudnnHandle_t cudnn_ = nullptr;
   cudaMemPool_t pool_ = nullptr;
   bool allow_tf32_ = false;
+  // Convolution algorithms: false times cuDNN's candidates once per plan (cudnnFind*Ex) and takes
+  // the fastest; true takes deterministic ones by heuristics, GEMM-style first. AMPGAN_CUDNN_
+  // DETERMINISTIC=1 starts a backend in the deterministic mode.
+  bool deterministic_ = false;
 
   // Allocation bookkeeping: sequence numbers tell which blocks a captured graph may reference;
   // freeing such a block while the graph exists is deferred until the graph is dropped.

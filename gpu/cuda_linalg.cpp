@@ -4,13 +4,19 @@
 // CPU backend does. FP32 mode forbids TF32 (CUBLAS_COMPUTE_32F_PEDANTIC, CUDNN_FMA_MATH) unless
 // set_allow_tf32(true); half modes use tensor cores (CUDNN_TENSOR_OP_MATH, FP32 compute type).
 //
-// Convolution algorithms are chosen once per (operation, geometry, dtype, math) with cuDNN's
-// heuristics (cudnnGet*Algorithm_v7, no trial runs), preferring deterministic ones, and cached;
-// the choice, like every workspace allocation, happens eagerly, never during graph capture.
+// Convolution algorithms are chosen once per (operation, geometry, dtype, math, mode) and cached;
+// the choice, like every workspace allocation, happens eagerly, never during graph capture. By
+// default the candidates are timed (cudnnFind*Ex) and the fastest is taken, deterministic or not;
+// in the deterministic mode (set_deterministic, AMPGAN_CUDNN_DETERMINISTIC=1; the parity tests)
+// cuDNN's heuristics rank them (cudnnGet*Algorithm_v7, no trial runs) and deterministic GEMM-style
+// ones come first. AMPGAN_LOG_CONV=1 prints each choice (operation, geometry, algorithm, how it
+// was chosen, math, workspace) to stderr.
 // Tensor cores want channel counts that are multiples of 8: in half modes the 1- and 3-channel
 // image layers (and the 100-channel latent, and the 1-channel logit) run on zero-padded copies in
 // workspace, and results are sliced back -- the extra zero channels add exact zeros to every sum.
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "core/common/error.h"
@@ -56,6 +62,26 @@ const char* math_name(int m) {
   }
 }
 
+const char* algo_name(int op, int algo) {
+  static const char* const fwd[] = {"implicit_gemm", "implicit_precomp_gemm", "gemm", "direct",
+                                    "fft", "fft_tiling", "winograd", "winograd_nonfused"};
+  static const char* const bwd_data[] = {"algo_0", "algo_1", "fft", "fft_tiling", "winograd", "winograd_nonfused"};
+  static const char* const bwd_filter[] = {"algo_0", "algo_1", "fft", "algo_3", "winograd", "winograd_nonfused",
+                                           "fft_tiling"};
+  if (algo < 0) return "?";
+  if (op == 0) return algo < 8 ? fwd[algo] : "?";
+  if (op == 1) return algo < 6 ? bwd_data[algo] : "?";
+  return algo < 7 ? bwd_filter[algo] : "?";
+}
+
+bool log_conv_plans() {
+  static const bool on = [] {
+    const char* v = std::getenv("AMPGAN_LOG_CONV");
+    return v && *v && std::string(v) != "0";
+  }();
+  return on;
+}
+
 int round8(int v) { return (v + 7) / 8 * 8; }
 
 std::string describe(int op, const ConvGeometry& g, DType dt) {
@@ -76,6 +102,7 @@ struct Candidate {
   size_t memory;
   cudnnDeterminism_t determinism;
   cudnnMathType_t math;
+  float ms = -1.0f;  // measured by cudnnFind*Ex, or -1 (heuristics only)
 };
 
 constexpr size_t kMaxConvWorkspace = size_t{512} << 20;
@@ -91,12 +118,12 @@ CudaBackend::ConvPlan::~ConvPlan() {
 
 bool CudaBackend::ConvKey::operator==(const ConvKey& o) const {
   return op == o.op && n == o.n && h == o.h && w == o.w && c == o.c && k == o.k && r == o.r && s == o.s &&
-         stride == o.stride && pad == o.pad && dtype == o.dtype && math == o.math;
+         stride == o.stride && pad == o.pad && dtype == o.dtype && math == o.math && deterministic == o.deterministic;
 }
 
 size_t CudaBackend::ConvKeyHash::operator()(const ConvKey& k) const {
   size_t h = 1469598103934665603ull;
-  for (int v : {k.op, k.n, k.h, k.w, k.c, k.k, k.r, k.s, k.stride, k.pad, k.dtype, k.math})
+  for (int v : {k.op, k.n, k.h, k.w, k.c, k.k, k.r, k.s, k.stride, k.pad, k.dtype, k.math, k.deterministic})
     h = (h ^ static_cast<size_t>(static_cast<unsigned>(v))) * 1099511628211ull;
   return h;
 }
@@ -130,7 +157,8 @@ void CudaBackend::gemm(bool trans_a, bool trans_b, int m, int n, int k, float al
 CudaBackend::ConvPlan& CudaBackend::conv_plan(int op, const ConvGeometry& g, DType dt) {
   const bool half = dt != DType::F32;
   const cudnnMathType_t math = half ? CUDNN_TENSOR_OP_MATH : allow_tf32_ ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH;
-  const ConvKey key{op, g.n, g.h, g.w, g.c, g.k, g.r, g.s, g.stride, g.pad, static_cast<int>(dt), static_cast<int>(math)};
+  const ConvKey key{op, g.n, g.h, g.w, g.c, g.k, g.r, g.s, g.stride, g.pad, static_cast<int>(dt), static_cast<int>(math),
+                    deterministic_ ? 1 : 0};
   const auto found = conv_plans_.find(key);
   if (found != conv_plans_.end()) return *found->second;
 
@@ -172,24 +200,35 @@ CudaBackend::ConvPlan& CudaBackend::conv_plan(int op, const ConvGeometry& g, DTy
 
     std::vector<Candidate> cands;
     int got = 0;
+    cudnnStatus_t heuristics = CUDNN_STATUS_SUCCESS;
     if (op == kForward) {
       cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-      AMPGAN_CUDNN(cudnnGetConvolutionForwardAlgorithm_v7(cudnn_, plan->x, plan->w, plan->conv, plan->y,
-                                                          CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &got, perf));
-      for (int i = 0; i < got; ++i)
-        cands.push_back({perf[i].algo, perf[i].status, perf[i].memory, perf[i].determinism, perf[i].mathType});
+      heuristics = cudnnGetConvolutionForwardAlgorithm_v7(cudnn_, plan->x, plan->w, plan->conv, plan->y,
+                                                          CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &got, perf);
+      if (heuristics == CUDNN_STATUS_SUCCESS)
+        for (int i = 0; i < got; ++i)
+          cands.push_back({perf[i].algo, perf[i].status, perf[i].memory, perf[i].determinism, perf[i].mathType});
     } else if (op == kBackwardData) {
       cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-      AMPGAN_CUDNN(cudnnGetConvolutionBackwardDataAlgorithm_v7(cudnn_, plan->w, plan->y, plan->conv, plan->x,
-                                                               CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &got, perf));
-      for (int i = 0; i < got; ++i)
-        cands.push_back({perf[i].algo, perf[i].status, perf[i].memory, perf[i].determinism, perf[i].mathType});
+      heuristics = cudnnGetConvolutionBackwardDataAlgorithm_v7(cudnn_, plan->w, plan->y, plan->conv, plan->x,
+                                                               CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &got, perf);
+      if (heuristics == CUDNN_STATUS_SUCCESS)
+        for (int i = 0; i < got; ++i)
+          cands.push_back({perf[i].algo, perf[i].status, perf[i].memory, perf[i].determinism, perf[i].mathType});
     } else {
       cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
-      AMPGAN_CUDNN(cudnnGetConvolutionBackwardFilterAlgorithm_v7(cudnn_, plan->x, plan->y, plan->conv, plan->w,
-                                                                 CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &got, perf));
-      for (int i = 0; i < got; ++i)
-        cands.push_back({perf[i].algo, perf[i].status, perf[i].memory, perf[i].determinism, perf[i].mathType});
+      heuristics = cudnnGetConvolutionBackwardFilterAlgorithm_v7(cudnn_, plan->x, plan->y, plan->conv, plan->w,
+                                                                 CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &got, perf);
+      if (heuristics == CUDNN_STATUS_SUCCESS)
+        for (int i = 0; i < got; ++i)
+          cands.push_back({perf[i].algo, perf[i].status, perf[i].memory, perf[i].determinism, perf[i].mathType});
+    }
+    // A layout cuDNN rejects outright (NOT_SUPPORTED, say) is one more layout tried: go on to
+    // the next one instead of failing the plan.
+    if (heuristics != CUDNN_STATUS_SUCCESS) {
+      tried += " [channels " + std::to_string(cp) + "->" + std::to_string(kp) + ": heuristics " +
+               cudnnGetErrorString(heuristics) + "]";
+      continue;
     }
 
     // The workspace an algorithm really needs (CUDNN_STATUS_NOT_SUPPORTED rules it out).
@@ -207,9 +246,113 @@ CudaBackend::ConvPlan& CudaBackend::conv_plan(int op, const ConvGeometry& g, DTy
       return st == CUDNN_STATUS_SUCCESS;
     };
 
-    // Preference: deterministic GEMM-style algorithms (FP32 accumulation, one rounding of the
-    // output: the CPU's arithmetic; a replayed step equals the eager one bit for bit), then any
-    // deterministic one (FFT, Winograd), then anything cuDNN runs.
+    // The math type each algorithm runs with: the one cuDNN evaluated it with (a descriptor left
+    // at the requested type can make the workspace query and the run disagree with the ranking).
+    // The FP32 baseline stays FMA-only: it skips tensor-op (TF32) candidates and keeps
+    // CUDNN_FMA_MATH even for DEFAULT ones, which would allow TF32 on Ampere and newer. FP32 data
+    // converted down to half precision is not FP32 (nor TF32) arithmetic.
+    auto math_for = [&](cudnnMathType_t rated, cudnnMathType_t* use) {
+      if (math == CUDNN_FMA_MATH) {
+        if (rated != CUDNN_FMA_MATH && rated != CUDNN_DEFAULT_MATH) return false;
+        rated = CUDNN_FMA_MATH;
+      }
+      if (!half && rated == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) return false;
+      *use = rated;
+      return true;
+    };
+    // Takes cand if it runs with its math type within the workspace cap.
+    auto take = [&](const Candidate& cand) {
+      cudnnMathType_t cm;
+      if (cand.status != CUDNN_STATUS_SUCCESS || !math_for(cand.math, &cm)) return false;
+      AMPGAN_CUDNN(cudnnSetConvolutionMathType(plan->conv, cm));
+      size_t bytes = 0;
+      if (!workspace_for(cand.algo, &bytes)) return false;
+      bytes = std::max(bytes, cand.memory);
+      if (bytes > kMaxConvWorkspace) return false;
+      plan->algo = cand.algo;
+      plan->math = cm;
+      plan->ws_bytes = bytes;
+      plan->deterministic = cand.determinism == CUDNN_DETERMINISTIC;
+      return true;
+    };
+    auto keep = [&](const char* how) -> ConvPlan& {
+      if (log_conv_plans())
+        std::fprintf(stderr, "conv plan: %s -> algo %d (%s) %s, %s math, %s, workspace %zu bytes, channels %d->%d\n",
+                     describe(op, g, dt).c_str(), plan->algo, algo_name(op, plan->algo), how, math_name(plan->math),
+                     plan->deterministic ? "deterministic" : "non-deterministic", plan->ws_bytes, cp, kp);
+      if (plan->ws_bytes) (void)workspace(kWsConv, plan->ws_bytes, op_name(op));  // eagerly, grow-only
+      ConvPlan& ref = *plan;
+      conv_plans_.emplace(key, std::move(plan));
+      return ref;
+    };
+
+    // Fastest first: time the candidates once (cudnnFind*Ex, which runs each of them on scratch
+    // operands of the plan's shapes), as PyTorch's cudnn.benchmark does. Any failure falls back
+    // to the heuristics' order below.
+    auto timed_candidates = [&]() {
+      std::vector<Candidate> out;
+      // Workspace for the trials: what the largest usable heuristic candidate needs, within the
+      // cap (Find skips algorithms that need more). Plans grow the same workspace anyway.
+      size_t ws_bytes = 0;
+      for (const Candidate& cand : cands) {
+        cudnnMathType_t cm;
+        size_t bytes = 0;
+        if (cand.status != CUDNN_STATUS_SUCCESS || !math_for(cand.math, &cm)) continue;
+        AMPGAN_CUDNN(cudnnSetConvolutionMathType(plan->conv, cm));
+        if (!workspace_for(cand.algo, &bytes)) continue;
+        bytes = std::max(bytes, cand.memory);
+        if (bytes <= kMaxConvWorkspace) ws_bytes = std::max(ws_bytes, bytes);
+      }
+      AMPGAN_CUDNN(cudnnSetConvolutionMathType(plan->conv, math));  // Find tries what it allows
+      void* ws = ws_bytes ? workspace(kWsConv, ws_bytes, op_name(op)) : nullptr;
+      // Zeroed scratch operands of the plan's shapes: uninitialised memory could hold NaNs or
+      // subnormals, which would time slow paths; the real tensors must not be overwritten.
+      Tensor tx = empty(Shape{g.n, g.h, g.w, cp}, dt, MemCategory::Workspace);
+      Tensor tw = empty(Shape{kp, g.r, g.s, cp}, dt, MemCategory::Workspace);
+      Tensor ty = empty(Shape{g.n, g.out_h(), g.out_w(), kp}, dt, MemCategory::Workspace);
+      for (Tensor* t : {&tx, &tw, &ty}) AMPGAN_CUDA(cudaMemsetAsync(t->data(), 0, t->nbytes(), stream_));
+      int n = 0;
+      cudnnStatus_t st;
+      auto collect = [&](const auto* perf) {
+        for (int i = 0; i < n; ++i)
+          out.push_back({static_cast<int>(perf[i].algo), perf[i].status, perf[i].memory, perf[i].determinism,
+                         perf[i].mathType, perf[i].time});
+      };
+      if (op == kForward) {
+        cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+        st = cudnnFindConvolutionForwardAlgorithmEx(cudnn_, plan->x, tx.data(), plan->w, tw.data(), plan->conv, plan->y,
+                                                    ty.data(), CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &n, perf, ws, ws_bytes);
+        if (st == CUDNN_STATUS_SUCCESS) collect(perf);
+      } else if (op == kBackwardData) {
+        cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+        st = cudnnFindConvolutionBackwardDataAlgorithmEx(cudnn_, plan->w, tw.data(), plan->y, ty.data(), plan->conv,
+                                                         plan->x, tx.data(), CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &n,
+                                                         perf, ws, ws_bytes);
+        if (st == CUDNN_STATUS_SUCCESS) collect(perf);
+      } else {
+        cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+        st = cudnnFindConvolutionBackwardFilterAlgorithmEx(cudnn_, plan->x, tx.data(), plan->y, ty.data(), plan->conv,
+                                                           plan->w, tw.data(), CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
+                                                           &n, perf, ws, ws_bytes);
+        if (st == CUDNN_STATUS_SUCCESS) collect(perf);
+      }
+      if (st != CUDNN_STATUS_SUCCESS && log_conv_plans())
+        std::fprintf(stderr, "conv plan: %s: timing the candidates failed (%s); using the heuristics' order\n",
+                     describe(op, g, dt).c_str(), cudnnGetErrorString(st));
+      return out;  // fastest first
+    };
+    if (!deterministic_)
+      for (const Candidate& cand : timed_candidates())
+        if (take(cand)) {
+          char how[48];
+          std::snprintf(how, sizeof how, "timed %.3f ms", static_cast<double>(cand.ms));
+          return keep(how);
+        }
+
+    // Deterministic first, by the heuristics' ranking (no trial runs): GEMM-style algorithms
+    // (FP32 accumulation, one rounding of the output: the CPU's arithmetic; a replayed step equals
+    // the eager one bit for bit), then any deterministic one (FFT, Winograd), then anything cuDNN
+    // runs.
     auto gemm_style = [&](int algo) {
       if (op == kForward)
         return algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM || algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM ||
@@ -218,33 +361,12 @@ CudaBackend::ConvPlan& CudaBackend::conv_plan(int op, const ConvGeometry& g, DTy
       return algo == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0 || algo == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1 ||
              algo == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3;
     };
-    for (int pass = 0; pass < 3; ++pass) {
-      bool chosen = false;
+    for (int pass = 0; pass < 3; ++pass)
       for (const Candidate& cand : cands) {
-        if (cand.status != CUDNN_STATUS_SUCCESS) continue;
         if (pass < 2 && cand.determinism != CUDNN_DETERMINISTIC) continue;
         if (pass == 0 && !gemm_style(cand.algo)) continue;
-        // The FP32 baseline must not run an algorithm that reports tensor-op (TF32) math.
-        if (math == CUDNN_FMA_MATH &&
-            (cand.math == CUDNN_TENSOR_OP_MATH || cand.math == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION))
-          continue;
-        size_t bytes = 0;
-        if (!workspace_for(cand.algo, &bytes)) continue;
-        bytes = std::max(bytes, cand.memory);
-        if (bytes > kMaxConvWorkspace) continue;
-        plan->algo = cand.algo;
-        plan->ws_bytes = bytes;
-        plan->deterministic = cand.determinism == CUDNN_DETERMINISTIC;
-        chosen = true;
-        break;
+        if (take(cand)) return keep("by heuristics");
       }
-      if (chosen) {
-        if (plan->ws_bytes) (void)workspace(kWsConv, plan->ws_bytes, op_name(op));  // eagerly, grow-only
-        ConvPlan& ref = *plan;
-        conv_plans_.emplace(key, std::move(plan));
-        return ref;
-      }
-    }
     tried += " [channels " + std::to_string(cp) + "->" + std::to_string(kp) + ":";
     for (const Candidate& cand : cands)
       tried += " algo " + std::to_string(cand.algo) + " " + cudnnGetErrorString(cand.status);

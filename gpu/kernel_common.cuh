@@ -7,6 +7,7 @@
 
 #include "core/backend/elementwise.h"
 #include "gpu/cuda_check.h"
+#include "gpu/index_math.h"
 #include "gpu/kernels.h"
 
 namespace ampgan::gpu {
@@ -37,6 +38,27 @@ __device__ __forceinline__ int64_t global_thread() {
 }
 __device__ __forceinline__ int64_t grid_stride() {
   return static_cast<int64_t>(gridDim.x) * blockDim.x;
+}
+
+// 16 bytes of one storage type, loaded and stored as one vector access (8 halves or 4 floats)
+// instead of 8 or 4 scalar ones. Callers check vec16_ok (gpu/index_math.h) first.
+template <typename T>
+union Vec16 {
+  static constexpr int N = 16 / sizeof(T);
+  uint4 raw;
+  T v[N];
+};
+
+template <typename T>
+__device__ __forceinline__ Vec16<T> load16(const T* p, int64_t k) {
+  Vec16<T> x;
+  x.raw = reinterpret_cast<const uint4*>(p)[k];
+  return x;
+}
+
+template <typename T>
+__device__ __forceinline__ void store16(T* p, int64_t k, const Vec16<T>& x) {
+  reinterpret_cast<uint4*>(p)[k] = x.raw;
 }
 
 // Tree reduction over a block of kThreads threads in a fixed order (deterministic). Every

@@ -20,10 +20,11 @@ namespace ampgan::gpu {
 // ---- element-wise ----------------------------------------------------------------------------
 void fill(cudaStream_t s, void* p, DType t, int64_t n, float value);
 void cast(cudaStream_t s, const void* src, DType st, void* dst, DType dt, int64_t n);
-// stream += (uint64_t)counter[0] on the device when counter is not null.
+// stream += ew::count_load(counter) (an FP32 [lo, hi] count) on the device when counter is not null.
 void fill_normal(cudaStream_t s, void* p, DType t, int64_t n, uint64_t seed, uint64_t stream,
                  const float* counter, float stddev);
 void add_scalar(cudaStream_t s, float* p, int index, float value);
+void count_increment(cudaStream_t s, float* count);  // ew::count_increment
 void activation_forward(cudaStream_t s, DType t, ew::Act act, float alpha, const void* x, void* y, int64_t n);
 void activation_backward(cudaStream_t s, DType t, ew::Act act, float alpha, const void* y,
                          const void* dy, void* dx, int64_t n);

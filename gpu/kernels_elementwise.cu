@@ -22,13 +22,15 @@ __global__ void cast_kernel(const typename S::T* src, typename D::T* dst, int64_
 template <typename S>
 __global__ void fill_normal_kernel(typename S::T* p, int64_t n, uint64_t seed, uint64_t stream,
                                    const float* counter, float stddev) {
-  // As the CPU: stream += (uint64_t)counter[0], read on the device so replays draw fresh numbers.
-  if (counter) stream += static_cast<uint64_t>(counter[0]);
+  // As the CPU: stream += the count, read on the device so replays draw fresh numbers.
+  if (counter) stream += ew::count_load(counter);
   for (int64_t i = global_thread(); i < n; i += grid_stride())
     p[i] = S::store(stddev * philox_normal(seed, stream, static_cast<uint64_t>(i)));
 }
 
 __global__ void add_scalar_kernel(float* p, int index, float value) { p[index] += value; }
+
+__global__ void count_increment_kernel(float* count) { ew::count_increment(count); }
 
 // ---- activations, bias -------------------------------------------------------------------------
 
@@ -39,6 +41,19 @@ __global__ void act_forward_kernel(ew::Act act, float alpha, const typename S::T
     y[i] = S::store(ew::act_forward(act, alpha, S::load(x[i])));
 }
 
+// The same arithmetic, 16 bytes per access (vec16_ok); nv = n / Vec16::N.
+template <typename S>
+__global__ void act_forward_vec_kernel(ew::Act act, float alpha, const typename S::T* x,
+                                       typename S::T* y, int64_t nv) {
+  using V = Vec16<typename S::T>;
+  for (int64_t k = global_thread(); k < nv; k += grid_stride()) {
+    V v = load16(x, k);
+#pragma unroll
+    for (int e = 0; e < V::N; ++e) v.v[e] = S::store(ew::act_forward(act, alpha, S::load(v.v[e])));
+    store16(y, k, v);
+  }
+}
+
 template <typename S>
 __global__ void act_backward_kernel(ew::Act act, float alpha, const typename S::T* y,
                                     const typename S::T* dy, typename S::T* dx, int64_t n) {
@@ -47,8 +62,22 @@ __global__ void act_backward_kernel(ew::Act act, float alpha, const typename S::
 }
 
 template <typename S>
-__global__ void bias_add_kernel(typename S::T* y, const float* b, int64_t n, int64_t c) {
-  for (int64_t i = global_thread(); i < n; i += grid_stride()) y[i] = S::store(S::load(y[i]) + b[i % c]);
+__global__ void act_backward_vec_kernel(ew::Act act, float alpha, const typename S::T* y,
+                                        const typename S::T* dy, typename S::T* dx, int64_t nv) {
+  using V = Vec16<typename S::T>;
+  for (int64_t k = global_thread(); k < nv; k += grid_stride()) {
+    const V vy = load16(y, k);
+    V v = load16(dy, k);
+#pragma unroll
+    for (int e = 0; e < V::N; ++e) v.v[e] = S::store(ew::act_backward(act, alpha, S::load(vy.v[e]), S::load(v.v[e])));
+    store16(dx, k, v);
+  }
+}
+
+template <typename S>
+__global__ void bias_add_kernel(typename S::T* y, const float* b, int64_t n, int c) {
+  RowCol rc(global_thread(), grid_stride(), c);
+  for (int64_t i = global_thread(); i < n; i += grid_stride(), rc.advance()) y[i] = S::store(S::load(y[i]) + b[rc.j]);
 }
 
 // ---- channel padding ---------------------------------------------------------------------------
@@ -56,21 +85,16 @@ __global__ void bias_add_kernel(typename S::T* y, const float* b, int64_t n, int
 template <typename U>
 __global__ void pad_kernel(const U* src, int64_t rows_src, int c, U* dst, int64_t rows_dst, int cp) {
   const int64_t n = rows_dst * cp;
-  for (int64_t i = global_thread(); i < n; i += grid_stride()) {
-    const int64_t r = i / cp;
-    const int j = static_cast<int>(i - r * cp);
-    dst[i] = (r < rows_src && j < c) ? src[r * c + j] : U(0);
-  }
+  RowCol rc(global_thread(), grid_stride(), cp);
+  for (int64_t i = global_thread(); i < n; i += grid_stride(), rc.advance())
+    dst[i] = (rc.r < rows_src && rc.j < c) ? src[rc.r * c + rc.j] : U(0);
 }
 
 template <typename U>
 __global__ void slice_kernel(const U* src, int cp, U* dst, int64_t rows, int c) {
   const int64_t n = rows * c;
-  for (int64_t i = global_thread(); i < n; i += grid_stride()) {
-    const int64_t r = i / c;
-    const int j = static_cast<int>(i - r * c);
-    dst[i] = src[r * cp + j];
-  }
+  RowCol rc(global_thread(), grid_stride(), c);
+  for (int64_t i = global_thread(); i < n; i += grid_stride(), rc.advance()) dst[i] = src[rc.r * cp + rc.j];
 }
 
 // ---- losses ------------------------------------------------------------------------------------
@@ -188,13 +212,24 @@ void add_scalar(cudaStream_t s, float* p, int index, float value) {
   AMPGAN_LAUNCHED("add_scalar_kernel");
 }
 
+void count_increment(cudaStream_t s, float* count) {
+  count_increment_kernel<<<1, 1, 0, s>>>(count);
+  AMPGAN_LAUNCHED("count_increment_kernel");
+}
+
 void activation_forward(cudaStream_t s, DType t, ew::Act act, float alpha, const void* x, void* y, int64_t n) {
   if (n <= 0) return;
   dispatch(t, [&](auto tag) {
     using S = decltype(tag);
     using T = typename S::T;
-    act_forward_kernel<S><<<grid_for(n), kThreads, 0, s>>>(act, alpha, static_cast<const T*>(x),
-                                                           static_cast<T*>(y), n);
+    if (vec16_ok(n, n, sizeof(T), {x, y})) {  // one row: activations have no channels
+      const int64_t nv = n / Vec16<T>::N;
+      act_forward_vec_kernel<S><<<grid_for(nv), kThreads, 0, s>>>(act, alpha, static_cast<const T*>(x),
+                                                                  static_cast<T*>(y), nv);
+    } else {
+      act_forward_kernel<S><<<grid_for(n), kThreads, 0, s>>>(act, alpha, static_cast<const T*>(x),
+                                                             static_cast<T*>(y), n);
+    }
   });
   AMPGAN_LAUNCHED("act_forward_kernel");
 }
@@ -205,8 +240,14 @@ void activation_backward(cudaStream_t s, DType t, ew::Act act, float alpha, cons
   dispatch(t, [&](auto tag) {
     using S = decltype(tag);
     using T = typename S::T;
-    act_backward_kernel<S><<<grid_for(n), kThreads, 0, s>>>(act, alpha, static_cast<const T*>(y),
-                                                            static_cast<const T*>(dy), static_cast<T*>(dx), n);
+    if (vec16_ok(n, n, sizeof(T), {y, dy, dx})) {
+      const int64_t nv = n / Vec16<T>::N;
+      act_backward_vec_kernel<S><<<grid_for(nv), kThreads, 0, s>>>(act, alpha, static_cast<const T*>(y),
+                                                                   static_cast<const T*>(dy), static_cast<T*>(dx), nv);
+    } else {
+      act_backward_kernel<S><<<grid_for(n), kThreads, 0, s>>>(act, alpha, static_cast<const T*>(y),
+                                                              static_cast<const T*>(dy), static_cast<T*>(dx), n);
+    }
   });
   AMPGAN_LAUNCHED("act_backward_kernel");
 }
@@ -216,7 +257,7 @@ void bias_add(cudaStream_t s, DType t, void* y, const float* b, int64_t rows, in
   if (n <= 0) return;
   dispatch(t, [&](auto tag) {
     using S = decltype(tag);
-    bias_add_kernel<S><<<grid_for(n), kThreads, 0, s>>>(static_cast<typename S::T*>(y), b, n, c);
+    bias_add_kernel<S><<<grid_for(n), kThreads, 0, s>>>(static_cast<typename S::T*>(y), b, n, static_cast<int>(c));
   });
   AMPGAN_LAUNCHED("bias_add_kernel");
 }

@@ -82,31 +82,53 @@ __global__ void channel_partial_kernel(const typename S::T* a, const typename S:
   }
 }
 
-__device__ __forceinline__ double channel_total(const float* partial, int row_blocks, int64_t c, int ch, int k) {
+// Finalising kernels: one block of kTX x kFY threads per kTX channels. Each of the kFY thread
+// rows sums every kFY-th row block's partial (in order, in double), then a fixed tree adds the
+// kFY sums: deterministic, and kFY times more parallel than one thread walking all row blocks
+// (up to 1024 dependent loads, with the GPU otherwise idle). Valid where threadIdx.y == 0.
+constexpr int kFY = 16;
+
+__device__ __forceinline__ double channel_total(const float* partial, int row_blocks, int64_t c, int ch, int k,
+                                                double (*shared)[kTX + 1]) {
+  const int tx = threadIdx.x, ty = threadIdx.y;
   double s = 0.0;
-  for (int b = 0; b < row_blocks; ++b) s += partial[(static_cast<int64_t>(b) * 2 + k) * c + ch];
-  return s;
+  if (ch < c)
+    for (int b = ty; b < row_blocks; b += kFY) s += partial[(static_cast<int64_t>(b) * 2 + k) * c + ch];
+  shared[ty][tx] = s;
+  __syncthreads();
+  for (int stride = kFY / 2; stride > 0; stride >>= 1) {
+    if (ty < stride) shared[ty][tx] += shared[ty + stride][tx];
+    __syncthreads();
+  }
+  const double r = shared[0][tx];
+  __syncthreads();  // shared may be reused
+  return r;
 }
 
 __global__ void bias_finalize_kernel(const float* partial, int row_blocks, int64_t c, float* db, bool accumulate) {
-  const int ch = blockIdx.x * blockDim.x + threadIdx.x;
-  if (ch >= c) return;
-  const double s = channel_total(partial, row_blocks, c, ch, 0);
+  __shared__ double shared[kFY][kTX + 1];
+  const int ch = blockIdx.x * kTX + threadIdx.x;
+  const double s = channel_total(partial, row_blocks, c, ch, 0, shared);
+  if (threadIdx.y != 0 || ch >= c) return;
   db[ch] = static_cast<float>((accumulate ? static_cast<double>(db[ch]) : 0.0) + s);
 }
 
 __global__ void bn_mean_kernel(const float* partial, int row_blocks, int64_t rows, int64_t c, float* mean) {
-  const int ch = blockIdx.x * blockDim.x + threadIdx.x;
-  if (ch >= c) return;
-  mean[ch] = static_cast<float>(channel_total(partial, row_blocks, c, ch, 0) / static_cast<double>(rows));
+  __shared__ double shared[kFY][kTX + 1];
+  const int ch = blockIdx.x * kTX + threadIdx.x;
+  const double s = channel_total(partial, row_blocks, c, ch, 0, shared);
+  if (threadIdx.y != 0 || ch >= c) return;
+  mean[ch] = static_cast<float>(s / static_cast<double>(rows));
 }
 
 __global__ void bn_var_kernel(const float* partial, int row_blocks, int64_t rows, int64_t c, float eps,
                               const float* mean, float* invstd, float* running_mean, float* running_var,
                               float momentum, bool update) {
-  const int ch = blockIdx.x * blockDim.x + threadIdx.x;
-  if (ch >= c) return;
-  const double var = channel_total(partial, row_blocks, c, ch, 0) / static_cast<double>(rows);
+  __shared__ double shared[kFY][kTX + 1];
+  const int ch = blockIdx.x * kTX + threadIdx.x;
+  const double total = channel_total(partial, row_blocks, c, ch, 0, shared);
+  if (threadIdx.y != 0 || ch >= c) return;
+  const double var = total / static_cast<double>(rows);
   invstd[ch] = static_cast<float>(1.0 / sqrt(var + static_cast<double>(eps)));
   if (update) {
     const double r = static_cast<double>(rows);
@@ -118,43 +140,89 @@ __global__ void bn_var_kernel(const float* partial, int row_blocks, int64_t rows
 __global__ void bn_backward_finalize_kernel(const float* partial, int row_blocks, int64_t rows, int64_t c,
                                             float* mean_dy, float* mean_dy_xhat, float* dgamma,
                                             float* dbeta, bool accumulate) {
-  const int ch = blockIdx.x * blockDim.x + threadIdx.x;
-  if (ch >= c) return;
-  const double sdy = channel_total(partial, row_blocks, c, ch, 0);
-  const double sdx = channel_total(partial, row_blocks, c, ch, 1);
+  __shared__ double shared[kFY][kTX + 1];
+  const int ch = blockIdx.x * kTX + threadIdx.x;
+  const double sdy = channel_total(partial, row_blocks, c, ch, 0, shared);
+  const double sdx = channel_total(partial, row_blocks, c, ch, 1, shared);
+  if (threadIdx.y != 0 || ch >= c) return;
   mean_dy[ch] = static_cast<float>(sdy / static_cast<double>(rows));
   mean_dy_xhat[ch] = static_cast<float>(sdx / static_cast<double>(rows));
   dgamma[ch] = static_cast<float>((accumulate ? static_cast<double>(dgamma[ch]) : 0.0) + sdx);
   dbeta[ch] = static_cast<float>((accumulate ? static_cast<double>(dbeta[ch]) : 0.0) + sdy);
 }
 
-template <typename S>
-__global__ void bn_normalize_kernel(const typename S::T* x, typename S::T* y, int64_t n, int64_t c,
+// The element-wise batch-norm passes. VEC: 16 bytes per access, which needs vec16_ok(n, c);
+// then the loop runs over vectors and RowCol over vectors per row (c / N of them). The
+// arithmetic per element is the same either way.
+template <typename S, bool VEC>
+__global__ void bn_normalize_kernel(const typename S::T* x, typename S::T* y, int64_t n, int c,
                                     const float* mean, const float* invstd, const float* g, const float* b) {
-  for (int64_t i = global_thread(); i < n; i += grid_stride()) {
-    const int64_t j = i % c;
-    y[i] = S::store(ew::bn_normalize(S::load(x[i]), mean[j], invstd[j], g[j], b[j]));
+  using V = Vec16<typename S::T>;
+  constexpr int N = VEC ? V::N : 1;
+  RowCol rc(global_thread(), grid_stride(), c / N);
+  for (int64_t k = global_thread(); k < n / N; k += grid_stride(), rc.advance()) {
+    if (VEC) {
+      V v = load16(x, k);
+#pragma unroll
+      for (int e = 0; e < N; ++e) {
+        const int j = rc.j * N + e;
+        v.v[e] = S::store(ew::bn_normalize(S::load(v.v[e]), mean[j], invstd[j], g[j], b[j]));
+      }
+      store16(y, k, v);
+    } else {
+      const int j = rc.j;
+      y[k] = S::store(ew::bn_normalize(S::load(x[k]), mean[j], invstd[j], g[j], b[j]));
+    }
   }
 }
 
-template <typename S>
-__global__ void bn_eval_kernel(const typename S::T* x, typename S::T* y, int64_t n, int64_t c,
+template <typename S, bool VEC>
+__global__ void bn_eval_kernel(const typename S::T* x, typename S::T* y, int64_t n, int c,
                                const float* mean, const float* var, float eps, const float* g, const float* b) {
-  for (int64_t i = global_thread(); i < n; i += grid_stride()) {
-    const int64_t j = i % c;
-    const float invstd = 1.0f / sqrtf(var[j] + eps);  // the CPU's float expression
-    y[i] = S::store(ew::bn_normalize(S::load(x[i]), mean[j], invstd, g[j], b[j]));
+  using V = Vec16<typename S::T>;
+  constexpr int N = VEC ? V::N : 1;
+  RowCol rc(global_thread(), grid_stride(), c / N);
+  for (int64_t k = global_thread(); k < n / N; k += grid_stride(), rc.advance()) {
+    if (VEC) {
+      V v = load16(x, k);
+#pragma unroll
+      for (int e = 0; e < N; ++e) {
+        const int j = rc.j * N + e;
+        const float invstd = 1.0f / sqrtf(var[j] + eps);  // the CPU's float expression
+        v.v[e] = S::store(ew::bn_normalize(S::load(v.v[e]), mean[j], invstd, g[j], b[j]));
+      }
+      store16(y, k, v);
+    } else {
+      const int j = rc.j;
+      const float invstd = 1.0f / sqrtf(var[j] + eps);
+      y[k] = S::store(ew::bn_normalize(S::load(x[k]), mean[j], invstd, g[j], b[j]));
+    }
   }
 }
 
-template <typename S>
+template <typename S, bool VEC>
 __global__ void bn_dx_kernel(const typename S::T* x, const typename S::T* dy, typename S::T* dx, int64_t n,
-                             int64_t c, const float* mean, const float* invstd, const float* g,
+                             int c, const float* mean, const float* invstd, const float* g,
                              const float* mean_dy, const float* mean_dy_xhat) {
-  for (int64_t i = global_thread(); i < n; i += grid_stride()) {
-    const int64_t j = i % c;
-    const float xhat = (S::load(x[i]) - mean[j]) * invstd[j];
-    dx[i] = S::store(ew::bn_backward_dx(S::load(dy[i]), xhat, g[j], invstd[j], mean_dy[j], mean_dy_xhat[j]));
+  using V = Vec16<typename S::T>;
+  constexpr int N = VEC ? V::N : 1;
+  RowCol rc(global_thread(), grid_stride(), c / N);
+  for (int64_t k = global_thread(); k < n / N; k += grid_stride(), rc.advance()) {
+    if (VEC) {
+      const V vx = load16(x, k);
+      V v = load16(dy, k);
+#pragma unroll
+      for (int e = 0; e < N; ++e) {
+        const int j = rc.j * N + e;
+        const float xhat = (S::load(vx.v[e]) - mean[j]) * invstd[j];
+        v.v[e] = S::store(ew::bn_backward_dx(S::load(v.v[e]), xhat, g[j], invstd[j], mean_dy[j], mean_dy_xhat[j]));
+      }
+      store16(dx, k, v);
+    } else {
+      const int j = rc.j;
+      const float xhat = (S::load(x[k]) - mean[j]) * invstd[j];
+      dx[k] = S::store(ew::bn_backward_dx(S::load(dy[k]), xhat, g[j], invstd[j], mean_dy[j], mean_dy_xhat[j]));
+    }
   }
 }
 
@@ -171,7 +239,9 @@ void launch_partial(cudaStream_t s, DType t, const void* a, const void* b, int64
   AMPGAN_LAUNCHED("channel_partial_kernel");
 }
 
-unsigned channel_blocks(int64_t c) { return static_cast<unsigned>((c + kThreads - 1) / kThreads); }
+// The finalising kernels' launch shape (see channel_total).
+const dim3 kFinalizeBlock(kTX, kFY);
+unsigned channel_blocks(int64_t c) { return static_cast<unsigned>((c + kTX - 1) / kTX); }
 
 // ---- multi-tensor passes -----------------------------------------------------------------------
 
@@ -234,7 +304,7 @@ __global__ void grad_stats_kernel(GradList list, const float* scaler_state, Stat
 }
 
 __global__ void grad_stats_finalize_kernel(const StatPartial* parts, int nparts, float* scalars,
-                                           GradStatSlots slots, float count) {
+                                           GradStatSlots slots, uint64_t count) {
   __shared__ double s_d[kThreads];
   __shared__ unsigned long long s_c[kThreads];
   double sq = 0.0;
@@ -253,9 +323,9 @@ __global__ void grad_stats_finalize_kernel(const StatPartial* parts, int nparts,
     // Overwritten, never accumulated (as the CPU). sum_sq covers the finite values.
     scalars[slots.found_inf] = bad ? 1.0f : 0.0f;
     scalars[slots.sum_sq] = static_cast<float>(sq);
-    scalars[slots.zeros] = static_cast<float>(zeros);
-    scalars[slots.subnormals] = static_cast<float>(subs);
-    scalars[slots.count] = count;
+    ew::count_store(scalars + slots.zeros, zeros);
+    ew::count_store(scalars + slots.subnormals, subs);
+    ew::count_store(scalars + slots.count, count);
   }
 }
 
@@ -326,7 +396,8 @@ __global__ void adam_kernel(AdamList list, AdamHyper hp, const float* step_count
   if (scalars[found_inf_slot] != 0.0f) return;  // uniform across the grid
   __shared__ ew::AdamScalars shared;
   if (threadIdx.x == 0)
-    shared = ew::adam_scalars(hp.lr, hp.beta1, hp.beta2, hp.eps, step_count[0] + 1.0f, scaler_state[0]);
+    shared = ew::adam_scalars(hp.lr, hp.beta1, hp.beta2, hp.eps, static_cast<float>(ew::count_load(step_count) + 1),
+                              scaler_state[0]);
   __syncthreads();
   const ew::AdamScalars s = shared;
   for (int t = 0; t < list.count; ++t) {
@@ -340,7 +411,7 @@ __global__ void adam_kernel(AdamList list, AdamHyper hp, const float* step_count
 }
 
 __global__ void adam_count_kernel(float* step_count, const float* scalars, int found_inf_slot) {
-  if (scalars[found_inf_slot] == 0.0f) step_count[0] += 1.0f;
+  if (scalars[found_inf_slot] == 0.0f) ew::count_increment(step_count);
 }
 
 }  // namespace
@@ -358,7 +429,7 @@ void bias_backward(cudaStream_t s, DType t, const void* dy, int64_t rows, int64_
   const ChannelPlan p = channel_plan(rows, c);
   float* partial = static_cast<float*>(ws);
   launch_partial<kSum>(s, t, dy, nullptr, rows, c, nullptr, nullptr, partial, p);
-  bias_finalize_kernel<<<channel_blocks(c), kThreads, 0, s>>>(partial, p.row_blocks, c, db, accumulate);
+  bias_finalize_kernel<<<channel_blocks(c), kFinalizeBlock, 0, s>>>(partial, p.row_blocks, c, db, accumulate);
   AMPGAN_LAUNCHED("bias_finalize_kernel");
 }
 
@@ -370,10 +441,10 @@ void batchnorm_forward_train(cudaStream_t s, DType t, const void* x, int64_t row
   float* partial = static_cast<float*>(ws);
   // Two passes as the CPU: the mean, then the mean squared deviation from it.
   launch_partial<kSum>(s, t, x, nullptr, rows, c, nullptr, nullptr, partial, p);
-  bn_mean_kernel<<<channel_blocks(c), kThreads, 0, s>>>(partial, p.row_blocks, rows, c, save_mean);
+  bn_mean_kernel<<<channel_blocks(c), kFinalizeBlock, 0, s>>>(partial, p.row_blocks, rows, c, save_mean);
   AMPGAN_LAUNCHED("bn_mean_kernel");
   launch_partial<kSquaredDeviation>(s, t, x, nullptr, rows, c, save_mean, nullptr, partial, p);
-  bn_var_kernel<<<channel_blocks(c), kThreads, 0, s>>>(partial, p.row_blocks, rows, c, eps, save_mean,
+  bn_var_kernel<<<channel_blocks(c), kFinalizeBlock, 0, s>>>(partial, p.row_blocks, rows, c, eps, save_mean,
                                                        save_invstd, running_mean, running_var, momentum,
                                                        update_running);
   AMPGAN_LAUNCHED("bn_var_kernel");
@@ -381,8 +452,12 @@ void batchnorm_forward_train(cudaStream_t s, DType t, const void* x, int64_t row
   dispatch(t, [&](auto tag) {
     using S = decltype(tag);
     using T = typename S::T;
-    bn_normalize_kernel<S><<<grid_for(n), kThreads, 0, s>>>(static_cast<const T*>(x), static_cast<T*>(y), n, c,
-                                                            save_mean, save_invstd, gamma, beta);
+    if (vec16_ok(n, c, sizeof(T), {x, y}))
+      bn_normalize_kernel<S, true><<<grid_for(n / Vec16<T>::N), kThreads, 0, s>>>(
+          static_cast<const T*>(x), static_cast<T*>(y), n, static_cast<int>(c), save_mean, save_invstd, gamma, beta);
+    else
+      bn_normalize_kernel<S, false><<<grid_for(n), kThreads, 0, s>>>(
+          static_cast<const T*>(x), static_cast<T*>(y), n, static_cast<int>(c), save_mean, save_invstd, gamma, beta);
   });
   AMPGAN_LAUNCHED("bn_normalize_kernel");
 }
@@ -395,8 +470,14 @@ void batchnorm_forward_eval(cudaStream_t s, DType t, const void* x, int64_t rows
   dispatch(t, [&](auto tag) {
     using S = decltype(tag);
     using T = typename S::T;
-    bn_eval_kernel<S><<<grid_for(n), kThreads, 0, s>>>(static_cast<const T*>(x), static_cast<T*>(y), n, c,
-                                                       running_mean, running_var, eps, gamma, beta);
+    if (vec16_ok(n, c, sizeof(T), {x, y}))
+      bn_eval_kernel<S, true><<<grid_for(n / Vec16<T>::N), kThreads, 0, s>>>(
+          static_cast<const T*>(x), static_cast<T*>(y), n, static_cast<int>(c), running_mean, running_var, eps, gamma,
+          beta);
+    else
+      bn_eval_kernel<S, false><<<grid_for(n), kThreads, 0, s>>>(
+          static_cast<const T*>(x), static_cast<T*>(y), n, static_cast<int>(c), running_mean, running_var, eps, gamma,
+          beta);
   });
   AMPGAN_LAUNCHED("bn_eval_kernel");
 }
@@ -410,16 +491,21 @@ void batchnorm_backward(cudaStream_t s, DType t, const void* x, const void* dy, 
   float* mean_dy = partial + static_cast<size_t>(p.row_blocks) * 2 * c;
   float* mean_dy_xhat = mean_dy + c;
   launch_partial<kBnBackward>(s, t, x, dy, rows, c, save_mean, save_invstd, partial, p);
-  bn_backward_finalize_kernel<<<channel_blocks(c), kThreads, 0, s>>>(partial, p.row_blocks, rows, c, mean_dy,
+  bn_backward_finalize_kernel<<<channel_blocks(c), kFinalizeBlock, 0, s>>>(partial, p.row_blocks, rows, c, mean_dy,
                                                                      mean_dy_xhat, dgamma, dbeta, accumulate);
   AMPGAN_LAUNCHED("bn_backward_finalize_kernel");
   const int64_t n = rows * c;
   dispatch(t, [&](auto tag) {
     using S = decltype(tag);
     using T = typename S::T;
-    bn_dx_kernel<S><<<grid_for(n), kThreads, 0, s>>>(static_cast<const T*>(x), static_cast<const T*>(dy),
-                                                     static_cast<T*>(dx), n, c, save_mean, save_invstd, gamma,
-                                                     mean_dy, mean_dy_xhat);
+    if (vec16_ok(n, c, sizeof(T), {x, dy, dx}))
+      bn_dx_kernel<S, true><<<grid_for(n / Vec16<T>::N), kThreads, 0, s>>>(
+          static_cast<const T*>(x), static_cast<const T*>(dy), static_cast<T*>(dx), n, static_cast<int>(c), save_mean,
+          save_invstd, gamma, mean_dy, mean_dy_xhat);
+    else
+      bn_dx_kernel<S, false><<<grid_for(n), kThreads, 0, s>>>(
+          static_cast<const T*>(x), static_cast<const T*>(dy), static_cast<T*>(dx), n, static_cast<int>(c), save_mean,
+          save_invstd, gamma, mean_dy, mean_dy_xhat);
   });
   AMPGAN_LAUNCHED("bn_dx_kernel");
 }
@@ -450,7 +536,7 @@ void grad_stats(cudaStream_t s, const GradDesc* grads, int count, const float* s
     nparts += static_cast<int>(blocks);
     if (count == 0) break;
   }
-  grad_stats_finalize_kernel<<<1, kThreads, 0, s>>>(parts, nparts, scalars, slots, static_cast<float>(total));
+  grad_stats_finalize_kernel<<<1, kThreads, 0, s>>>(parts, nparts, scalars, slots, static_cast<uint64_t>(total));
   AMPGAN_LAUNCHED("grad_stats_finalize_kernel");
 }
 

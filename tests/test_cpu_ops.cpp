@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "core/backend/cpu/cpu_backend.h"
+#include "core/common/error.h"
 #include "core/common/rng.h"
 #include "core/nn/activation.h"
 #include "core/nn/batchnorm2d.h"
@@ -281,21 +282,86 @@ TEST(CpuAmp, GradStatsCountsAndFlags) {
   Tensor g16 = make_tensor(b, Shape{6}, DType::F16, {0.f, sub, 2.f, -sub, 0.f, 4.f});
   Tensor g32 = make_tensor(b, Shape{2}, DType::F32, {3.f, 0.f});
   Tensor state = make_tensor(b, Shape{2}, DType::F32, {2.f, 0.f});
-  Tensor s = b.empty(Shape{8}, DType::F32, MemCategory::Data);
+  Tensor s = b.empty(Shape{9}, DType::F32, MemCategory::Data);
   b.fill(s, 7.0f);
-  b.grad_stats({g16, g32}, state, s, {0, 1, 2, 3, 4});
+  const GradStatSlots slots{0, 1, 2, 4, 6};  // counts take [slot, slot + 1]
+  b.grad_stats({g16, g32}, state, s, slots);
   auto sh = to_host(b, s);
   EXPECT_EQ(sh[0], 0.0f);  // found_inf overwritten, not accumulated
   EXPECT_NEAR(sh[1], (1.0 + 4.0 + 2 * std::pow(sub / 2.0, 2) + 1.5 * 1.5), 1e-6);  // (g / 2)^2
   EXPECT_EQ(sh[2], 3.0f);  // zeros: two half, one float
-  EXPECT_EQ(sh[3], 2.0f);  // two half subnormals
-  EXPECT_EQ(sh[4], 8.0f);
+  EXPECT_EQ(sh[3], 0.0f);  // (its high slot)
+  EXPECT_EQ(sh[4], 2.0f);  // two half subnormals
+  EXPECT_EQ(sh[5], 0.0f);
+  EXPECT_EQ(sh[6], 8.0f);
+  EXPECT_EQ(sh[7], 0.0f);
+  EXPECT_EQ(sh[8], 7.0f);  // untouched
   Tensor bad = make_tensor(b, Shape{3}, DType::F16, {1.f, INFINITY, 1.f});
-  b.grad_stats({g16, bad}, state, s, {0, 1, 2, 3, 4});
+  b.grad_stats({g16, bad}, state, s, slots);
   EXPECT_EQ(to_host(b, s)[0], 1.0f);
   Tensor nan = make_tensor(b, Shape{1}, DType::F32, {NAN});
-  b.grad_stats({nan}, state, s, {0, 1, 2, 3, 4});
+  b.grad_stats({nan}, state, s, slots);
   EXPECT_EQ(to_host(b, s)[0], 1.0f);
+  // A count's high slot past the end is refused, not written out of bounds.
+  EXPECT_THROW(b.grad_stats({g32}, state, s, GradStatSlots{0, 1, 2, 4, 8}), Error);
+}
+
+// FP32 stops counting at 2^24 (2^24 + 1 rounds back to 2^24): counts are [lo, hi] slot pairs.
+TEST(CpuAmp, CountsStayExactPast2To24) {
+  ASSERT_EQ(16777216.0f + 1.0f, 16777216.0f) << "the failure the [lo, hi] counts exist for";
+  float c[2];
+  for (uint64_t n : {uint64_t{0}, uint64_t{16777215}, uint64_t{16777216}, uint64_t{16777217},
+                     (uint64_t{1} << 40) + 12345, (uint64_t{1} << 48) - 1}) {
+    ew::count_store(c, n);
+    EXPECT_EQ(ew::count_load(c), n);
+    EXPECT_LT(c[0], ew::kCountRadix);
+  }
+  ew::count_store(c, 16777214);
+  for (int i = 0; i < 3; ++i) ew::count_increment(c);
+  EXPECT_EQ(ew::count_load(c), uint64_t{16777217});
+  EXPECT_EQ(c[0], 1.0f);
+  EXPECT_EQ(c[1], 1.0f);
+  ew::count_store(c, 1234);
+  EXPECT_EQ(c[0], 1234.0f) << "below 2^24 the low slot is the plain FP32 count";
+  EXPECT_EQ(c[1], 0.0f);
+
+  CpuBackend b;
+  Tensor t = make_tensor(b, Shape{2}, DType::F32, {16777215.0f, 0.0f});
+  b.count_increment(t);
+  b.count_increment(t);
+  EXPECT_EQ(to_host(b, t), (std::vector<float>{1.0f, 1.0f}));
+  Tensor one = make_tensor(b, Shape{1}, DType::F32, {0.0f});
+  EXPECT_THROW(b.count_increment(one), Error);
+}
+
+TEST(CpuAmp, GradStatsCountMoreThan2To24Values) {
+  CpuBackend b;
+  const int64_t n = (int64_t{1} << 24) + 3;  // as one float: 2^24 + 4
+  Tensor g = b.empty(Shape{n}, DType::F16, MemCategory::Gradient);
+  b.fill(g, 0.0f);
+  Tensor state = make_tensor(b, Shape{2}, DType::F32, {1.0f, 0.0f});
+  Tensor s = b.empty(Shape{8}, DType::F32, MemCategory::Data);
+  b.grad_stats({g}, state, s, {0, 1, 2, 4, 6});
+  const auto sh = to_host(b, s);
+  EXPECT_EQ(ew::count_load(&sh[2]), static_cast<uint64_t>(n)) << "zeros";
+  EXPECT_EQ(ew::count_load(&sh[4]), uint64_t{0}) << "subnormals";
+  EXPECT_EQ(ew::count_load(&sh[6]), static_cast<uint64_t>(n)) << "values";
+}
+
+TEST(CpuAmp, FillNormalCounterPast2To24DrawsItsOwnStream) {
+  CpuBackend b;
+  const uint64_t base = 77, count = 16777217;  // 2^24 + 1: as one float it would read 2^24
+  float c[2];
+  ew::count_store(c, count);
+  Tensor counter = make_tensor(b, Shape{2}, DType::F32, {c[0], c[1]});
+  Tensor x = b.empty(Shape{64}, DType::F32, MemCategory::Data);
+  Tensor want = b.empty(Shape{64}, DType::F32, MemCategory::Data);
+  Tensor prev = b.empty(Shape{64}, DType::F32, MemCategory::Data);
+  b.fill_normal(x, 1234, base, counter, 1.0f);
+  b.fill_normal(want, 1234, base + count, Tensor{}, 1.0f);
+  b.fill_normal(prev, 1234, base + count - 1, Tensor{}, 1.0f);
+  EXPECT_EQ(to_host(b, x), to_host(b, want)) << "stream + the exact count";
+  EXPECT_NE(to_host(b, x), to_host(b, prev)) << "a different step draws different numbers";
 }
 
 TEST(CpuAmp, HistogramBinsExponents) {
@@ -320,7 +386,7 @@ TEST(CpuAmp, AdamMatchesHandComputationAndSkips) {
   Tensor m = make_tensor(b, Shape{2}, DType::F32, {0, 0}), v = make_tensor(b, Shape{2}, DType::F32, {0, 0});
   Tensor g = make_tensor(b, Shape{2}, DType::F16, {0.5f * 8, -1.0f * 8});  // scaled by 8
   Tensor half = b.empty(Shape{2}, DType::F16, MemCategory::HalfCopy);
-  Tensor t = make_tensor(b, Shape{1}, DType::F32, {0});
+  Tensor t = make_tensor(b, Shape{2}, DType::F32, {0, 0});  // [lo, hi] count
   Tensor state = make_tensor(b, Shape{2}, DType::F32, {8.0f, 0.0f});
   Tensor s = make_tensor(b, Shape{1}, DType::F32, {0});
   AdamConfig cfg;
@@ -331,14 +397,19 @@ TEST(CpuAmp, AdamMatchesHandComputationAndSkips) {
   EXPECT_NEAR(wh[0], 1.0 - 0.1, 1e-6);
   EXPECT_NEAR(wh[1], -2.0 + 0.1, 1e-6);
   EXPECT_EQ(to_host(b, half)[0], round_half(wh[0]));
-  EXPECT_EQ(to_host(b, t)[0], 1.0f);
+  EXPECT_EQ(to_host(b, t), (std::vector<float>{1.0f, 0.0f}));
   // a flagged step changes nothing at all
   Tensor s_bad = make_tensor(b, Shape{1}, DType::F32, {1});
   const auto mh = to_host(b, m);
   b.adam_step({{w, g, m, v, half}}, cfg, t, state, s_bad, 0);
   EXPECT_EQ(to_host(b, w), wh);
   EXPECT_EQ(to_host(b, m), mh);
-  EXPECT_EQ(to_host(b, t)[0], 1.0f);
+  EXPECT_EQ(to_host(b, t), (std::vector<float>{1.0f, 0.0f}));
+  // Past 2^24 steps t keeps counting (one float would stay at 2^24 for ever).
+  Tensor t2 = make_tensor(b, Shape{2}, DType::F32, {16777215.0f, 0.0f});
+  b.adam_step({{w, g, m, v, half}}, cfg, t2, state, s, 0);
+  b.adam_step({{w, g, m, v, half}}, cfg, t2, state, s, 0);
+  EXPECT_EQ(to_host(b, t2), (std::vector<float>{1.0f, 1.0f}));
 }
 
 // ---- finite-difference gradient checks of every layer ----------------------------------------

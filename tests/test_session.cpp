@@ -234,6 +234,43 @@ TEST(SessionErrors, CheckpointFromAnotherModelShape) {
   expect_error([&] { Session::resume(tmp / "wide", 20); }, {"another model shape", "step_000009"});
 }
 
+// Checkpoints written when Adam's step counts were one FP32 value (shape (1)) still load, as
+// [lo, hi] counts; one float at 2^24 becomes [0, 1].
+TEST(Session, CheckpointWithOneFloatAdamStepsStillLoads) {
+  TempDir tmp;
+  RunConfig c = tiny(tmp / "run");
+  c.steps = 10;
+  auto s = Session::create(c);
+  s->run();
+  s->finish("finished");
+  s.reset();
+  io::StFile f = io::read_safetensors(checkpoint_path(tmp / "run", 10));
+  int rewritten = 0;
+  for (io::StTensor& t : f.tensors) {
+    if (t.name != "G.adam_step" && t.name != "D.adam_step") continue;
+    ASSERT_EQ(t.shape, (std::vector<int64_t>{2})) << t.name;
+    float v[2];
+    std::memcpy(v, t.data.data(), sizeof v);
+    EXPECT_EQ(v[0], 10.0f) << t.name << ": 10 FP32 steps, none skipped";
+    EXPECT_EQ(v[1], 0.0f) << t.name;
+    const float old = t.name == "D.adam_step" ? 16777216.0f : 10.0f;
+    t.shape = {1};
+    t.data.resize(sizeof old);
+    std::memcpy(t.data.data(), &old, sizeof old);
+    ++rewritten;
+  }
+  ASSERT_EQ(rewritten, 2);
+  const fs::path old_file = tmp / "old.safetensors";
+  io::write_safetensors(old_file, f);
+  auto backend = create_backend("cpu");
+  auto t = trainer_from_checkpoint(*backend, old_file);
+  std::map<std::string, std::vector<float>> counts;
+  for (const StateEntry& e : t->state())
+    if (e.count) counts[e.name] = to_host(*backend, *e.tensor);
+  EXPECT_EQ(counts["G.adam_step"], (std::vector<float>{10.0f, 0.0f}));
+  EXPECT_EQ(counts["D.adam_step"], (std::vector<float>{0.0f, 1.0f}));
+}
+
 TEST(SessionErrors, DivergenceStopsWithIntactWeights) {
   TempDir tmp;
   RunConfig c = tiny(tmp / "run");

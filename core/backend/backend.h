@@ -43,13 +43,14 @@ enum class LossKind : uint8_t { BCEWithLogits, Hinge };
 // (target 0), G (non-saturating: target 1 on D's logits of generated images).
 enum class LossRole : uint8_t { DReal, DFake, G };
 
-// Slots in the scalars tensor that one network's gradient check writes.
+// Slots in the scalars tensor that one network's gradient check writes. The three counts can
+// pass 2^24 in large models, so each takes two slots, [slot, slot + 1] (ew::count_store).
 struct GradStatSlots {
   int found_inf;   // 1 if any gradient is inf or NaN, else 0 (overwritten, not accumulated)
   int sum_sq;      // sum of squares of the unscaled gradients (g / scale)
-  int zeros;       // number of gradient values that are exactly zero in their storage format
-  int subnormals;  // number of gradient values that are subnormal in their storage format
-  int count;       // number of gradient values inspected
+  int zeros;       // count: gradient values that are exactly zero in their storage format
+  int subnormals;  // count: gradient values that are subnormal in their storage format
+  int count;       // count: gradient values inspected
 };
 
 // One parameter tensor as Adam sees it.
@@ -99,6 +100,9 @@ class Backend {
   virtual std::string name() const = 0;  // for the status bar and logs, e.g. "CPU (2 threads)"
   // TF32 tensor-core math for FP32 products (tf32 mode); off gives a fair FP32 baseline.
   virtual void set_allow_tf32(bool /*allow*/) {}
+  // Deterministic algorithms only, chosen for the CPU's arithmetic (the parity and graph-vs-eager
+  // tests), instead of the fastest measured ones. The CPU backend always is deterministic.
+  virtual void set_deterministic(bool /*on*/) {}
 
   // ---- memory ----
   virtual Tensor empty(Shape shape, DType dtype, MemCategory category) = 0;
@@ -114,13 +118,16 @@ class Backend {
   virtual void fill(Tensor& t, float value) = 0;
   virtual void copy(const Tensor& src, Tensor& dst) = 0;  // same dtype and element count
   virtual void cast(const Tensor& src, Tensor& dst) = 0;  // any dtypes, same element count
-  // Normal(0, stddev) numbers from Philox stream (seed, stream + counter[0]); counter is an
-  // optional FP32 scalar on the device (so a replayed step draws fresh numbers), or undefined.
+  // Normal(0, stddev) numbers from Philox stream (seed, stream + counter); counter is an
+  // optional count on the device, FP32 [lo, hi] (ew::count_load; so a replayed step draws fresh
+  // numbers), or undefined.
   virtual void fill_normal(Tensor& t, uint64_t seed, uint64_t stream, const Tensor& counter,
                            float stddev) = 0;
   // dst[dst_index] = src[src_index] (FP32 scalars), and dst[i] += value.
   virtual void copy_scalar(const Tensor& src, int src_index, Tensor& dst, int dst_index) = 0;
   virtual void add_scalar(Tensor& dst, int index, float value) = 0;
+  // count += 1 on the device, for an FP32 [lo, hi] count (ew::count_increment): exact past 2^24.
+  virtual void count_increment(Tensor& count) = 0;
 
   // ---- matrix products, row-major: C(m,n) = alpha * op(A) * op(B) + beta * C ----
   // A, B share a dtype; C may be FP32 or that dtype. FP32 accumulate.
@@ -209,8 +216,8 @@ class Backend {
   // hist (FP32, ew::kHistBins) = counts of ew::exponent_bin over the stored gradient values.
   virtual void grad_histogram(const std::vector<Tensor>& grads, Tensor& hist) = 0;
   // Adam over one network, fused: reads the scaled gradient, writes FP32 master and moments and
-  // the half copy. Does nothing when scalars[found_inf_slot] != 0; otherwise step_count[0] += 1
-  // first (it is Adam's t). inv scale = 1 / scaler_state[0].
+  // the half copy. Does nothing when scalars[found_inf_slot] != 0; otherwise step_count (FP32
+  // [lo, hi], ew::count_increment) += 1 first (it is Adam's t). inv scale = 1 / scaler_state[0].
   virtual void adam_step(const std::vector<AdamTensor>& params, const AdamConfig& cfg,
                          Tensor& step_count, const Tensor& scaler_state, const Tensor& scalars,
                          int found_inf_slot) = 0;

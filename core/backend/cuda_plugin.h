@@ -12,7 +12,9 @@
 
 namespace ampgan {
 
-constexpr int kCudaPluginAbi = 1;
+// Bumped whenever Backend's virtual functions change: a plugin built against another table of
+// them must be refused, not called.
+constexpr int kCudaPluginAbi = 2;
 
 // What the plugin exports, through extern "C" ampgan_cuda_plugin_api().
 struct CudaPluginApi {

@@ -67,6 +67,9 @@ void ProfilingBackend::copy_scalar(const Tensor& src, int src_index, Tensor& dst
 void ProfilingBackend::add_scalar(Tensor& dst, int index, float value) {
   timed(OpFamily::Elementwise, 0, [&] { inner_.add_scalar(dst, index, value); });
 }
+void ProfilingBackend::count_increment(Tensor& count) {
+  timed(OpFamily::Elementwise, 0, [&] { inner_.count_increment(count); });
+}
 
 void ProfilingBackend::gemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const Tensor& a,
                             const Tensor& b, float beta, Tensor& c) {

@@ -36,6 +36,7 @@ class ProfilingBackend final : public Backend {
   DeviceKind kind() const override { return inner_.kind(); }
   std::string name() const override { return inner_.name(); }
   void set_allow_tf32(bool allow) override { inner_.set_allow_tf32(allow); }
+  void set_deterministic(bool on) override { inner_.set_deterministic(on); }
 
   Tensor empty(Shape shape, DType dtype, MemCategory category) override;
   void upload(Tensor& dst, const void* host, size_t nbytes) override;
@@ -49,6 +50,7 @@ class ProfilingBackend final : public Backend {
   void fill_normal(Tensor& t, uint64_t seed, uint64_t stream, const Tensor& counter, float stddev) override;
   void copy_scalar(const Tensor& src, int src_index, Tensor& dst, int dst_index) override;
   void add_scalar(Tensor& dst, int index, float value) override;
+  void count_increment(Tensor& count) override;
 
   void gemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const Tensor& a, const Tensor& b,
             float beta, Tensor& c) override;

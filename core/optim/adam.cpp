@@ -18,7 +18,7 @@ Adam::Adam(Backend& b, std::vector<Parameter*> params, const AdamConfig& cfg)
     b.fill(p->m, 0.0f);
     b.fill(p->v, 0.0f);
   }
-  step_count_ = b.empty(Shape{1}, DType::F32, MemCategory::Data);
+  step_count_ = b.empty(Shape{2}, DType::F32, MemCategory::Data);  // [lo, hi]: exact past 2^24 steps
   b.fill(step_count_, 0.0f);
 }
 

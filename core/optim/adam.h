@@ -17,7 +17,7 @@ class Adam {
 
   const AdamConfig& config() const { return cfg_; }
   void set_lr(float lr) { cfg_.lr = lr; }
-  Tensor& step_count() { return step_count_; }  // FP32 [1]: Adam's t, steps actually taken
+  Tensor& step_count() { return step_count_; }  // FP32 [lo, hi] count: Adam's t, steps actually taken
 
  private:
   std::vector<Parameter*> params_;

@@ -38,8 +38,14 @@ AMPGAN_HD float bits_float(uint32_t u) {
 #endif
 }
 
+// On the device, finite values and infinities take the hardware conversions (one instruction,
+// the same round-to-nearest-even, subnormals included); NaN keeps the code below, which keeps
+// the sign and payload bits where the hardware returns one canonical NaN.
 AMPGAN_HD uint16_t float_to_half_bits(float f) {
   const uint32_t x = float_bits(f);
+#if defined(__CUDA_ARCH__)
+  if ((x & 0x7fffffffu) <= 0x7f800000u) return __half_as_ushort(__float2half_rn(f));
+#endif
   const uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
   const uint32_t a = x & 0x7fffffffu;
   if (a >= 0x7f800000u) {  // inf or NaN; NaN stays a quiet NaN with its top payload bits
@@ -64,6 +70,9 @@ AMPGAN_HD uint16_t float_to_half_bits(float f) {
 }
 
 AMPGAN_HD float half_bits_to_float(uint16_t h) {
+#if defined(__CUDA_ARCH__)
+  if ((h & 0x7fffu) <= 0x7c00u) return __half2float(__ushort_as_half(h));  // not NaN: exact in hardware
+#endif
   const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
   const uint32_t e = (h >> 10) & 0x1fu;
   const uint32_t m = h & 0x3ffu;
@@ -79,8 +88,12 @@ AMPGAN_HD float half_bits_to_float(uint16_t h) {
 AMPGAN_HD uint16_t float_to_bf16_bits(float f) {
   const uint32_t x = float_bits(f);
   if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);  // quiet NaN
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  return __bfloat16_as_ushort(__float2bfloat16_rn(f));  // one cvt.rn.bf16.f32 from Ampere on
+#else
   const uint32_t rounded = x + 0x7fffu + ((x >> 16) & 1u);  // ties to even; carries into inf
   return static_cast<uint16_t>(rounded >> 16);
+#endif
 }
 
 AMPGAN_HD float bf16_bits_to_float(uint16_t b) { return bits_float(static_cast<uint32_t>(b) << 16); }

@@ -91,6 +91,15 @@ void load_checkpoint(const io::StFile& f, const fs::path& file, Trainer& trainer
       throw Error("checkpoint has no tensor '" + e.name + "'", file.string(),
                   "it was written for another model (resolution, width, channels or scaler mode differ)");
     const std::vector<int64_t> want = dims(e.tensor->shape());
+    if (e.count && st->dtype == "F32" && st->shape == std::vector<int64_t>{1} && e.tensor->numel() == 2) {
+      // Written when counts were one FP32 value (exact below 2^24): the same count as [lo, hi].
+      float v = 0;
+      std::memcpy(&v, st->data.data(), sizeof v);
+      float c[2];
+      ew::count_store(c, v > 0 ? static_cast<uint64_t>(v) : 0);
+      b.upload(*e.tensor, c, sizeof c);
+      continue;
+    }
     if (st->dtype != "F32" || st->shape != want) {
       std::string got = "(";
       for (size_t i = 0; i < st->shape.size(); ++i) got += (i ? ", " : "") + std::to_string(st->shape[i]);

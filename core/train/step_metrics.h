@@ -23,15 +23,15 @@ enum StepSlot : int {
   kSlotScaleG,
   kSlotFoundInfD,
   kSlotSumSqD,
-  kSlotZerosD,
-  kSlotSubnormalsD,
-  kSlotCountD,
-  kSlotFoundInfG,
+  kSlotZerosD,                             // counts take two slots, [lo, hi] (ew::count_load)
+  kSlotSubnormalsD = kSlotZerosD + 2,
+  kSlotCountD = kSlotSubnormalsD + 2,
+  kSlotFoundInfG = kSlotCountD + 2,
   kSlotSumSqG,
   kSlotZerosG,
-  kSlotSubnormalsG,
-  kSlotCountG,
-  kSlotCount
+  kSlotSubnormalsG = kSlotZerosG + 2,
+  kSlotCountG = kSlotSubnormalsG + 2,
+  kSlotCount = kSlotCountG + 2
 };
 
 struct StepMetrics {

@@ -30,7 +30,7 @@ Trainer::Trainer(Backend& backend, const TrainerConfig& cfg)
   real_f32_ = backend_.empty(Shape{cfg_.batch, res, res, nc}, DType::F32, MemCategory::Data);
   dlogits_ = backend_.empty(Shape{cfg_.batch, 1}, DType::F32, MemCategory::Activation);
   scalars_ = backend_.empty(Shape{kSlotCount}, DType::F32, MemCategory::Data);
-  counter_ = backend_.empty(Shape{1}, DType::F32, MemCategory::Data);
+  counter_ = backend_.empty(Shape{2}, DType::F32, MemCategory::Data);  // [lo, hi]: see ew::count_load
   hist_ = backend_.empty(Shape{ew::kHistBins}, DType::F32, MemCategory::Workspace);
   backend_.fill(counter_, 0.0f);
   set_precision(cfg_.precision);
@@ -78,8 +78,9 @@ void Trainer::set_learning_rates(float lr_g, float lr_d) {
 
 void Trainer::set_iteration(int64_t it) {
   iteration_ = it;
-  const float c = static_cast<float>(it);
-  backend_.upload(counter_, &c, sizeof c);
+  float c[2];
+  ew::count_store(c, static_cast<uint64_t>(it));
+  backend_.upload(counter_, c, sizeof c);
 }
 
 void Trainer::forward_backward_d(const Tensor& images, LossRole role, int loss_slot, int prob_slot) {
@@ -125,7 +126,7 @@ void Trainer::enqueue_step_body() {
   if (cfg_.shared_scaler) sg_scaler.update(backend_, scalars_, {kSlotFoundInfD, kSlotFoundInfG});
   else sg_scaler.update(backend_, scalars_, {kSlotFoundInfG});
 
-  backend_.add_scalar(counter_, 0, 1.0f);
+  backend_.count_increment(counter_);
 }
 
 void Trainer::step(const float* real_batch) {
@@ -195,8 +196,14 @@ std::vector<StepMetrics> Trainer::collect(bool wait) {
     m.skipped_g = s[kSlotFoundInfG] != 0.0f;
     m.grad_norm_d = m.skipped_d ? NAN : std::sqrt(s[kSlotSumSqD]);
     m.grad_norm_g = m.skipped_g ? NAN : std::sqrt(s[kSlotSumSqG]);
-    m.underflow_d = s[kSlotCountD] > 0 ? (s[kSlotZerosD] + s[kSlotSubnormalsD]) / s[kSlotCountD] : 0.0;
-    m.underflow_g = s[kSlotCountG] > 0 ? (s[kSlotZerosG] + s[kSlotSubnormalsG]) / s[kSlotCountG] : 0.0;
+    // In FP32, as when the counts were single floats (the same bits while they are below 2^24).
+    auto underflow = [s](int zeros, int subnormals, int count) -> double {
+      const uint64_t n = ew::count_load(s + count);
+      return n ? static_cast<float>(ew::count_load(s + zeros) + ew::count_load(s + subnormals)) / static_cast<float>(n)
+               : 0.0;
+    };
+    m.underflow_d = underflow(kSlotZerosD, kSlotSubnormalsD, kSlotCountD);
+    m.underflow_g = underflow(kSlotZerosG, kSlotSubnormalsG, kSlotCountG);
     // Step time: from the step's start, or from the previous step's completion when steps
     // overlapped on the device (then the interval between completions is the throughput).
     auto from = p.start;
@@ -263,8 +270,8 @@ std::vector<StateEntry> Trainer::state() {
   };
   add_net("G", *g_);
   add_net("D", *d_);
-  out.push_back({"G.adam_step", &adam_g_->step_count()});
-  out.push_back({"D.adam_step", &adam_d_->step_count()});
+  out.push_back({"G.adam_step", &adam_g_->step_count(), true});
+  out.push_back({"D.adam_step", &adam_d_->step_count(), true});
   out.push_back({"scaler_d", &scaler_d_->state()});
   if (scaler_g_) out.push_back({"scaler_g", &scaler_g_->state()});
   return out;

@@ -44,6 +44,7 @@ struct TrainerConfig {
 struct StateEntry {
   std::string name;
   Tensor* tensor;
+  bool count = false;  // an FP32 [lo, hi] count (ew::count_load); older checkpoints hold one float
 };
 
 class Trainer {

@@ -137,7 +137,10 @@ void CpuBackend::cast(const Tensor& src, Tensor& dst) {
 
 void CpuBackend::fill_normal(Tensor& t, uint64_t seed, uint64_t stream, const Tensor& counter,
                              float stddev) {
-  if (counter.defined()) stream += static_cast<uint64_t>(counter.as<float>()[0]);
+  if (counter.defined()) {
+    require(counter.dtype() == DType::F32 && counter.numel() == 2, "fill_normal", "the counter must be an FP32 [lo, hi] count");
+    stream += ew::count_load(counter.as<float>());
+  }
   parallel_for(t.numel(), kGrain, [&](int64_t b, int64_t e) {
     tiles(b, e, [&](int64_t s, int64_t n, float* buf) {
       for (int64_t i = 0; i < n; ++i) buf[i] = stddev * philox_normal(seed, stream, s + i);
@@ -151,6 +154,11 @@ void CpuBackend::copy_scalar(const Tensor& src, int src_index, Tensor& dst, int 
 }
 
 void CpuBackend::add_scalar(Tensor& dst, int index, float value) { dst.as<float>()[index] += value; }
+
+void CpuBackend::count_increment(Tensor& count) {
+  require(count.dtype() == DType::F32 && count.numel() == 2, "count_increment", "an FP32 [lo, hi] count");
+  ew::count_increment(count.as<float>());
+}
 
 void CpuBackend::activation_forward(ew::Act act, float alpha, const Tensor& x, Tensor& y) {
   require(x.dtype() == y.dtype() && x.numel() == y.numel(), "activation_forward", "mismatch");
@@ -238,6 +246,10 @@ void CpuBackend::softmax_cross_entropy(const Tensor& logits, const Tensor& label
 
 void CpuBackend::grad_stats(const std::vector<Tensor>& grads, const Tensor& scaler_state,
                             Tensor& scalars, const GradStatSlots& slots) {
+  for (int slot : {slots.found_inf, slots.sum_sq})
+    require(slot >= 0 && slot < scalars.numel(), "grad_stats", "slot out of range");
+  for (int slot : {slots.zeros, slots.subnormals, slots.count})  // counts: [slot, slot + 1]
+    require(slot >= 0 && slot + 1 < scalars.numel(), "grad_stats", "count slot out of range");
   const float inv_scale = 1.0f / scaler_state.as<float>()[0];
   bool found = false;
   double sum_sq = 0.0;
@@ -287,9 +299,9 @@ void CpuBackend::grad_stats(const std::vector<Tensor>& grads, const Tensor& scal
   float* s = scalars.as<float>();
   s[slots.found_inf] = found ? 1.0f : 0.0f;
   s[slots.sum_sq] = static_cast<float>(sum_sq);
-  s[slots.zeros] = static_cast<float>(zeros);
-  s[slots.subnormals] = static_cast<float>(subnormals);
-  s[slots.count] = static_cast<float>(count);
+  ew::count_store(s + slots.zeros, static_cast<uint64_t>(zeros));
+  ew::count_store(s + slots.subnormals, static_cast<uint64_t>(subnormals));
+  ew::count_store(s + slots.count, static_cast<uint64_t>(count));
 }
 
 void CpuBackend::grad_histogram(const std::vector<Tensor>& grads, Tensor& hist) {
@@ -317,8 +329,9 @@ void CpuBackend::adam_step(const std::vector<AdamTensor>& params, const AdamConf
                            Tensor& step_count, const Tensor& scaler_state, const Tensor& scalars,
                            int found_inf_slot) {
   if (scalars.as<float>()[found_inf_slot] != 0.0f) return;  // skipped step: nothing changes
-  float& t = step_count.as<float>()[0];
-  t += 1.0f;
+  require(step_count.dtype() == DType::F32 && step_count.numel() == 2, "adam_step", "step_count: an FP32 [lo, hi] count");
+  ew::count_increment(step_count.as<float>());
+  const float t = static_cast<float>(ew::count_load(step_count.as<float>()));
   const ew::AdamScalars s =
       ew::adam_scalars(cfg.lr, cfg.beta1, cfg.beta2, cfg.eps, t, scaler_state.as<float>()[0]);
   for (const AdamTensor& p : params) {

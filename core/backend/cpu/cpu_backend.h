@@ -30,6 +30,7 @@ class CpuBackend final : public Backend, private Allocator {
                    float stddev) override;
   void copy_scalar(const Tensor& src, int src_index, Tensor& dst, int dst_index) override;
   void add_scalar(Tensor& dst, int index, float value) override;
+  void count_increment(Tensor& count) override;
 
   void gemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const Tensor& a,
             const Tensor& b, float beta, Tensor& c) override;
