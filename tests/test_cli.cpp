@@ -152,6 +152,9 @@ TEST(CliBadInput, Settings) {
   expect_refused(base + " --backend tpu", {"--backend", "auto, cpu or cuda"});
   expect_refused(base + " --bogus 1", {"unknown option --bogus"}, 2);
   expect_refused(base + " --steps", {"--steps needs a value"}, 2);
+  expect_refused(base + " --precision fp16 --init-scale 1e-45 --min-scale 1e-45", {"--init-scale", "1.18e-38"});
+  expect_refused(base + " --precision fp16 --min-scale 1e-45", {"--min-scale", "1.18e-38", "3.4e38"});
+  expect_refused(base + " --precision fp16 --max-scale 1e39", {"--max-scale"});
   EXPECT_FALSE(fs::exists(tmp / "run"));
   io::write_file_atomic(tmp / "afile", "keep me");
   expect_refused("train --dataset synthetic --steps 2 --out " + quote(tmp / "afile") + kTiny, {"afile", "file"});

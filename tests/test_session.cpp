@@ -260,3 +260,46 @@ TEST(SessionErrors, DivergenceStopsWithIntactWeights) {
   for (const RunEvent& e : Session::read_events(tmp / "run")) saw_error |= e.type == "error";
   EXPECT_TRUE(saw_error);
 }
+
+// A loss scale whose reciprocal is inf in FP32 let Adam write NaN into every weight (the scaled
+// gradients stayed finite, so no step was skipped): such scales are refused up front.
+TEST(SessionErrors, LossScalesOutsideFp32AreRefused) {
+  TempDir tmp;
+  const fs::path out = tmp / "run";
+  auto with = [&](auto edit) {
+    RunConfig c = tiny(out);
+    c.precision = Precision::FP16;
+    edit(c);
+    return c;
+  };
+  expect_error([&] { Session::create(with([](RunConfig& c) { c.scaler.init_scale = c.scaler.min_scale = 1e-45f; })); },
+               {"--init-scale", "1.18e-38", "3.4e38"});
+  expect_error([&] { Session::create(with([](RunConfig& c) { c.scaler.min_scale = 1e-40f; })); },
+               {"--min-scale", "1.18e-38"});
+  expect_error([&] { Session::create(with([](RunConfig& c) { c.scaler.max_scale = INFINITY; })); }, {"--max-scale"});
+  EXPECT_FALSE(fs::exists(out));
+}
+
+// The divergence stop must not call the weights intact when they hold NaN (here: poisoned before
+// the run, as a forward pass that overflowed into the batch-norm statistics would).
+TEST(SessionErrors, DivergenceWithNonFiniteWeightsSaysSo) {
+  TempDir tmp;
+  RunConfig c = tiny(tmp / "run");
+  c.precision = Precision::FP16;
+  c.scaler.init_scale = c.scaler.max_scale = c.scaler.min_scale = 1e30f;  // every step overflows
+  c.steps = 1000;
+  auto s = Session::create(c);
+  const StateEntry victim = s->trainer().state().front();
+  std::vector<float> nan(static_cast<size_t>(victim.tensor->numel()), NAN);
+  s->backend().upload(*victim.tensor, nan.data(), victim.tensor->nbytes());
+  try {
+    s->run();
+    ADD_FAILURE() << "no divergence";
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("NOT intact"), std::string::npos) << m;
+    EXPECT_NE(m.find(victim.name), std::string::npos) << m;
+    EXPECT_EQ(m.find("weights are intact"), std::string::npos) << m;
+  }
+}
+

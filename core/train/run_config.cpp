@@ -3,9 +3,11 @@
 #include <cmath>
 #include <filesystem>
 
+#include "core/amp/loss_scaler.h"
 #include "core/common/error.h"
 
 namespace ampgan {
+
 
 const char* loss_name(LossKind k) { return k == LossKind::Hinge ? "hinge" : "bce"; }
 
@@ -130,8 +132,9 @@ void RunConfig::validate() const {
   if (gpu < 0) throw Error("GPU index must not be negative", "--gpu", "'ampgan devices' lists the GPUs");
   if (backend != "auto" && backend != "cpu" && backend != "cuda")
     throw Error("unknown backend '" + backend + "'", "--backend", "use auto, cpu or cuda");
-  if (!(scaler.init_scale > 0) || !std::isfinite(scaler.init_scale))
-    throw Error("initial loss scale must be a positive finite number", "--init-scale", "the default is 65536");
+  check_loss_scale(scaler.init_scale, "--init-scale", "initial loss scale", "the default is 65536 = 2^16");
+  check_loss_scale(scaler.min_scale, "--min-scale", "loss-scale floor", "the default is 1");
+  check_loss_scale(scaler.max_scale, "--max-scale", "loss-scale ceiling", "the default is 16777216 = 2^24");
   if (!(scaler.growth_factor > 1)) throw Error("loss-scale growth factor must be above 1", "--growth");
   if (!(scaler.backoff_factor > 0 && scaler.backoff_factor < 1))
     throw Error("loss-scale backoff factor must lie between 0 and 1", "--backoff");

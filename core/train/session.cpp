@@ -19,7 +19,8 @@ namespace fs = std::filesystem;
 namespace {
 
 // A network whose gradients were inf/NaN this many steps in a row has diverged: stop rather than
-// burn time (the weights are intact: skipped steps change nothing).
+// burn time. Skipped steps change no weight, but the state may have gone non-finite before
+// (see nonfinite_state), so the stop message checks rather than assumes.
 constexpr int kMaxConsecutiveSkips = 200;
 constexpr int kGridSide = 8;
 
@@ -45,6 +46,21 @@ std::vector<std::string> split_csv(const std::string& line) {
   while (std::getline(ss, cell, ',')) out.push_back(cell);
   if (!line.empty() && line.back() == ',') out.emplace_back();
   return out;
+}
+
+// Names of the FP32 training-state tensors (weights, Adam moments, batch-norm statistics) that
+// hold inf or NaN.
+std::vector<std::string> nonfinite_state(Trainer& t) {
+  t.backend().synchronize();
+  std::vector<std::string> bad;
+  std::vector<float> v;
+  for (const StateEntry& e : t.state()) {
+    if (e.tensor->dtype() != DType::F32) continue;
+    v.resize(static_cast<size_t>(e.tensor->numel()));
+    t.backend().download(*e.tensor, v.data(), e.tensor->nbytes());
+    if (!std::all_of(v.begin(), v.end(), [](float x) { return std::isfinite(x); })) bad.push_back(e.name);
+  }
+  return bad;
 }
 
 }  // namespace
@@ -269,10 +285,20 @@ void Session::handle_rows(std::vector<StepMetrics> rows) {
                             std::to_string(worst) + " steps in a row (loss scale " +
                             scale_label(std::string(net) == "D" ? rows.back().scale_d : rows.back().scale_g) + ")";
     emit_event({rows.back().step, rows.back().time_s, "error", net, msg});
+    const std::vector<std::string> bad = nonfinite_state(*trainer_);
     finish("diverged");
-    throw Error(msg, dir_.string(),
-                "the weights are intact (skipped steps change nothing) and were saved; lower the learning "
-                "rate, or use fp32/bf16, and resume or start again");
+    if (bad.empty())
+      throw Error(msg, dir_.string(),
+                  "the weights are intact (skipped steps change nothing) and were saved; lower the learning "
+                  "rate, or use fp32/bf16, and resume or start again");
+    std::string names;
+    for (size_t i = 0; i < bad.size() && i < 4; ++i) names += (i ? ", " : "") + bad[i];
+    if (bad.size() > 4) names += " and " + std::to_string(bad.size() - 4) + " more";
+    throw Error(msg + "; the weights are NOT intact: " + std::to_string(bad.size()) +
+                    " state tensors hold inf/NaN (" + names + ")",
+                dir_.string(),
+                "do not resume from the last checkpoint; start again, or from an earlier checkpoint whose "
+                "weights are finite, with a lower learning rate or in fp32/bf16");
   }
 }
 
