@@ -202,6 +202,40 @@ TEST(Cli, SampleIsDeterministicForASeed) {
   expect_refused("sample " + quote(tmp / "none.safetensors") + " --grid x.png", {"none.safetensors"});
 }
 
+// An output that names an input (directly or through a link) is refused even with --force; any
+// other existing file is replaced only with --force. A refusal leaves every file as it was.
+TEST(CliBadInput, OutputsNeverReplaceInputs) {
+  TempDir tmp;
+  ASSERT_EQ(cli("train --dataset synthetic --steps 2 --out " + quote(tmp / "run") + kTiny).status, 0);
+  const fs::path ck = tmp / "run/checkpoints/step_000002.safetensors";
+  const std::string ck_bytes = io::read_file(ck), cfg_bytes = io::read_file(tmp / "run/config.json");
+  expect_refused("export-generator " + quote(ck) + " " + quote(ck), {"replace the input", "step_000002"});
+  expect_refused("export-generator " + quote(ck) + " " + quote(ck) + " --force", {"replace the input"});
+  fs::create_symlink(ck, tmp / "alias.safetensors");
+  expect_refused("export-generator " + quote(ck) + " " + quote(tmp / "alias.safetensors") + " --force",
+                 {"replace the input"});
+  fs::create_hard_link(ck, tmp / "hard.safetensors");
+  expect_refused("export-generator " + quote(ck) + " " + quote(tmp / "hard.safetensors") + " --force",
+                 {"replace the input"});
+  expect_refused("sample " + quote(ck) + " --grid " + quote(ck) + " --force", {"replace the input"});
+  expect_refused("sample " + quote(ck) + " --grid " + quote(tmp / "run/config.json"), {"config.json", "--force"});
+  EXPECT_EQ(io::read_file(ck), ck_bytes);
+  EXPECT_EQ(io::read_file(tmp / "run/config.json"), cfg_bytes);
+
+  io::write_file_atomic(tmp / "old.safetensors", "mine");
+  expect_refused("export-generator " + quote(ck) + " " + quote(tmp / "old.safetensors"), {"already exists", "--force"});
+  EXPECT_EQ(io::read_file(tmp / "old.safetensors"), "mine");
+  ASSERT_EQ(cli("export-generator " + quote(ck) + " " + quote(tmp / "old.safetensors") + " --force").status, 0);
+  EXPECT_NE(io::read_file(tmp / "old.safetensors"), "mine");
+
+  fs::create_directories(tmp / "each");
+  io::write_file_atomic(tmp / "each/sample_00002.png", "mine");
+  expect_refused("sample " + quote(ck) + " --each " + quote(tmp / "each") + " --n 4", {"sample_00002.png", "--force"});
+  EXPECT_FALSE(fs::exists(tmp / "each/sample_00000.png")) << "a refused command wrote an image";
+  EXPECT_EQ(io::read_file(tmp / "each/sample_00002.png"), "mine");
+  expect_refused("sample " + quote(ck) + " --grid " + quote(tmp / "each"), {"folder"});
+}
+
 TEST(Cli, BenchJson) {
   const Result r = cli("bench --backend cpu --res 32 --nc 1 --width 8 --batch 4 --steps 2 --warmup 1 --json");
   ASSERT_EQ(r.status, 0) << r.out;
