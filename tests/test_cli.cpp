@@ -1,7 +1,15 @@
 // The ampgan command line as a user meets it: every bad input gets a clear message and a
 // non-zero exit (never a crash), and the commands produce what they promise.
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <chrono>
 #include <filesystem>
 #include <cstring>
+#include <functional>
+#include <thread>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -16,6 +24,8 @@
 #include "core/io/image_io.h"
 #include "core/train/checkpoint.h"
 #include "tests/test_support.h"
+
+extern char** environ;  // for posix_spawn
 
 using namespace ampgan;
 using namespace ampgan::testing;
@@ -64,6 +74,71 @@ void write_gz(const fs::path& p, const std::string& data) {
 }
 
 std::string quote(const fs::path& p) { return "'" + p.string() + "'"; }
+
+// The CLI as a separate process we can signal: argv split at spaces (no quoting), stdout and
+// stderr to `log`.
+pid_t spawn_cli(const std::string& args, const fs::path& log) {
+  std::vector<std::string> words{kCli};
+  std::istringstream in(args);
+  for (std::string w; in >> w;) words.push_back(w);
+  std::vector<char*> argv;
+  for (std::string& w : words) argv.push_back(w.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, kCli.c_str(), &fa, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  return rc == 0 ? pid : -1;
+}
+
+// Exit status, or 128 + the signal that ended it.
+int wait_exit(pid_t pid) {
+  int st = 0;
+  if (waitpid(pid, &st, 0) != pid) return -1;
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+bool wait_until(const std::function<bool()>& cond, double seconds = 60) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < end) {
+    if (cond()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return cond();
+}
+
+size_t count_lines(const fs::path& p, const std::string& prefix) {
+  if (!fs::exists(p)) return 0;
+  std::istringstream in(io::read_file(p));
+  size_t n = 0;
+  for (std::string l; std::getline(in, l);) n += l.rfind(prefix, 0) == 0;
+  return n;
+}
+
+// Rows in metrics.csv (lines that start with a digit).
+size_t metric_rows(const fs::path& run) {
+  size_t n = 0;
+  for (char c = '0'; c <= '9'; ++c) n += count_lines(run / "metrics.csv", std::string(1, c));
+  return n;
+}
+
+int64_t newest_step(const fs::path& run) {
+  int64_t best = -1;
+  for (const auto& e : fs::directory_iterator(run / "checkpoints"))
+    best = std::max<int64_t>(best, std::stoll(e.path().stem().string().substr(5)));
+  return best;
+}
+
+std::string last_event(const fs::path& run) {
+  std::istringstream in(io::read_file(run / "events.jsonl"));
+  std::string l, last;
+  while (std::getline(in, l))
+    if (!l.empty()) last = l;
+  return last;
+}
 
 }  // namespace
 
@@ -294,3 +369,46 @@ TEST(Cli, ExportedGeneratorMatchesPyTorchPeer) {
   EXPECT_LT(max_diff, 1e-4) << "PyTorch's images differ from ours";
   EXPECT_LT(normalized_error(ours, theirs), 1e-5);
 }
+
+// Two writers on one run folder: the second train and a resume are refused, naming the holder,
+// while the first keeps its folder to itself (one CSV header, its own steps).
+TEST(CliRunLock, OneWriterPerRunFolder) {
+  TempDir tmp;
+  const fs::path run = tmp / "run";
+  const std::string train = "train --dataset synthetic --steps 100000 --checkpoint-every 0 --sample-every 0 --out " +
+                            run.string() + kTiny;
+  const pid_t first = spawn_cli(train, tmp / "first.log");
+  ASSERT_GT(first, 0);
+  ASSERT_TRUE(wait_until([&] { return metric_rows(run) >= 2; })) << io::read_file(tmp / "first.log");
+  const std::string pid = "pid " + std::to_string(first);
+  expect_refused(train, {"in use", pid, "ampgan train", "host"});
+  expect_refused("resume " + quote(run) + " --steps 200000 --quiet", {"in use", pid});
+  EXPECT_EQ(count_lines(run / "metrics.csv", "step,"), 1u);
+  kill(first, SIGINT);
+  EXPECT_EQ(wait_exit(first), 130) << io::read_file(tmp / "first.log");
+  EXPECT_EQ(io::read_file(run / "run.lock"), "") << "a writer that ends releases and empties its lock";
+  const Result again = cli("resume " + quote(run) + " --steps " + std::to_string(newest_step(run) + 2) + " --quiet");
+  EXPECT_EQ(again.status, 0) << again.out;
+  EXPECT_EQ(count_lines(run / "metrics.csv", "step,"), 1u);
+}
+
+// A writer killed with SIGKILL leaves its description in run.lock but no lock: the next writer
+// takes over and says so in the event log.
+TEST(CliRunLock, StaleLockOfAKilledWriterIsTakenOver) {
+  TempDir tmp;
+  const fs::path run = tmp / "run";
+  const pid_t first = spawn_cli("train --dataset synthetic --steps 100000 --checkpoint-every 2 --sample-every 0 --out " +
+                                    run.string() + kTiny, tmp / "first.log");
+  ASSERT_GT(first, 0);
+  ASSERT_TRUE(wait_until([&] { return fs::exists(run / "checkpoints/step_000004.safetensors"); }))
+      << io::read_file(tmp / "first.log");
+  kill(first, SIGKILL);
+  EXPECT_EQ(wait_exit(first), 128 + SIGKILL);
+  EXPECT_NE(io::read_file(run / "run.lock").find(std::to_string(first)), std::string::npos);
+  const Result r = cli("resume " + quote(run) + " --steps " + std::to_string(newest_step(run) + 2) + " --quiet");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const std::string events = io::read_file(run / "events.jsonl");
+  EXPECT_NE(events.find("took over the run folder's lock"), std::string::npos) << events;
+  EXPECT_NE(events.find("pid " + std::to_string(first)), std::string::npos) << events;
+}
+

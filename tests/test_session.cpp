@@ -4,6 +4,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -303,3 +304,20 @@ TEST(SessionErrors, DivergenceWithNonFiniteWeightsSaysSo) {
   }
 }
 
+// One writer per run folder, within one process too (the GUI opening a run the CLI trains is the
+// two-process case, tested in test_cli): a second Session on a held folder is refused and
+// changes nothing; once the first is gone, the folder can be resumed.
+TEST(SessionErrors, SecondWriterIsRefused) {
+  TempDir tmp;
+  RunConfig c = tiny(tmp / "run");
+  auto a = Session::create(c);
+  a->step();
+  a->save_checkpoint();
+  const auto before = folder_contents(tmp / "run");
+  expect_error([&] { Session::resume(tmp / "run", 20); }, {"in use", "pid " + std::to_string(getpid())});
+  expect_error([&] { Session::create(c); }, {"in use", "pid " + std::to_string(getpid())});
+  EXPECT_EQ(folder_contents(tmp / "run"), before);
+  a.reset();
+  auto r = Session::resume(tmp / "run", 3);
+  EXPECT_EQ(r->step_count(), 1);
+}

@@ -63,9 +63,39 @@ std::vector<std::string> nonfinite_state(Trainer& t) {
   return bad;
 }
 
+// True if dir holds anything but an unheld lock file (which a refused or failed start may leave).
+bool holds_files(const fs::path& dir) {
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (e.path().filename() != io::kRunLockName) return true;
+  return false;
+}
+
+bool has_checkpoint(const fs::path& dir) {
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir / "checkpoints", ec))
+    if (e.path().extension() == ".safetensors") return true;
+  return false;
+}
+
+void refuse_nonempty(const fs::path& dir) {
+  const std::string holder = io::run_lock_holder(dir);
+  if (!holder.empty())
+    throw Error("the output folder is in use: another writer holds its lock (" + holder + ")", dir.string(),
+                "choose another --out; one run folder takes one writer at a time");
+  throw Error("the output folder already holds files (it was left untouched)", dir.string(),
+              has_checkpoint(dir) ? "continue it with 'ampgan resume " + dir.string() + "' or choose another --out"
+                                  : "it has no checkpoint to continue from: choose another --out, or remove the "
+                                    "folder if you no longer need it");
+}
+
 }  // namespace
 
 Session::~Session() = default;
+
+void Session::take_lock(const SessionOptions& opt) {
+  lock_ = std::make_unique<io::RunLock>(dir_, opt.writer.empty() ? io::this_command_line() : opt.writer);
+}
 
 void Session::build(const SessionOptions& opt, int channels_override) {
   listener_ = opt.listener;
@@ -104,13 +134,19 @@ std::unique_ptr<Session> Session::create(const RunConfig& cfg, const SessionOpti
   if (fs::exists(s->dir_, ec)) {
     if (!fs::is_directory(s->dir_, ec))
       throw Error("the output folder is a file", s->dir_.string(), "choose another --out");
-    if (!fs::is_empty(s->dir_, ec))
-      throw Error("the output folder already holds files (it was left untouched)", s->dir_.string(),
-                  "continue it with 'ampgan resume " + s->dir_.string() + "' or choose another --out");
+    if (holds_files(s->dir_)) refuse_nonempty(s->dir_);
   }
   // Load and check everything before creating the folder, so bad input leaves nothing behind.
   s->build(opt, 0);
   io::ensure_writable_dir(s->dir_);
+  // Under the lock the emptiness check and the first write are one step: of two writers started
+  // at once, one gets the lock and the other an error, and a writer that got the lock after
+  // another finished finds its files.
+  s->take_lock(opt);
+  if (holds_files(s->dir_)) {
+    if (s->lock_->created_file()) fs::remove(s->lock_->path(), ec);
+    refuse_nonempty(s->dir_);
+  }
   io::ensure_writable_dir(s->dir_ / "samples");
   io::ensure_writable_dir(s->dir_ / "checkpoints");
   io::write_file_atomic(s->dir_ / "config.json", s->cfg_.to_json().dump(2) + "\n");
@@ -143,6 +179,9 @@ std::unique_ptr<Session> Session::resume(const fs::path& run_dir, int64_t total_
     throw Error("no such run folder", run_dir.string(), "give the folder 'ampgan train' created (under runs/)");
   if (!fs::exists(run_dir / "config.json"))
     throw Error("not a run folder: it has no config.json", run_dir.string(), "give the folder 'ampgan train' created");
+  std::unique_ptr<Session> s(new Session());
+  s->dir_ = run_dir;
+  s->take_lock(opt);  // before anything is read: what is read must not change under us
   RunConfig cfg;
   try {
     cfg = RunConfig::from_json(nlohmann::json::parse(io::read_file(run_dir / "config.json")),
@@ -158,9 +197,7 @@ std::unique_ptr<Session> Session::resume(const fs::path& run_dir, int64_t total_
     throw Error("the run is already at step " + std::to_string(info.step), "--steps",
                 "give a target above " + std::to_string(info.step));
   cfg.validate();
-  std::unique_ptr<Session> s(new Session());
   s->cfg_ = cfg;
-  s->dir_ = run_dir;
   s->build(opt, info.channels);
   if (s->data_->channels != info.channels)
     throw Error("the dataset now has " + std::to_string(s->data_->channels) + " channels, the checkpoint " +
@@ -185,6 +222,10 @@ std::unique_ptr<Session> Session::resume(const fs::path& run_dir, int64_t total_
   e.data["checkpoint"] = ckpt.string();
   s->emit_event(e);
   if (!s->backend_note_.empty()) s->emit_event({info.step, 0, "warning", "", s->backend_note_});
+  if (!s->lock_->stale_holder().empty())
+    s->emit_event({info.step, 0, "warning", "",
+                   "took over the run folder's lock from a writer that ended without releasing it (" +
+                       s->lock_->stale_holder() + ")"});
   return s;
 }
 
