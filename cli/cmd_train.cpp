@@ -20,6 +20,22 @@ namespace {
 std::atomic<bool> g_stop{false};
 void on_signal(int) { g_stop.store(true); }
 
+// Ctrl-C, kill, a closed terminal or a dropped SSH session (SIGHUP) all stop training the same
+// way: at the end of the step, with a checkpoint and a "stop" event. SIGPIPE is ignored, so a
+// vanished reader of stdout (`| head`, `| tee` killed by the same Ctrl-C) only makes the progress
+// output fail, never the run.
+void install_signal_handlers() {
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
+  struct sigaction ign {};
+  ign.sa_handler = SIG_IGN;
+  sigemptyset(&ign.sa_mask);
+  sigaction(SIGPIPE, &ign, nullptr);
+}
+
 std::string duration(double s) {
   char buf[32];
   if (!std::isfinite(s) || s < 0) return "?";
@@ -194,8 +210,6 @@ RunConfig config_from(const Args& a) {
 }
 
 int drive(Session& s, Progress& progress) {
-  std::signal(SIGINT, on_signal);
-  std::signal(SIGTERM, on_signal);
   std::printf("run folder: %s\n", s.dir().string().c_str());
   std::fflush(stdout);
   s.run(&g_stop);
@@ -217,6 +231,7 @@ int cmd_train(int argc, char** argv) {
   Args a = train_args();
   return guarded("train", [&] {
     if (!a.parse_or_help(argc, argv, 2)) return 0;
+    install_signal_handlers();
     if (!a.positional().empty())
       throw UsageError("unexpected argument '" + a.positional()[0] + "'", "ampgan train", "options start with --");
     const RunConfig cfg = config_from(a);
@@ -235,6 +250,7 @@ int cmd_resume(int argc, char** argv) {
   a.option("steps", "N", "train until step N").flag("quiet", "print only errors and the final line");
   return guarded("resume", [&] {
     if (!a.parse_or_help(argc, argv, 2)) return 0;
+    install_signal_handlers();
     if (a.positional().size() != 1)
       throw UsageError("resume takes one run folder", "ampgan resume", "usage: ampgan resume RUN_DIR [--steps N]");
     Progress progress(0, a.has("quiet"));

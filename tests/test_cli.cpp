@@ -412,3 +412,50 @@ TEST(CliRunLock, StaleLockOfAKilledWriterIsTakenOver) {
   EXPECT_NE(events.find("pid " + std::to_string(first)), std::string::npos) << events;
 }
 
+// A closed terminal (SIGHUP) stops training like Ctrl-C: checkpoint, stop event, status 130.
+TEST(CliSignals, HangupStopsCleanly) {
+  TempDir tmp;
+  const fs::path run = tmp / "run";
+  const pid_t p = spawn_cli("train --dataset synthetic --steps 100000 --checkpoint-every 0 --sample-every 0 --out " +
+                                run.string() + kTiny, tmp / "log");
+  ASSERT_GT(p, 0);
+  ASSERT_TRUE(wait_until([&] { return metric_rows(run) >= 2; })) << io::read_file(tmp / "log");
+  kill(p, SIGHUP);
+  EXPECT_EQ(wait_exit(p), 130) << io::read_file(tmp / "log");
+  EXPECT_GE(newest_step(run), 2);
+  EXPECT_NE(last_event(run).find("interrupted"), std::string::npos) << last_event(run);
+}
+
+// A reader of stdout that goes away (`| head -n 1`) must not stop the run: it trains to the end,
+// writes its checkpoint and exits 0 (SIGPIPE would end it with 141 and no checkpoint).
+TEST(CliSignals, VanishedStdoutDoesNotStopTraining) {
+  TempDir tmp;
+  const fs::path run = tmp / "run";
+  std::string tiny = kTiny;
+  tiny.replace(tiny.find("--quiet"), 7, "");
+  const std::string cmd = "(" + kCli + " train --dataset synthetic --steps 60 --checkpoint-every 0 --out " +
+                          quote(run) + tiny + " 2>" + quote(tmp / "err") + "; echo $? > " + quote(tmp / "rc") +
+                          ") | head -n 1";
+  std::string out;
+  run_command(cmd, &out);
+  ASSERT_TRUE(wait_until([&] { return fs::exists(tmp / "rc") && fs::file_size(tmp / "rc") > 0; })) << out;
+  EXPECT_EQ(io::read_file(tmp / "rc"), "0\n") << io::read_file(tmp / "err");
+  EXPECT_TRUE(fs::exists(run / "checkpoints/step_000060.safetensors"));
+  EXPECT_NE(last_event(run).find("finished"), std::string::npos) << last_event(run);
+}
+
+// A run stopped before its first checkpoint: resume and train must not send the user to each
+// other ("start a new run" vs "continue it with resume").
+TEST(CliBadInput, HintsDoNotGoInACircle) {
+  TempDir tmp;
+  ASSERT_EQ(cli("train --dataset synthetic --steps 2 --checkpoint-every 0 --out " + quote(tmp / "run") + kTiny).status, 0);
+  fs::remove_all(tmp / "run/checkpoints");
+  fs::create_directories(tmp / "run/checkpoints");
+  const Result r = cli("resume " + quote(tmp / "run") + " --steps 5");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.out.find("another folder"), std::string::npos) << r.out;
+  const Result t = cli("train --dataset synthetic --steps 2 --out " + quote(tmp / "run") + kTiny);
+  EXPECT_EQ(t.status, 1);
+  EXPECT_NE(t.out.find("no checkpoint"), std::string::npos) << t.out;
+  EXPECT_EQ(t.out.find("ampgan resume"), std::string::npos) << t.out;
+}

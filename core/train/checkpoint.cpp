@@ -134,7 +134,7 @@ fs::path newest_checkpoint(const fs::path& run_dir) {
   if (best.empty())
     throw Error("the run folder holds no checkpoint", run_dir.string(),
                 "a checkpoint is written every --checkpoint-every steps and when training stops; "
-                "start a new run with 'ampgan train' instead");
+                "start a new run with 'ampgan train --out' another folder (or remove this one first)");
   return best;
 }
 
