@@ -244,10 +244,13 @@ int cmd_train(int argc, char** argv) {
 }
 
 int cmd_resume(int argc, char** argv) {
-  Args a("resume", "ampgan resume RUN_DIR [--steps N]",
+  Args a("resume", "ampgan resume RUN_DIR [--steps N] [--checkpoint FILE]",
          "Continues a run from its newest checkpoint, to step N (default: the run's target).\n"
          "On the CPU the result is bit-identical to a run that never stopped.");
-  a.option("steps", "N", "train until step N").flag("quiet", "print only errors and the final line");
+  a.option("steps", "N", "train until step N")
+      .option("checkpoint", "FILE", "continue from this checkpoint of the run instead of the newest; later\n" +
+                                        std::string(28, ' ') + "checkpoints and the logs are moved to checkpoints/superseded-*")
+      .flag("quiet", "print only errors and the final line");
   return guarded("resume", [&] {
     if (!a.parse_or_help(argc, argv, 2)) return 0;
     install_signal_handlers();
@@ -256,7 +259,7 @@ int cmd_resume(int argc, char** argv) {
     Progress progress(0, a.has("quiet"));
     SessionOptions opt;
     opt.listener = &progress;
-    auto session = Session::resume(a.positional()[0], a.integer("steps", 0), opt);
+    auto session = Session::resume(a.positional()[0], a.integer("steps", 0), opt, a.str("checkpoint"));
     progress.set_total(session->config().steps);
     return drive(*session, progress);
   });

@@ -459,3 +459,21 @@ TEST(CliBadInput, HintsDoNotGoInACircle) {
   EXPECT_NE(t.out.find("no checkpoint"), std::string::npos) << t.out;
   EXPECT_EQ(t.out.find("ampgan resume"), std::string::npos) << t.out;
 }
+
+// resume --checkpoint FILE continues from the given checkpoint of the run.
+TEST(Cli, ResumeFromAChosenCheckpoint) {
+  TempDir tmp;
+  const fs::path run = tmp / "run";
+  ASSERT_EQ(cli("train --dataset synthetic --steps 4 --checkpoint-every 2 --out " + quote(run) + kTiny).status, 0);
+  EXPECT_NE(cli("resume --help").out.find("--checkpoint"), std::string::npos);
+  const Result r = cli("resume " + quote(run) + " --steps 5 --quiet --checkpoint " +
+                       quote(run / "checkpoints/step_000002.safetensors"));
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(metric_rows(run), 5u);
+  EXPECT_TRUE(fs::exists(run / "checkpoints/step_000005.safetensors"));
+  int aside = 0;
+  for (const auto& e : fs::directory_iterator(run / "checkpoints"))
+    aside += e.is_directory() && fs::exists(e.path() / "step_000004.safetensors");
+  EXPECT_EQ(aside, 1) << "the later checkpoint was not moved aside";
+  expect_refused("resume " + quote(run) + " --steps 9 --checkpoint " + quote(tmp / "nope.safetensors"), {"nope.safetensors"});
+}

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <optional>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -13,6 +15,7 @@
 #include "core/io/image_io.h"
 #include "core/io/safetensors.h"
 #include "core/train/checkpoint.h"
+#include "core/backend/cpu/cpu_backend.h"
 #include "core/train/session.h"
 #include "tests/test_support.h"
 
@@ -53,6 +56,11 @@ void expect_error(F f, std::initializer_list<std::string> needles) {
   } catch (const Error& e) {
     for (const std::string& n : needles) EXPECT_NE(std::string(e.what()).find(n), std::string::npos) << e.what();
   }
+}
+
+Backend& s_backend() {
+  static CpuBackend b;
+  return b;
 }
 
 }  // namespace
@@ -320,4 +328,133 @@ TEST(SessionErrors, SecondWriterIsRefused) {
   a.reset();
   auto r = Session::resume(tmp / "run", 3);
   EXPECT_EQ(r->step_count(), 1);
+}
+
+// Checkpoint metadata is checked before anything is written: each damaged variant is refused
+// with a message naming the key, and the run folder (logs, config.json, checkpoints) is left
+// exactly as it was. (A step of -5 used to erase the run's history; batches_consumed -1 failed
+// only after config.json was rewritten; a missing precision gave "map::at".)
+TEST(SessionErrors, CheckpointMetadataIsValidated) {
+  TempDir tmp;
+  RunConfig c = tiny(tmp / "run");
+  auto s = Session::create(c);
+  s->step();
+  s->finish("finished");
+  s.reset();
+  const fs::path ck = tmp / "run/checkpoints/step_000001.safetensors";
+  const io::StFile good = io::read_safetensors(ck);
+  auto with = [&](const std::string& key, const std::string* value) {
+    io::StFile f = good;
+    if (value) f.metadata[key] = *value;
+    else f.metadata.erase(key);
+    io::write_safetensors(ck, f);
+  };
+  const std::string wide_config = [&] {
+    RunConfig w = c;
+    w.width = 1024;
+    return w.to_json().dump();
+  }();
+  struct Case {
+    std::string key;
+    std::optional<std::string> value;
+    std::vector<std::string> needles;
+  };
+  const std::vector<Case> cases = {
+      {"step", "-5", {"'step'", "-5", "0 to"}},
+      {"step", "-9223372036854775808", {"'step'"}},
+      {"step", "99999999999999999999", {"'step'"}},
+      {"step", "12abc", {"'step'"}},
+      {"step", "7", {"step 7", "file name says step 1"}},
+      {"batches_consumed", "-1", {"'batches_consumed'"}},
+      {"channels", "2", {"'channels'"}},
+      {"precision", std::nullopt, {"lacks 'precision'"}},
+      {"precision", "fp8", {"'precision'"}},
+      {"step", std::nullopt, {"lacks 'step'"}},
+      {"config", std::nullopt, {"lacks 'config'"}},
+      {"config", wide_config, {"do not fit its own configuration", "width 1024"}},
+  };
+  const auto before = [&] {
+    io::write_safetensors(ck, good);
+    return folder_contents(tmp / "run");
+  }();
+  for (const Case& k : cases) {
+    with(k.key, k.value ? &*k.value : nullptr);
+    const std::string ck_bytes = io::read_file(ck);
+    try {
+      Session::resume(tmp / "run", 20);
+      ADD_FAILURE() << k.key << " = " << k.value.value_or("(missing)") << " was accepted";
+    } catch (const Error& e) {
+      const std::string m = e.what();
+      for (const std::string& n : k.needles) EXPECT_NE(m.find(n), std::string::npos) << m;
+      EXPECT_NE(m.find(ck.string()), std::string::npos) << m;
+      EXPECT_EQ(m.find("map::at"), std::string::npos) << m;
+    }
+    auto after = folder_contents(tmp / "run");
+    EXPECT_EQ(after.erase("checkpoints/step_000001.safetensors"), 1u);
+    auto expected = before;
+    expected.erase("checkpoints/step_000001.safetensors");
+    EXPECT_EQ(after, expected) << k.key << ": the run folder was changed";
+    EXPECT_EQ(io::read_file(ck), ck_bytes);
+    // The same checks guard sampling and export (which build a model from the file alone).
+    expect_error([&] { trainer_from_checkpoint(s_backend(), ck); }, {ck.string()});
+  }
+}
+
+// Names in checkpoints/: a step too large to be real is an error naming the file; a folder or a
+// FIFO named like a checkpoint is ignored (it used to hide the newest checkpoint, or block).
+TEST(SessionErrors, CheckpointFileNames) {
+  TempDir tmp;
+  auto s = Session::create(tiny(tmp / "run"));
+  s->step();
+  s->finish("finished");
+  s.reset();
+  fs::create_directories(tmp / "run/checkpoints/step_000900.safetensors");
+  ASSERT_EQ(mkfifo((tmp / "run/checkpoints/step_000901.safetensors").c_str(), 0644), 0);
+  EXPECT_EQ(newest_checkpoint(tmp / "run").filename(), "step_000001.safetensors");
+  {
+    auto r = Session::resume(tmp / "run", 2);
+    r->run();
+    r->finish("finished");
+  }
+  fs::copy_file(tmp / "run/checkpoints/step_000002.safetensors",
+                tmp / "run/checkpoints/step_99999999999999999999.safetensors");
+  expect_error([&] { Session::resume(tmp / "run", 5); }, {"step_99999999999999999999", "out of range"});
+}
+
+// resume --checkpoint: an earlier checkpoint of the run; the later ones and the logs as they
+// were are moved aside (not overwritten); a checkpoint of another run is refused.
+TEST(Session, ResumeFromAChosenCheckpoint) {
+  TempDir tmp;
+  RunConfig c = tiny(tmp / "run");
+  c.checkpoint_every = 4;
+  auto s = Session::create(c);
+  s->run();  // checkpoints 4, 8, 12
+  s->finish("finished");
+  s.reset();
+  const fs::path ck8 = tmp / "run/checkpoints/step_000008.safetensors";
+  const std::string old12 = io::read_file(tmp / "run/checkpoints/step_000012.safetensors");
+  {
+    auto r = Session::resume(tmp / "run", 14, {}, tmp / "run/checkpoints/step_000004.safetensors");
+    EXPECT_EQ(r->step_count(), 4);
+    r->run();
+    r->finish("finished");
+  }
+  fs::path aside;
+  for (const auto& e : fs::directory_iterator(tmp / "run/checkpoints"))
+    if (e.is_directory()) aside = e.path();
+  ASSERT_FALSE(aside.empty()) << "later checkpoints were not moved aside";
+  EXPECT_EQ(io::read_file(aside / "step_000012.safetensors"), old12);
+  EXPECT_TRUE(fs::exists(aside / "step_000008.safetensors"));
+  EXPECT_EQ(Session::read_metrics(aside.parent_path().parent_path()).size(), 14u);
+  EXPECT_EQ(newest_checkpoint(tmp / "run").filename(), "step_000014.safetensors");
+  (void)ck8;
+
+  RunConfig other = tiny(tmp / "other");
+  other.seed = 5;
+  auto o = Session::create(other);
+  o->step();
+  o->finish("finished");
+  o.reset();
+  expect_error([&] { Session::resume(tmp / "run", 30, {}, tmp / "other/checkpoints/step_000001.safetensors"); },
+               {"belongs to another run", "'seed'"});
 }

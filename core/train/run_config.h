@@ -14,6 +14,10 @@
 
 namespace ampgan {
 
+// The most training steps a run may have (and so the largest step a checkpoint may claim):
+// far beyond any real run, far below where step arithmetic could overflow.
+constexpr int64_t kMaxSteps = 1'000'000'000'000;
+
 struct RunConfig {
   // data
   std::string dataset = "synthetic";  // synthetic | fashion-mnist | mnist | path to IDX file or image folder

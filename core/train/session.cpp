@@ -89,6 +89,35 @@ void refuse_nonempty(const fs::path& dir) {
                                     "folder if you no longer need it");
 }
 
+// A checkpoint given to resume must come from the run: the settings that make a run what it is
+// must agree (learning rates and targets may differ: they change during a run).
+void check_same_run(const RunConfig& ck, const RunConfig& run, const fs::path& file, const fs::path& run_dir) {
+  const std::pair<const char*, bool> same[] = {
+      {"dataset", ck.dataset == run.dataset}, {"res", ck.res == run.res},
+      {"width", ck.width == run.width},       {"channels", ck.channels == run.channels},
+      {"batch", ck.batch == run.batch},       {"seed", ck.seed == run.seed},
+      {"loss", ck.loss == run.loss},          {"scaler", ck.shared_scaler == run.shared_scaler}};
+  for (const auto& [key, equal] : same)
+    if (!equal)
+      throw Error("the checkpoint belongs to another run: its '" + std::string(key) + "' differs from " +
+                      (run_dir / "config.json").string(),
+                  file.string(), "give a checkpoint of this run (from " + (run_dir / "checkpoints").string() + ")");
+}
+
+// Moves `files` and copies of the logs into checkpoints/superseded-after-<step>-<time>/.
+fs::path set_aside(const fs::path& run_dir, const std::vector<fs::path>& files, int64_t step) {
+  const fs::path dir = run_dir / "checkpoints" / ("superseded-after-" + std::to_string(step) + "-" + timestamp());
+  io::ensure_writable_dir(dir);
+  for (const char* log : {"metrics.csv", "events.jsonl"})
+    if (fs::exists(run_dir / log)) io::write_file_atomic(dir / log, io::read_file(run_dir / log));
+  for (const fs::path& f : files) {
+    std::error_code ec;
+    fs::rename(f, dir / f.filename(), ec);
+    if (ec) throw Error("could not move a later checkpoint aside: " + ec.message(), f.string(), "check the folder's permissions");
+  }
+  return dir;
+}
+
 }  // namespace
 
 Session::~Session() = default;
@@ -192,6 +221,14 @@ std::unique_ptr<Session> Session::resume(const fs::path& run_dir, int64_t total_
   const fs::path ckpt = checkpoint.empty() ? newest_checkpoint(run_dir) : checkpoint;
   CheckpointInfo info;
   const io::StFile file = read_checkpoint(ckpt, &info);
+  if (!checkpoint.empty()) check_same_run(info.config, cfg, ckpt, run_dir);
+  // Checkpoints after the chosen one belong to a history that is about to be retrained: they
+  // are moved aside (with the logs as they were), not overwritten one by one.
+  std::vector<fs::path> newer;
+  for (const auto& entry : fs::directory_iterator(run_dir / "checkpoints", ec)) {
+    std::error_code ec2;
+    if (entry.is_regular_file(ec2) && step_of_checkpoint_name(entry.path()) > info.step) newer.push_back(entry.path());
+  }
   if (total_steps > 0) cfg.steps = total_steps;
   if (cfg.steps <= info.step)
     throw Error("the run is already at step " + std::to_string(info.step), "--steps",
@@ -204,16 +241,20 @@ std::unique_ptr<Session> Session::resume(const fs::path& run_dir, int64_t total_
                     std::to_string(info.channels),
                 cfg.dataset, "resume with the same dataset the run was trained on");
   load_checkpoint(file, ckpt, *s->trainer_);
+  check_step_matches_name(info, ckpt);
   s->trainer_->set_iteration(info.step);
   s->trainer_->set_precision(info.precision);
   s->last_checkpoint_step_ = info.step;
   s->last_samples_step_ = info.step;
+  s->loader_ = std::make_unique<data::BatchLoader>(*s->data_, cfg.batch, cfg.seed, info.batches_consumed);
+  // The first write to the folder: everything fallible above is done.
+  fs::path aside;
+  if (!newer.empty()) aside = set_aside(run_dir, newer, info.step);
   // Rows and events after the checkpoint describe steps that will now be trained again.
   s->trim_logs(info.step);
   io::write_file_atomic(run_dir / "config.json", cfg.to_json().dump(2) + "\n");
   s->metrics_log_ = std::make_unique<io::AppendLog>(run_dir / "metrics.csv");
   s->events_log_ = std::make_unique<io::AppendLog>(run_dir / "events.jsonl");
-  s->loader_ = std::make_unique<data::BatchLoader>(*s->data_, cfg.batch, cfg.seed, info.batches_consumed);
   RunEvent e;
   e.step = info.step;
   e.type = "resume";
@@ -222,6 +263,10 @@ std::unique_ptr<Session> Session::resume(const fs::path& run_dir, int64_t total_
   e.data["checkpoint"] = ckpt.string();
   s->emit_event(e);
   if (!s->backend_note_.empty()) s->emit_event({info.step, 0, "warning", "", s->backend_note_});
+  if (!aside.empty())
+    s->emit_event({info.step, 0, "warning", "",
+                   std::to_string(newer.size()) + " later checkpoints and the logs as they were moved to " +
+                       aside.string()});
   if (!s->lock_->stale_holder().empty())
     s->emit_event({info.step, 0, "warning", "",
                    "took over the run folder's lock from a writer that ended without releasing it (" +
