@@ -477,3 +477,41 @@ TEST(Cli, ResumeFromAChosenCheckpoint) {
   EXPECT_EQ(aside, 1) << "the later checkpoint was not moved aside";
   expect_refused("resume " + quote(run) + " --steps 9 --checkpoint " + quote(tmp / "nope.safetensors"), {"nope.safetensors"});
 }
+
+// Numbers are range-checked before they are narrowed, from the command line and from JSON:
+// width 4294967304 used to train width 8, "width": 8.7 width 8, "seed": -1 seed 2^64-1,
+// "batch": true batch 1, and "steps": 1e19 was undefined behaviour.
+TEST(CliBadInput, NumbersAreRangeCheckedBeforeNarrowing) {
+  TempDir tmp;
+  const std::string base = "train --dataset synthetic --steps 2 --out " + quote(tmp / "run") + kTiny;
+  expect_refused(base + " --width 4294967304", {"--width", "4294967304", "out of range", "1 to 1024"});
+  expect_refused(base + " --sample-every 4294967296", {"--sample-every", "4294967296"});
+  expect_refused(base + " --batch 2147483648", {"--batch", "2147483648", "2 to 65536"});
+  expect_refused(base + " --checkpoint-every -1", {"--checkpoint-every"});
+  expect_refused(base + " --seed -1", {"--seed", "-1"});
+  expect_refused(base + " --steps 99999999999999999999", {"--steps", "whole number"}, 2);
+  expect_refused(base + " --lr 1e39", {"--lr", "FP32"});
+  const Result batch = cli(base + " --batch 2147483648");
+  EXPECT_EQ(batch.out.find("-2147483648"), std::string::npos) << batch.out;
+  const std::pair<std::string, std::vector<std::string>> json_cases[] = {
+      {R"({"steps": 1e19})", {"steps", "out of range", "cfg.json"}},
+      {R"({"width": 1e10})", {"width", "out of range"}},
+      {R"({"width": 8.7})", {"width", "whole number", "8.7"}},
+      {R"({"seed": -1})", {"seed", "out of range"}},
+      {R"({"seed": 1.8446744073709552e19})", {"seed", "out of range"}},
+      {R"({"batch": true})", {"batch", "whole number", "true"}},
+      {R"({"batch": "64"})", {"batch", "whole number"}},
+      {R"({"width": 4294967304})", {"width", "out of range"}},
+      {R"({"sample_every": -5})", {"sample_every", "out of range"}},
+      {R"({"lr": 1e39})", {"lr", "FP32"}},
+      {R"({"lr": false})", {"lr", "number"}},
+      {R"({"growth_interval": 0})", {"growth_interval", "out of range"}},
+  };
+  for (const auto& [text, needles] : json_cases) {
+    io::write_file_atomic(tmp / "cfg.json", text);
+    const Result r = cli("train --config " + quote(tmp / "cfg.json") + " --out " + quote(tmp / "run") + " --quiet");
+    EXPECT_EQ(r.status, 1) << text << "\n" << r.out;
+    for (const std::string& n : needles) EXPECT_NE(r.out.find(n), std::string::npos) << text << "\n" << r.out;
+  }
+  EXPECT_FALSE(fs::exists(tmp / "run"));
+}

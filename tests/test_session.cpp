@@ -458,3 +458,29 @@ TEST(Session, ResumeFromAChosenCheckpoint) {
   expect_error([&] { Session::resume(tmp / "run", 30, {}, tmp / "other/checkpoints/step_000001.safetensors"); },
                {"belongs to another run", "'seed'"});
 }
+
+// The same checks for every source: set_number (JSON, CLI, checkpoints) and validate() (fields
+// set directly, as the GUI does) share one table of ranges.
+TEST(RunConfigNumbers, OneTableForEverySource) {
+  RunConfig c;
+  c.set_number("seed", nlohmann::json(18446744073709551615ull), "test");
+  EXPECT_EQ(c.seed, 18446744073709551615ull);
+  c.set_number("steps", nlohmann::json(1e6), "test");  // a whole number written as a float
+  EXPECT_EQ(c.steps, 1000000);
+  c.set_number("lr", nlohmann::json(0.001), "test");
+  EXPECT_FLOAT_EQ(c.lr_g, 0.001f);
+  EXPECT_FLOAT_EQ(c.lr_d, 0.001f);
+  expect_error([&] { c.set_number("width", nlohmann::json(int64_t{4294967304}), "--width"); }, {"--width", "out of range"});
+  expect_error([&] { c.set_number("gpu", nlohmann::json(-1), "--gpu"); }, {"--gpu", "out of range"});
+  expect_error([&] { c.set_number("batch", nlohmann::json::parse("1"), "x"); }, {"batch 1", "out of range"});  // unsigned
+  expect_error([&] { c.set_number("steps", nlohmann::json(1e19), "x"); }, {"steps", "out of range"});
+  EXPECT_EQ(c.width, 64) << "a refused value must not be stored";
+  expect_error([&] { RunConfig::from_json(nlohmann::json::parse(R"({"eval_samples": 2.5})"), "f.json"); },
+               {"eval_samples", "whole number", "f.json"});
+  RunConfig gui;
+  gui.synthetic_count = 5'000'000;
+  expect_error([&] { gui.validate(); }, {"synthetic_count", "--synthetic-count", "out of range"});
+  gui = RunConfig();
+  gui.gpu = 5000;
+  expect_error([&] { gui.validate(); }, {"--gpu", "out of range"});
+}
