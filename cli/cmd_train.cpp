@@ -160,7 +160,7 @@ RunConfig config_from(const Args& a) {
   if (a.has("config")) {
     const std::string path = a.str("config");
     try {
-      c.apply_json(nlohmann::json::parse(io::read_file(path)), path);
+      c.apply_json(nlohmann::json::parse(io::read_file(path, io::kConfigFileMaxBytes)), path);
     } catch (const nlohmann::json::exception& e) {
       throw Error(std::string("the configuration file is not valid JSON: ") + e.what(), path, "fix the JSON syntax");
     }

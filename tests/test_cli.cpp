@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <chrono>
@@ -514,4 +515,32 @@ TEST(CliBadInput, NumbersAreRangeCheckedBeforeNarrowing) {
     for (const std::string& n : needles) EXPECT_NE(r.out.find(n), std::string::npos) << text << "\n" << r.out;
   }
   EXPECT_FALSE(fs::exists(tmp / "run"));
+}
+
+// Readers open only regular files and cap what they read: a FIFO as --config or as a checkpoint
+// used to block forever, --config /dev/zero grew until killed. `timeout` turns a hang into 124.
+TEST(CliBadInput, FifosAndDevicesAreNotRead) {
+  TempDir tmp;
+  ASSERT_EQ(mkfifo((tmp / "fifo").c_str(), 0644), 0);
+  const std::string t = "timeout 60 " + kCli + " ";
+  auto refused = [&](const std::string& args, std::initializer_list<std::string> needles) {
+    std::string out;
+    const int st = run_command(t + args, &out);
+    EXPECT_EQ(st, 1) << args << "\n" << out;
+    for (const std::string& n : needles) EXPECT_NE(out.find(n), std::string::npos) << args << "\n" << out;
+  };
+  const std::string out = " --out " + quote(tmp / "run");
+  refused("train --config " + quote(tmp / "fifo") + out, {"not a regular file", "FIFO", "fifo"});
+  refused("train --config /dev/zero" + out, {"not a regular file", "character device", "/dev/zero"});
+  io::write_file_atomic(tmp / "big.json", "{}");
+  fs::resize_file(tmp / "big.json", (uint64_t{16} << 20) + 1);  // sparse: costs no disk
+  refused("train --config " + quote(tmp / "big.json") + out, {"bytes, more than", "big.json"});
+  EXPECT_FALSE(fs::exists(tmp / "run"));
+  refused("sample " + quote(tmp / "fifo") + " --grid " + quote(tmp / "g.png"), {"FIFO"});
+  refused("eval " + quote(tmp / "fifo"), {"FIFO"});
+  refused("export-generator " + quote(tmp / "fifo") + " " + quote(tmp / "g.safetensors"), {"FIFO"});
+  ASSERT_EQ(cli("train --dataset synthetic --steps 2 --out " + quote(tmp / "run") + kTiny).status, 0);
+  fs::remove(tmp / "run/config.json");
+  ASSERT_EQ(mkfifo((tmp / "run/config.json").c_str(), 0644), 0);
+  refused("resume " + quote(tmp / "run") + " --steps 4", {"FIFO", "config.json"});
 }

@@ -213,7 +213,7 @@ std::unique_ptr<Session> Session::resume(const fs::path& run_dir, int64_t total_
   s->take_lock(opt);  // before anything is read: what is read must not change under us
   RunConfig cfg;
   try {
-    cfg = RunConfig::from_json(nlohmann::json::parse(io::read_file(run_dir / "config.json")),
+    cfg = RunConfig::from_json(nlohmann::json::parse(io::read_file(run_dir / "config.json", io::kConfigFileMaxBytes)),
                                (run_dir / "config.json").string());
   } catch (const nlohmann::json::exception&) {
     throw Error("config.json is not valid JSON", (run_dir / "config.json").string(), "restore it or start a new run");
