@@ -484,3 +484,30 @@ TEST(RunConfigNumbers, OneTableForEverySource) {
   gui.gpu = 5000;
   expect_error([&] { gui.validate(); }, {"--gpu", "out of range"});
 }
+
+// A skipped step changes no batch-norm running statistic (they used to be updated by the forward
+// pass whatever the gradients did, so a diverged run saved non-finite running_var). Every step
+// here overflows; a clean FP32 step does change them.
+TEST(Session, SkippedStepsLeaveBatchNormStatisticsAlone) {
+  TempDir tmp;
+  RunConfig c = tiny(tmp / "run");
+  c.precision = Precision::FP16;
+  c.scaler.init_scale = c.scaler.max_scale = c.scaler.min_scale = 1e30f;
+  auto s = Session::create(c);
+  auto running = [&] {
+    std::map<std::string, std::vector<float>> out;
+    for (const StateEntry& e : s->trainer().state())
+      if (e.name.find("running_") != std::string::npos) out[e.name] = to_host(s->backend(), *e.tensor);
+    return out;
+  };
+  const auto before = running();
+  ASSERT_FALSE(before.empty());
+  for (int i = 0; i < 4; ++i) s->step();
+  const auto rows = s->trainer().collect(true);
+  for (const StepMetrics& m : rows) ASSERT_TRUE(m.skipped_d && m.skipped_g) << "step " << m.step;
+  EXPECT_EQ(running(), before) << "skipped steps changed the running statistics";
+  s->set_precision(Precision::FP32);
+  s->step();
+  const auto after = running();
+  for (const auto& [name, v] : after) EXPECT_NE(v, before.at(name)) << name << " unchanged by a clean step";
+}
