@@ -1,6 +1,7 @@
 // ampgan bench: the training step on random data, timed in each precision side by side, with
 // peak memory by category. The numbers a user compares AMP on and off with.
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <map>
 #include <vector>
@@ -10,6 +11,8 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/guard.h"
+#include "core/backend/profiling_backend.h"
+#include "core/common/cpu_features.h"
 #include "core/common/rng.h"
 #include "core/train/trainer.h"
 
@@ -32,6 +35,96 @@ struct Result {
 
 double mib(size_t b) { return b / 1048576.0; }
 
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+// The machine's matrix-product rate in one dtype through this backend's own gemm (inputs in
+// dtype, FP32 output): the "limit" the step's convolutions and products are measured against.
+// A short probe, n^3 multiply-adds, median of 5 after one untimed call.
+double gemm_peak_gflops(Backend& b, DType dt, int n) {
+  Tensor a = b.empty(Shape{n, n}, dt, MemCategory::Workspace), bm = b.empty(Shape{n, n}, dt, MemCategory::Workspace);
+  Tensor c = b.empty(Shape{n, n}, DType::F32, MemCategory::Workspace);
+  b.fill(a, 0.5f);
+  b.fill(bm, 0.25f);
+  std::vector<double> s;
+  for (int i = 0; i < 6; ++i) {
+    b.synchronize();
+    const auto t0 = std::chrono::steady_clock::now();
+    b.gemm(false, false, n, n, n, 1.0f, a, bm, 0.0f, c);
+    b.synchronize();
+    if (i > 0) s.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return 2.0 * n * n * n / median_of(s) / 1e9;
+}
+
+// Time per op family of eager steps on a ProfilingBackend (one sync after every op).
+struct Profiled {
+  Precision precision;
+  OpProfile ops;
+  double wall_s = 0;
+  int steps = 0;
+};
+
+Profiled profile_steps(Backend& backend, TrainerConfig c, const std::vector<float>& real, long long steps) {
+  ProfilingBackend pb(backend);
+  c.use_graphs = false;
+  Trainer t(pb, c);
+  for (int s = 0; s < 2; ++s) t.step(real.data());
+  t.collect(true);
+  pb.reset_profile();
+  const auto t0 = std::chrono::steady_clock::now();
+  for (long long s = 0; s < steps; ++s) t.step(real.data());
+  t.collect(true);
+  Profiled p;
+  p.precision = c.precision;
+  p.ops = pb.profile();
+  p.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  p.steps = static_cast<int>(steps);
+  return p;
+}
+
+void print_profile(const std::vector<Profiled>& prof, Backend& backend) {
+  std::printf("\nProfile (--profile): ms per step by op family, eager, one device sync after each op\n");
+  std::printf("%-14s", "family");
+  for (const Profiled& p : prof) std::printf(" %14s", precision_name(p.precision));
+  std::printf("\n");
+  for (size_t f = 0; f < kOpFamilies; ++f) {
+    std::printf("%-14s", op_family_name(static_cast<OpFamily>(f)));
+    for (const Profiled& p : prof) {
+      const double ms = p.ops.seconds[f] * 1e3 / p.steps;
+      std::printf(" %7.2f (%3.0f%%)", ms, 100.0 * p.ops.seconds[f] / p.wall_s);
+    }
+    std::printf("\n");
+  }
+  std::printf("%-14s", "other (host)");
+  for (const Profiled& p : prof) {
+    const double rest = std::max(0.0, p.wall_s - p.ops.total_seconds());
+    std::printf(" %7.2f (%3.0f%%)", rest * 1e3 / p.steps, 100.0 * rest / p.wall_s);
+  }
+  std::printf("\n%-14s", "step");
+  for (const Profiled& p : prof) std::printf(" %7.2f       ", p.wall_s * 1e3 / p.steps);
+  std::printf("\n\nHow close to the limit (conv + gemm against this machine's GEMM rate, %s):\n",
+              backend.kind() == DeviceKind::CPU ? cpu_features().summary().c_str() : backend.name().c_str());
+  std::map<DType, double> peaks;
+  for (const Profiled& p : prof) {
+    const DType dt = compute_dtype(p.precision);
+    if (!peaks.count(dt)) {
+      backend.set_allow_tf32(p.precision == Precision::TF32);
+      peaks[dt] = gemm_peak_gflops(backend, dt, backend.kind() == DeviceKind::CPU ? 768 : 4096);
+      backend.set_allow_tf32(false);
+    }
+    const size_t conv = static_cast<size_t>(OpFamily::Conv), gemm = static_cast<size_t>(OpFamily::Gemm);
+    const double mm_s = p.ops.seconds[conv] + p.ops.seconds[gemm];
+    const double achieved = mm_s > 0 ? p.ops.matmul_flops / mm_s / 1e9 : 0;
+    std::printf("  %-5s conv+gemm %7.1f GFLOP/s = %3.0f%% of the %s GEMM probe (%.1f GFLOP/s); %.1f GFLOP a step\n",
+                precision_name(p.precision), achieved, peaks[dt] > 0 ? 100.0 * achieved / peaks[dt] : 0.0,
+                dtype_name(dt), peaks[dt], p.ops.matmul_flops / p.steps / 1e9);
+  }
+}
+
 }  // namespace
 
 int cmd_bench(int argc, char** argv) {
@@ -52,6 +145,8 @@ int cmd_bench(int argc, char** argv) {
       .option("rounds", "R", "repeat the precisions R times, interleaved, for noisy machines (1)")
       .option("seed", "S", "seed (0)")
       .flag("no-cuda-graphs", "launch each op instead of replaying a CUDA graph")
+      .flag("profile", "also time each op family (conv, gemm, batch norm, element-wise, AMP passes, optimizer,\n"
+                       "data) in an extra eager pass per precision, and compare conv+gemm with a GEMM probe")
       .flag("json", "one JSON object per precision instead of the table");
   return guarded("bench", [&] {
     if (!a.parse_or_help(argc, argv, 2)) return 0;
@@ -158,10 +253,24 @@ int cmd_bench(int argc, char** argv) {
                     mib(r.mem.peak_total));
       }
     }
-    if (!json)
-      std::printf("\nPeaks are per category over each precision's run; 'total' is the peak of the sum.\n"
-                  "On the CPU, half modes emulate the GPU's rounding in FP32 arithmetic: they show the\n"
-                  "memory saved, not a speed-up (the CPU has no fast half-precision matrix units).\n");
+    if (!json) {
+      std::printf("\nPeaks are per category over each precision's run; 'total' is the peak of the sum.\n");
+      if (backend->kind() == DeviceKind::CPU) {
+        std::printf("CPU: %s\n", cpu_features().summary().c_str());
+        for (const Result& r : results)
+          if (is_mixed(r.precision))
+            std::printf("  %s: %s\n", precision_name(r.precision), cpu_precision_support(precision_name(r.precision)).c_str());
+      }
+    }
+    if (a.has("profile")) {
+      std::vector<Profiled> prof;
+      for (const Result& r : results) {
+        TrainerConfig c = tc;
+        c.precision = r.precision;
+        prof.push_back(profile_steps(*backend, c, real, steps));
+      }
+      print_profile(prof, *backend);
+    }
     return 0;
   });
 }

@@ -5,6 +5,7 @@
 #include "cli/commands.h"
 #include "cli/guard.h"
 #include "core/backend/backend.h"
+#include "core/common/cpu_features.h"
 #include "core/common/parallel.h"
 
 namespace ampgan::cli {
@@ -21,6 +22,8 @@ int cmd_devices(int argc, char** argv) {
                   g.usable ? "usable" : "NOT usable (needs compute capability 7.5 or newer)");
     if (gpus.empty()) std::printf("no usable NVIDIA GPU: %s\n", why.c_str());
     std::printf("cpu     %d threads (always available; --backend auto falls back to it)\n", cpu_threads());
+    std::printf("        features: %s\n", cpu_features().summary().c_str());
+    for (const char* p : {"fp32", "fp16", "bf16"}) std::printf("        %s: %s\n", p, cpu_precision_support(p).c_str());
     return 0;
   });
 }

@@ -71,7 +71,8 @@ AMPGAN_HD float half_bits_to_float(uint16_t h) {
     const float v = static_cast<float>(m) * 5.9604644775390625e-8f;  // m * 2^-24, exact
     return sign ? -v : v;
   }
-  if (e == 31) return bits_float(sign | 0x7f800000u | (m << 13));
+  // inf, or NaN made quiet with its payload kept (as IEEE conversions and F16C do)
+  if (e == 31) return bits_float(sign | 0x7f800000u | (m << 13) | (m ? 0x400000u : 0u));
   return bits_float(sign | ((e + 112u) << 23) | (m << 13));
 }
 

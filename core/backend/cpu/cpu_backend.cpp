@@ -12,6 +12,7 @@
 
 #include "core/backend/cpu/cpu_convert.h"
 #include "core/backend/cpu/cpu_dispatch.h"
+#include "core/common/cpu_features.h"
 #include "core/common/error.h"
 #include "core/common/parallel.h"
 #include "core/common/rng.h"
@@ -52,7 +53,8 @@ CpuBackend::CpuBackend() = default;
 CpuBackend::~CpuBackend() { scratch_.clear(); }
 
 std::string CpuBackend::name() const {
-  return "CPU (" + std::to_string(cpu_threads()) + " threads, OpenBLAS" + (cpu::has_f16c() ? ", F16C" : "") + ")";
+  // The instruction sets that decide what mixed precision can buy here (core/common/cpu_features.h).
+  return "CPU (" + std::to_string(cpu_threads()) + " threads, OpenBLAS, " + cpu_features().summary() + ")";
 }
 
 Tensor CpuBackend::empty(Shape shape, DType dtype, MemCategory category) {

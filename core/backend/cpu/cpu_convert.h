@@ -1,7 +1,7 @@
 // Bulk conversions between FP32 and the 16-bit formats for the CPU backend's inner loops.
-// On x86-64 with F16C the hardware converts 8 values at a time (IEEE round-to-nearest-even,
-// bit-identical to core/tensor/half.h -- tests/test_cpu_convert.cpp checks every pattern);
-// elsewhere the shared scalar functions are used.
+// On x86-64, FP16 uses F16C and BF16 AVX2 integer arithmetic, 8 values at a time (IEEE
+// round-to-nearest-even, bit-identical to core/tensor/half.h -- tests/test_cpu_convert.cpp
+// checks it); elsewhere the shared scalar functions are used.
 #pragma once
 
 #include <cstdint>
@@ -19,5 +19,6 @@ inline const void* at(const void* p, DType t, int64_t i) {
 }
 inline void* at(void* p, DType t, int64_t i) { return static_cast<char*>(p) + i * static_cast<int64_t>(dtype_size(t)); }
 bool has_f16c();
+bool has_avx2();
 
 }  // namespace ampgan::cpu

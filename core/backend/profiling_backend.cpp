@@ -1,0 +1,151 @@
+#include "core/backend/profiling_backend.h"
+
+namespace ampgan {
+
+const char* op_family_name(OpFamily f) {
+  switch (f) {
+    case OpFamily::Conv: return "conv";
+    case OpFamily::Gemm: return "gemm";
+    case OpFamily::BatchNorm: return "batch norm";
+    case OpFamily::Elementwise: return "element-wise";
+    case OpFamily::Loss: return "loss";
+    case OpFamily::AmpPasses: return "AMP passes";
+    case OpFamily::Optimizer: return "optimizer";
+    case OpFamily::Data: return "data";
+    case OpFamily::Count: break;
+  }
+  return "?";
+}
+
+double OpProfile::total_seconds() const {
+  double s = 0;
+  for (double v : seconds) s += v;
+  return s;
+}
+
+template <typename Op>
+void ProfilingBackend::timed(OpFamily family, double flops, Op&& op) {
+  const auto start = std::chrono::steady_clock::now();
+  op();
+  inner_.synchronize();
+  const size_t i = static_cast<size_t>(family);
+  profile_.seconds[i] += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  profile_.calls[i] += 1;
+  profile_.matmul_flops += flops;
+}
+
+Tensor ProfilingBackend::empty(Shape shape, DType dtype, MemCategory category) {
+  return inner_.empty(shape, dtype, category);
+}
+void ProfilingBackend::upload(Tensor& dst, const void* host, size_t nbytes) {
+  timed(OpFamily::Data, 0, [&] { inner_.upload(dst, host, nbytes); });
+}
+void ProfilingBackend::download(const Tensor& src, void* host, size_t nbytes) {
+  timed(OpFamily::Data, 0, [&] { inner_.download(src, host, nbytes); });
+}
+std::unique_ptr<HostReadback> ProfilingBackend::read_async(const Tensor& src_f32) {
+  std::unique_ptr<HostReadback> r;
+  timed(OpFamily::Data, 0, [&] { r = inner_.read_async(src_f32); });
+  return r;
+}
+
+void ProfilingBackend::fill(Tensor& t, float value) {
+  timed(OpFamily::Elementwise, 0, [&] { inner_.fill(t, value); });
+}
+void ProfilingBackend::copy(const Tensor& src, Tensor& dst) {
+  timed(OpFamily::Elementwise, 0, [&] { inner_.copy(src, dst); });
+}
+void ProfilingBackend::cast(const Tensor& src, Tensor& dst) {
+  timed(OpFamily::Elementwise, 0, [&] { inner_.cast(src, dst); });
+}
+void ProfilingBackend::fill_normal(Tensor& t, uint64_t seed, uint64_t stream, const Tensor& counter, float stddev) {
+  timed(OpFamily::Elementwise, 0, [&] { inner_.fill_normal(t, seed, stream, counter, stddev); });
+}
+void ProfilingBackend::copy_scalar(const Tensor& src, int src_index, Tensor& dst, int dst_index) {
+  timed(OpFamily::Elementwise, 0, [&] { inner_.copy_scalar(src, src_index, dst, dst_index); });
+}
+void ProfilingBackend::add_scalar(Tensor& dst, int index, float value) {
+  timed(OpFamily::Elementwise, 0, [&] { inner_.add_scalar(dst, index, value); });
+}
+
+void ProfilingBackend::gemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const Tensor& a,
+                            const Tensor& b, float beta, Tensor& c) {
+  timed(OpFamily::Gemm, 2.0 * m * n * k, [&] { inner_.gemm(trans_a, trans_b, m, n, k, alpha, a, b, beta, c); });
+}
+void ProfilingBackend::conv2d_forward(const ConvGeometry& g, const Tensor& x, const Tensor& w, Tensor& y) {
+  timed(OpFamily::Conv, g.flops(), [&] { inner_.conv2d_forward(g, x, w, y); });
+}
+void ProfilingBackend::conv2d_backward_data(const ConvGeometry& g, const Tensor& dy, const Tensor& w, Tensor& dx) {
+  timed(OpFamily::Conv, g.flops(), [&] { inner_.conv2d_backward_data(g, dy, w, dx); });
+}
+void ProfilingBackend::conv2d_backward_filter(const ConvGeometry& g, const Tensor& x, const Tensor& dy, Tensor& dw,
+                                              bool accumulate) {
+  timed(OpFamily::Conv, g.flops(), [&] { inner_.conv2d_backward_filter(g, x, dy, dw, accumulate); });
+}
+void ProfilingBackend::bias_add(Tensor& y, const Tensor& b) {
+  timed(OpFamily::Elementwise, 0, [&] { inner_.bias_add(y, b); });
+}
+void ProfilingBackend::bias_backward(const Tensor& dy, Tensor& db, bool accumulate) {
+  timed(OpFamily::Elementwise, 0, [&] { inner_.bias_backward(dy, db, accumulate); });
+}
+
+void ProfilingBackend::batchnorm_forward_train(const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                                               Tensor& running_mean, Tensor& running_var, float momentum, float eps,
+                                               bool update_running, Tensor& y, Tensor& save_mean,
+                                               Tensor& save_invstd) {
+  timed(OpFamily::BatchNorm, 0, [&] {
+    inner_.batchnorm_forward_train(x, gamma, beta, running_mean, running_var, momentum, eps, update_running, y,
+                                   save_mean, save_invstd);
+  });
+}
+void ProfilingBackend::batchnorm_forward_eval(const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                                              const Tensor& running_mean, const Tensor& running_var, float eps,
+                                              Tensor& y) {
+  timed(OpFamily::BatchNorm, 0,
+        [&] { inner_.batchnorm_forward_eval(x, gamma, beta, running_mean, running_var, eps, y); });
+}
+void ProfilingBackend::batchnorm_backward(const Tensor& x, const Tensor& dy, const Tensor& gamma,
+                                          const Tensor& save_mean, const Tensor& save_invstd, Tensor& dx,
+                                          Tensor& dgamma, Tensor& dbeta, bool accumulate) {
+  timed(OpFamily::BatchNorm, 0, [&] {
+    inner_.batchnorm_backward(x, dy, gamma, save_mean, save_invstd, dx, dgamma, dbeta, accumulate);
+  });
+}
+
+void ProfilingBackend::activation_forward(ew::Act act, float alpha, const Tensor& x, Tensor& y) {
+  timed(OpFamily::Elementwise, 0, [&] { inner_.activation_forward(act, alpha, x, y); });
+}
+void ProfilingBackend::activation_backward(ew::Act act, float alpha, const Tensor& y, const Tensor& dy,
+                                           Tensor& dx) {
+  timed(OpFamily::Elementwise, 0, [&] { inner_.activation_backward(act, alpha, y, dy, dx); });
+}
+
+void ProfilingBackend::gan_loss(LossKind kind, LossRole role, const Tensor& logits, const Tensor& scaler_state,
+                                Tensor& dlogits, Tensor& scalars, int loss_slot, int prob_slot) {
+  timed(OpFamily::Loss, 0,
+        [&] { inner_.gan_loss(kind, role, logits, scaler_state, dlogits, scalars, loss_slot, prob_slot); });
+}
+void ProfilingBackend::softmax_cross_entropy(const Tensor& logits, const Tensor& labels, Tensor& dlogits,
+                                             Tensor& scalars, int loss_slot, int correct_slot) {
+  timed(OpFamily::Loss, 0,
+        [&] { inner_.softmax_cross_entropy(logits, labels, dlogits, scalars, loss_slot, correct_slot); });
+}
+
+void ProfilingBackend::grad_stats(const std::vector<Tensor>& grads, const Tensor& scaler_state, Tensor& scalars,
+                                  const GradStatSlots& slots) {
+  timed(OpFamily::AmpPasses, 0, [&] { inner_.grad_stats(grads, scaler_state, scalars, slots); });
+}
+void ProfilingBackend::grad_histogram(const std::vector<Tensor>& grads, Tensor& hist) {
+  timed(OpFamily::AmpPasses, 0, [&] { inner_.grad_histogram(grads, hist); });
+}
+void ProfilingBackend::adam_step(const std::vector<AdamTensor>& params, const AdamConfig& cfg, Tensor& step_count,
+                                 const Tensor& scaler_state, const Tensor& scalars, int found_inf_slot) {
+  timed(OpFamily::Optimizer, 0,
+        [&] { inner_.adam_step(params, cfg, step_count, scaler_state, scalars, found_inf_slot); });
+}
+void ProfilingBackend::scaler_update(Tensor& scaler_state, const ew::ScalerConfig& cfg, const Tensor& scalars,
+                                     const std::vector<int>& found_inf_slots) {
+  timed(OpFamily::AmpPasses, 0, [&] { inner_.scaler_update(scaler_state, cfg, scalars, found_inf_slots); });
+}
+
+}  // namespace ampgan
