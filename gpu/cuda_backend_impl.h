@@ -80,6 +80,18 @@ class CudaBackend final : public Backend, private Allocator {
 
   void activation_forward(ew::Act act, float alpha, const Tensor& x, Tensor& y) override;
   void activation_backward(ew::Act act, float alpha, const Tensor& y, const Tensor& dy, Tensor& dx) override;
+  // residual sums and resampling: gpu/cuda_resample.cpp
+  void add(const Tensor& a, const Tensor& b, Tensor& y) override;
+  void upsample2x_forward(const Tensor& x, Tensor& y) override;
+  void upsample2x_backward(const Tensor& dy, Tensor& dx) override;
+  void avgpool2x_forward(const Tensor& x, Tensor& y) override;
+  void avgpool2x_backward(const Tensor& dy, Tensor& dx) override;
+  void global_sum_pool_forward(const Tensor& x, Tensor& y) override;
+  void global_sum_pool_backward(const Tensor& dy, Tensor& dx) override;
+  void spectral_norm_power_iteration(const Tensor& w, Tensor& u, Tensor& v) override;
+  void spectral_norm_forward(const Tensor& w, const Tensor& u, const Tensor& v, Tensor& sigma, Tensor& w_sn) override;
+  void spectral_norm_backward(const Tensor& g, const Tensor& w, const Tensor& u, const Tensor& v, const Tensor& sigma,
+                              Tensor& dw, bool accumulate) override;
 
   void gan_loss(LossKind kind, LossRole role, const Tensor& logits, const Tensor& scaler_state,
                 Tensor& dlogits, Tensor& scalars, int loss_slot, int prob_slot) override;

@@ -30,6 +30,28 @@ void activation_backward(cudaStream_t s, DType t, ew::Act act, float alpha, cons
 // y (rows, c) += b (c), b FP32.
 void bias_add(cudaStream_t s, DType t, void* y, const float* b, int64_t rows, int64_t c);
 
+// ---- residual sums and resampling (kernels_resample.cu), NHWC, shapes of the smaller side ----
+void add(cudaStream_t s, DType t, const void* a, const void* b, void* y, int64_t n);
+// x (n, h, w, c) -> y (n, 2h, 2w, c) and back (sum of each 2x2 block).
+void upsample2x_forward(cudaStream_t s, DType t, const void* x, void* y, int64_t n, int64_t h, int64_t w, int64_t c);
+void upsample2x_backward(cudaStream_t s, DType t, const void* dy, void* dx, int64_t n, int64_t h, int64_t w, int64_t c);
+// x (n, 2h, 2w, c) -> y (n, h, w, c) and back (a quarter of dy to each input).
+void avgpool2x_forward(cudaStream_t s, DType t, const void* x, void* y, int64_t n, int64_t h, int64_t w, int64_t c);
+void avgpool2x_backward(cudaStream_t s, DType t, const void* dy, void* dx, int64_t n, int64_t h, int64_t w, int64_t c);
+// x (n, h, w, c) -> y (n, c) and back (dy copied to every position).
+void global_sum_pool_forward(cudaStream_t s, DType t, const void* x, void* y, int64_t n, int64_t hw, int64_t c);
+void global_sum_pool_backward(cudaStream_t s, DType t, const void* dy, void* dx, int64_t n, int64_t hw, int64_t c);
+
+// ---- spectral norm (kernels_spectral_norm.cu): w (rows, cols) FP32; ws of
+// spectral_norm_workspace_bytes(rows) ----
+size_t spectral_norm_workspace_bytes(int64_t rows);
+void spectral_norm_power_iteration(cudaStream_t s, const float* w, float* u, float* v, int64_t rows, int64_t cols,
+                                   void* ws);
+void spectral_norm_forward(cudaStream_t s, DType t, const float* w, const float* u, const float* v, int64_t rows,
+                           int64_t cols, float* sigma, void* w_sn, void* ws);
+void spectral_norm_backward(cudaStream_t s, DType t, const void* g, const float* w, const float* u, const float* v,
+                            const float* sigma, int64_t rows, int64_t cols, void* dw, bool accumulate, void* ws);
+
 // Channel padding for tensor-core convolutions. src (rows_src, c) -> dst (rows_dst, cp): rows
 // beyond rows_src and channels beyond c are zero. elem_bytes 2 or 4.
 void pad_channels(cudaStream_t s, size_t elem_bytes, const void* src, int64_t rows_src, int c,

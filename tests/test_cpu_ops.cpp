@@ -15,6 +15,8 @@
 #include "core/nn/conv_transpose2d.h"
 #include "core/nn/flatten.h"
 #include "core/nn/linear.h"
+#include "core/nn/resample.h"
+#include "core/nn/residual.h"
 #include "tests/test_support.h"
 
 using namespace ampgan;
@@ -452,4 +454,197 @@ TEST(GradientCheck, Activations) {
   gradient_check(b, leaky, Shape{2, 3, 3, 2}, 51, 2e-3);
   Activation relu(ew::Act::ReLU);
   gradient_check(b, relu, Shape{2, 3, 3, 2}, 52, 2e-3);
+}
+
+// ---- residual sums and resampling (the ResNet GAN) -------------------------------------------
+
+namespace {
+
+// Naive double references, NHWC.
+std::vector<double> naive_upsample(const std::vector<float>& x, int n, int h, int w, int c) {
+  std::vector<double> y(size_t(n) * 4 * h * w * c);
+  for (int b = 0; b < n; ++b)
+    for (int oy = 0; oy < 2 * h; ++oy)
+      for (int ox = 0; ox < 2 * w; ++ox)
+        for (int ch = 0; ch < c; ++ch)
+          y[((size_t(b) * 2 * h + oy) * 2 * w + ox) * c + ch] = x[((size_t(b) * h + oy / 2) * w + ox / 2) * c + ch];
+  return y;
+}
+std::vector<double> naive_avgpool(const std::vector<float>& x, int n, int h, int w, int c) {  // h, w of the output
+  std::vector<double> y(size_t(n) * h * w * c, 0.0);
+  for (int b = 0; b < n; ++b)
+    for (int oy = 0; oy < 2 * h; ++oy)
+      for (int ox = 0; ox < 2 * w; ++ox)
+        for (int ch = 0; ch < c; ++ch)
+          y[((size_t(b) * h + oy / 2) * w + ox / 2) * c + ch] += 0.25 * x[((size_t(b) * 2 * h + oy) * 2 * w + ox) * c + ch];
+  return y;
+}
+std::vector<double> naive_sum_pool(const std::vector<float>& x, int n, int hw, int c) {
+  std::vector<double> y(size_t(n) * c, 0.0);
+  for (int b = 0; b < n; ++b)
+    for (int p = 0; p < hw; ++p)
+      for (int ch = 0; ch < c; ++ch) y[size_t(b) * c + ch] += x[(size_t(b) * hw + p) * c + ch];
+  return y;
+}
+
+}  // namespace
+
+TEST(CpuResample, ForwardMatchesNaiveReferenceAndHalfModesRoundOnce) {
+  CpuBackend b;
+  const int n = 3, h = 4, w = 6, c = 5;
+  const auto small = random_normal(size_t(n) * h * w * c, 300);
+  const auto big = random_normal(size_t(n) * 4 * h * w * c, 301);
+  const auto other = random_normal(size_t(n) * h * w * c, 302);
+  for (DType dt : {DType::F32, DType::F16, DType::BF16}) {
+    // Inputs rounded to dt first, so the reference sees exactly what the op sees.
+    Tensor xs = make_tensor(b, Shape{n, h, w, c}, dt, small), xb = make_tensor(b, Shape{n, 2 * h, 2 * w, c}, dt, big);
+    Tensor xo = make_tensor(b, Shape{n, h, w, c}, dt, other);
+    const auto hs = to_host(b, xs), hb = to_host(b, xb), ho = to_host(b, xo);
+    auto round_to = [&](const std::vector<double>& v) {
+      std::vector<float> r(v.size());
+      for (size_t i = 0; i < v.size(); ++i) {
+        const float f = static_cast<float>(v[i]);
+        r[i] = dt == DType::F32 ? f : dt == DType::F16 ? round_half(f) : round_bf16(f);
+      }
+      return r;
+    };
+    Tensor up = b.empty(Shape{n, 2 * h, 2 * w, c}, dt, MemCategory::Data);
+    b.upsample2x_forward(xs, up);
+    EXPECT_EQ(to_host(b, up), round_to(naive_upsample(hs, n, h, w, c))) << dtype_name(dt) << " upsample (a copy)";
+    // Pools: FP32 against the naive reference; half modes must equal the FP32 op on the
+    // widened inputs, rounded once (FP32 arithmetic, one rounding) -- bit for bit.
+    Tensor fb = make_tensor(b, Shape{n, 2 * h, 2 * w, c}, DType::F32, hb);
+    Tensor pool = b.empty(Shape{n, h, w, c}, dt, MemCategory::Data), fpool = b.empty(Shape{n, h, w, c}, DType::F32, MemCategory::Data);
+    b.avgpool2x_forward(xb, pool);
+    b.avgpool2x_forward(fb, fpool);
+    Tensor sum = b.empty(Shape{n, c}, dt, MemCategory::Data), fsum = b.empty(Shape{n, c}, DType::F32, MemCategory::Data);
+    b.global_sum_pool_forward(xb, sum);
+    b.global_sum_pool_forward(fb, fsum);
+    EXPECT_LT(rel_err(to_host(b, fpool), naive_avgpool(hb, n, h, w, c)), 1e-7) << dtype_name(dt) << " avgpool";
+    EXPECT_LT(rel_err(to_host(b, fsum), naive_sum_pool(hb, n, 4 * h * w, c)), 1e-6) << dtype_name(dt) << " sum pool";
+    auto rounded = [&](const std::vector<float>& v) {
+      std::vector<double> d(v.begin(), v.end());
+      return round_to(d);
+    };
+    EXPECT_EQ(to_host(b, pool), rounded(to_host(b, fpool))) << dtype_name(dt) << " avgpool rounds once";
+    EXPECT_EQ(to_host(b, sum), rounded(to_host(b, fsum))) << dtype_name(dt) << " sum pool rounds once";
+    Tensor y = b.empty(Shape{n, h, w, c}, dt, MemCategory::Data);
+    b.add(xs, xo, y);
+    std::vector<double> sref2(hs.size());
+    for (size_t i = 0; i < hs.size(); ++i) sref2[i] = double(hs[i]) + ho[i];
+    EXPECT_EQ(to_host(b, y), round_to(sref2)) << dtype_name(dt) << " add: exact sum rounded once";
+  }
+}
+
+TEST(CpuResample, HalfAddOverflowsToInfinityAsOnAGpu) {
+  CpuBackend b;
+  Tensor a = make_tensor(b, Shape{2}, DType::F16, {40000, -1}), c = make_tensor(b, Shape{2}, DType::F16, {40000, 1});
+  Tensor y = b.empty(Shape{2}, DType::F16, MemCategory::Data);
+  b.add(a, c, y);
+  const auto v = to_host(b, y);
+  EXPECT_TRUE(std::isinf(v[0]));
+  EXPECT_EQ(v[1], 0.0f);
+}
+
+TEST(GradientCheck, ResamplingLayers) {
+  CpuBackend b;
+  Upsample2x up;
+  gradient_check(b, up, Shape{2, 3, 4, 3}, 60, 2e-3);
+  AvgPool2x pool;
+  gradient_check(b, pool, Shape{2, 4, 6, 3}, 61, 2e-3);
+  GlobalSumPool sum;
+  gradient_check(b, sum, Shape{3, 4, 4, 5}, 62, 2e-3);
+}
+
+TEST(GradientCheck, ResidualBlockFansTheGradientIn) {
+  CpuBackend b;
+  // An SNGAN-style down block: main = act, conv 3x3, act, conv 3x3, avg-pool; shortcut =
+  // conv 1x1, avg-pool. The input gradient is the sum of both paths' (the fan-in). Tanh stands
+  // in for SNGAN's ReLU: a bias nudged by the finite-difference step moves a whole channel
+  // across ReLU's kink and the numeric derivative is then wrong, not the analytic one.
+  Sequential main, shortcut;
+  main.add(std::make_unique<Activation>(ew::Act::Tanh));
+  main.add(std::make_unique<Conv2d>(b, "main.0.", 3, 4, 3, 1, 1, true));
+  main.add(std::make_unique<Activation>(ew::Act::Tanh));
+  main.add(std::make_unique<Conv2d>(b, "main.1.", 4, 4, 3, 1, 1, true));
+  main.add(std::make_unique<AvgPool2x>());
+  shortcut.add(std::make_unique<Conv2d>(b, "shortcut.", 3, 4, 1, 1, 0, true));
+  shortcut.add(std::make_unique<AvgPool2x>());
+  Residual block(std::move(main), std::move(shortcut));
+  EXPECT_EQ(block.parameters().size(), 6u);
+  gradient_check(b, block, Shape{2, 6, 6, 3}, 70, 5e-3);
+  // With the identity shortcut, dx = main's dx + dy.
+  Sequential m2;
+  m2.add(std::make_unique<Conv2d>(b, "m.", 3, 3, 3, 1, 1, true));
+  Residual identity(std::move(m2), Sequential{});
+  gradient_check(b, identity, Shape{2, 5, 5, 3}, 71, 2e-3);
+}
+
+// ---- spectral norm -------------------------------------------------------------------------------
+
+namespace {
+
+// The largest singular value of a (rows, cols) matrix, by 300 power iterations in double.
+double host_sigma(const std::vector<float>& w, int64_t rows, int64_t cols) {
+  std::vector<double> u(rows, 1.0), v(cols);
+  double s = 0;
+  for (int it = 0; it < 300; ++it) {
+    double nv = 0;
+    for (int64_t j = 0; j < cols; ++j) {
+      v[j] = 0;
+      for (int64_t i = 0; i < rows; ++i) v[j] += w[i * cols + j] * u[i];
+      nv += v[j] * v[j];
+    }
+    for (double& x : v) x /= std::sqrt(nv);
+    double nu = 0;
+    for (int64_t i = 0; i < rows; ++i) {
+      u[i] = 0;
+      for (int64_t j = 0; j < cols; ++j) u[i] += w[i * cols + j] * v[j];
+      nu += u[i] * u[i];
+    }
+    s = std::sqrt(nu);
+    for (double& x : u) x /= s;
+  }
+  return s;
+}
+
+}  // namespace
+
+TEST(GradientCheck, SpectralNormConv2d) {
+  CpuBackend b;
+  Conv2d conv(b, "0.", 3, 4, 3, 1, 1, true);
+  conv.enable_spectral_norm(b, 5, 6);
+  EXPECT_EQ(conv.buffers().size(), 2u);  // u and v are saved with the model
+  // sigma depends on W here (u, v fixed within the check, as in PyTorch's backward).
+  gradient_check(b, conv, Shape{2, 5, 5, 3}, 80, 3e-3);
+}
+
+TEST(SpectralNorm, SigmaStaysFp32WhereHalfPrecisionWouldOverflowOrUnderflow) {
+  CpuBackend b;
+  // W ~ 20000 N(0, 1): sigma ~ 3e5, beyond FP16's 65504 (as are the squares of the entries).
+  // W ~ 1e-5: the squares (1e-10) underflow FP16 to zero, so a half-precision sigma would be 0
+  // and W / sigma infinite. In FP32 both normalise to a largest singular value of 1.
+  for (float scale : {20000.0f, 1e-5f})
+    for (DType dt : {DType::F16, DType::BF16}) {
+      Conv2d conv(b, "0.", 8, 16, 3, 1, 1, false);
+      conv.enable_spectral_norm(b, 1, 2);
+      Parameter& w = *conv.parameters()[0];
+      const int64_t rows = 16, cols = 3 * 3 * 8;
+      auto wv = random_normal(rows * cols, 90, scale);
+      b.upload(w.master, wv.data(), wv.size() * 4);
+      w.set_precision(b, dt);
+      for (int i = 0; i < 60; ++i) conv.update_spectral_norm(b);
+      Context ctx{b, dt, Mode::Train, true, false};
+      Tensor x = make_tensor(b, Shape{1, 4, 4, 8}, dt, random_normal(128, 91));
+      conv.forward(ctx, x);
+      const double want = host_sigma(wv, rows, cols);
+      const float sigma = to_host(b, conv.spectral_norm()->sigma())[0];
+      EXPECT_NEAR(sigma / want, 1.0, 1e-4) << "scale " << scale << " " << dtype_name(dt);
+      // The normalised weight the convolution used, read back from its half copy: largest
+      // singular value 1 up to the half rounding of its entries.
+      const std::vector<float> wsn = to_host(b, conv.spectral_norm()->last_normalized());
+      ASSERT_EQ(conv.spectral_norm()->last_normalized().dtype(), dt);
+      EXPECT_NEAR(host_sigma(wsn, rows, cols), 1.0, dt == DType::F16 ? 2e-3 : 1e-2) << "scale " << scale;
+      for (float f : to_host(b, conv.forward(ctx, x))) ASSERT_TRUE(std::isfinite(f)) << "scale " << scale;
+    }
 }

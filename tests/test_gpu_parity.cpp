@@ -1209,3 +1209,80 @@ TEST_F(GpuParity, SamplingBetweenReplayedStepsChangesNothing) {
 }
 
 }  // namespace
+
+// ---- residual sums and resampling (the ResNet GAN): FP32 arithmetic in a fixed order, one
+// rounding, so every dtype must match the CPU bit for bit ----------------------------------------
+
+TEST_F(GpuParity, ResidualAddAndResamplingAreExact) {
+  const int n = 3, h = 5, w = 4, c = 24;  // c = 24: vector-sized rows; h odd: no power-of-two shortcut
+  const Shape small{n, h, w, c}, big{n, 2 * h, 2 * w, c}, pooled{n, c};
+  auto xs = random_normal(small.numel(), 501, 3.0f), xb = random_normal(big.numel(), 502, 3.0f);
+  const auto xo = random_normal(small.numel(), 503, 3.0f);
+  xs[0] = 60000.0f, xs[1] = -1e-7f, xb[0] = 65504.0f, xb[c] = 65504.0f;  // FP16 overflow in a sum, a subnormal
+  for (DType t : kAllTypes) {
+    const std::string dt = dtype_name(t);
+    Both a = both(gpu(), small, t, xs), o = both(gpu(), small, t, xo), y = both_empty(gpu(), small, t);
+    cpu().add(a.c, o.c, y.c);
+    gpu().add(a.g, o.g, y.g);
+    EXPECT_TRUE(same_bits("add " + dt, gpu(), y.c, y.g));
+    Both up = both_empty(gpu(), big, t);
+    cpu().upsample2x_forward(a.c, up.c);
+    gpu().upsample2x_forward(a.g, up.g);
+    EXPECT_TRUE(same_bits("upsample2x_forward " + dt, gpu(), up.c, up.g));
+    Both dbig = both(gpu(), big, t, xb), dsmall = both_empty(gpu(), small, t);
+    cpu().upsample2x_backward(dbig.c, dsmall.c);
+    gpu().upsample2x_backward(dbig.g, dsmall.g);
+    EXPECT_TRUE(same_bits("upsample2x_backward " + dt, gpu(), dsmall.c, dsmall.g));
+    Both pool = both_empty(gpu(), small, t);
+    cpu().avgpool2x_forward(dbig.c, pool.c);
+    gpu().avgpool2x_forward(dbig.g, pool.g);
+    EXPECT_TRUE(same_bits("avgpool2x_forward " + dt, gpu(), pool.c, pool.g));
+    Both dpool = both_empty(gpu(), big, t);
+    cpu().avgpool2x_backward(a.c, dpool.c);
+    gpu().avgpool2x_backward(a.g, dpool.g);
+    EXPECT_TRUE(same_bits("avgpool2x_backward " + dt, gpu(), dpool.c, dpool.g));
+    Both sum = both_empty(gpu(), pooled, t);
+    cpu().global_sum_pool_forward(dbig.c, sum.c);
+    gpu().global_sum_pool_forward(dbig.g, sum.g);
+    EXPECT_TRUE(same_bits("global_sum_pool_forward " + dt, gpu(), sum.c, sum.g));
+    Both dsum = both(gpu(), pooled, t, random_normal(pooled.numel(), 504)), spread = both_empty(gpu(), big, t);
+    cpu().global_sum_pool_backward(dsum.c, spread.c);
+    gpu().global_sum_pool_backward(dsum.g, spread.g);
+    EXPECT_TRUE(same_bits("global_sum_pool_backward " + dt, gpu(), spread.c, spread.g));
+  }
+}
+
+// Spectral norm: FP32 with double accumulation on both sides, summed in different fixed orders,
+// so sigma and the vectors may differ in the last bit or two, and the results derived from them
+// by about as much relative to their norm (the backward subtracts nearly equal terms, so a
+// per-element ulp bound would not hold): normalised error per dtype.
+TEST_F(GpuParity, SpectralNormMatchesTheCpu) {
+  const int64_t rows = 48, cols = 3 * 3 * 40;
+  const auto wv = random_normal(rows * cols, 601, 0.7f), uv = random_normal(rows, 602), vv = random_normal(cols, 603);
+  Both w = both(gpu(), Shape{rows, 3, 3, 40}, DType::F32, wv), u = both(gpu(), Shape{rows}, DType::F32, uv);
+  Both v = both(gpu(), Shape{cols}, DType::F32, vv);
+  for (int it = 0; it < 3; ++it) {
+    cpu().spectral_norm_power_iteration(w.c, u.c, v.c);
+    gpu().spectral_norm_power_iteration(w.g, u.g, v.g);
+  }
+  EXPECT_TRUE(within_ulps("spectral_norm_power_iteration u", gpu(), u.c, u.g, 4));
+  EXPECT_TRUE(within_ulps("spectral_norm_power_iteration v", gpu(), v.c, v.g, 4));
+  // Continue from the same u, v on both sides, so forward and backward are compared alone.
+  Both u2 = both(gpu(), Shape{rows}, DType::F32, host(cpu(), u.c)), v2 = both(gpu(), Shape{cols}, DType::F32, host(cpu(), v.c));
+  const double tol[] = {1e-6, 1e-3, 8e-3};  // F32, F16, BF16: a few ulps, or one rounding flip
+  for (DType t : kAllTypes) {
+    const std::string dt = dtype_name(t);
+    const double e = tol[static_cast<int>(t)];
+    Both sigma = both_empty(gpu(), Shape{1}, DType::F32), wsn = both_empty(gpu(), w.c.shape(), t);
+    cpu().spectral_norm_forward(w.c, u2.c, v2.c, sigma.c, wsn.c);
+    gpu().spectral_norm_forward(w.g, u2.g, v2.g, sigma.g, wsn.g);
+    EXPECT_TRUE(within_ulps("spectral_norm_forward sigma " + dt, gpu(), sigma.c, sigma.g, 2));
+    EXPECT_LT(normalized_error(host(gpu(), wsn.g), host(cpu(), wsn.c)), e) << "spectral_norm_forward w_sn " << dt;
+    Both sig = both(gpu(), Shape{1}, DType::F32, host(cpu(), sigma.c));
+    Both g = both(gpu(), w.c.shape(), t, random_normal(rows * cols, 604, 50.0f));
+    Both dw = both(gpu(), w.c.shape(), t, random_normal(rows * cols, 605));
+    cpu().spectral_norm_backward(g.c, w.c, u2.c, v2.c, sig.c, dw.c, true);
+    gpu().spectral_norm_backward(g.g, w.g, u2.g, v2.g, sig.g, dw.g, true);
+    EXPECT_LT(normalized_error(host(gpu(), dw.g), host(cpu(), dw.c)), e) << "spectral_norm_backward " << dt;
+  }
+}

@@ -164,6 +164,36 @@ class Backend {
   virtual void activation_backward(ew::Act act, float alpha, const Tensor& y, const Tensor& dy,
                                    Tensor& dx) = 0;
 
+  // ---- residual sums and resampling (the ResNet GAN's blocks), NHWC ----
+  // FP32 arithmetic on the widened values, one rounding into the output's dtype; shapes come
+  // from the tensors (4-D n, h, w, c unless said otherwise), dtypes must agree.
+  // y = a + b, same size (y may alias a or b): a residual sum, and gradient fan-in.
+  virtual void add(const Tensor& a, const Tensor& b, Tensor& y) = 0;
+  // Nearest-neighbour x2: y (n, 2h, 2w, c) from x (n, h, w, c); backward sums each 2x2 block of dy.
+  virtual void upsample2x_forward(const Tensor& x, Tensor& y) = 0;
+  virtual void upsample2x_backward(const Tensor& dy, Tensor& dx) = 0;
+  // 2x2 average pooling: y (n, h/2, w/2, c) from x (n, h, w, c), h and w even; backward gives
+  // every input of a block a quarter of its dy.
+  virtual void avgpool2x_forward(const Tensor& x, Tensor& y) = 0;
+  virtual void avgpool2x_backward(const Tensor& dy, Tensor& dx) = 0;
+  // Sum over the positions: y (n, c) from x (n, h, w, c), summed in row-major order of (h, w);
+  // backward copies dy (n, c) to every position of dx.
+  virtual void global_sum_pool_forward(const Tensor& x, Tensor& y) = 0;
+  virtual void global_sum_pool_backward(const Tensor& dy, Tensor& dx) = 0;
+
+  // ---- spectral norm (the ResNet GAN's discriminator weights), FP32 whatever the precision ----
+  // w is the FP32 master weight seen as a matrix (rows, cols) = (out channels, everything else);
+  // u (rows) and v (cols) are FP32 vectors. Norms use eps = 1e-12 as PyTorch's spectral_norm.
+  // One power iteration, in place: v = W^T u / ||W^T u||, then u = W v / ||W v||.
+  virtual void spectral_norm_power_iteration(const Tensor& w, Tensor& u, Tensor& v) = 0;
+  // sigma (FP32, 1) = u . (W v); w_sn = W / sigma, rounded once into w_sn's dtype.
+  virtual void spectral_norm_forward(const Tensor& w, const Tensor& u, const Tensor& v, Tensor& sigma,
+                                     Tensor& w_sn) = 0;
+  // The gradient through W / sigma(W) with u, v held fixed (as PyTorch does): from g = dL/dW_sn
+  // (g and dw share a dtype), dw (+)= (g - <g, W / sigma> u v^T) / sigma in FP32, rounded once.
+  virtual void spectral_norm_backward(const Tensor& g, const Tensor& w, const Tensor& u, const Tensor& v,
+                                      const Tensor& sigma, Tensor& dw, bool accumulate) = 0;
+
   // ---- losses, on FP32 logits (n) ----
   // scalars[loss_slot] += mean loss; scalars[prob_slot] = mean sigmoid(logit) (prob_slot < 0:
   // skip); dlogits = d(mean loss)/d(logit) * loss_scale, loss_scale = scaler_state[0].

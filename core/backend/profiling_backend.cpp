@@ -125,6 +125,41 @@ void ProfilingBackend::activation_backward(ew::Act act, float alpha, const Tenso
   timed(OpFamily::Elementwise, 0, [&] { inner_.activation_backward(act, alpha, y, dy, dx); });
 }
 
+void ProfilingBackend::add(const Tensor& a, const Tensor& b, Tensor& y) {
+  timed(OpFamily::Elementwise, 0, [&] { inner_.add(a, b, y); });
+}
+void ProfilingBackend::upsample2x_forward(const Tensor& x, Tensor& y) {
+  timed(OpFamily::Elementwise, 0, [&] { inner_.upsample2x_forward(x, y); });
+}
+void ProfilingBackend::upsample2x_backward(const Tensor& dy, Tensor& dx) {
+  timed(OpFamily::Elementwise, 0, [&] { inner_.upsample2x_backward(dy, dx); });
+}
+void ProfilingBackend::avgpool2x_forward(const Tensor& x, Tensor& y) {
+  timed(OpFamily::Elementwise, 0, [&] { inner_.avgpool2x_forward(x, y); });
+}
+void ProfilingBackend::avgpool2x_backward(const Tensor& dy, Tensor& dx) {
+  timed(OpFamily::Elementwise, 0, [&] { inner_.avgpool2x_backward(dy, dx); });
+}
+void ProfilingBackend::global_sum_pool_forward(const Tensor& x, Tensor& y) {
+  timed(OpFamily::Elementwise, 0, [&] { inner_.global_sum_pool_forward(x, y); });
+}
+void ProfilingBackend::global_sum_pool_backward(const Tensor& dy, Tensor& dx) {
+  timed(OpFamily::Elementwise, 0, [&] { inner_.global_sum_pool_backward(dy, dx); });
+}
+
+void ProfilingBackend::spectral_norm_power_iteration(const Tensor& w, Tensor& u, Tensor& v) {
+  timed(OpFamily::Gemm, 4.0 * static_cast<double>(w.numel()), [&] { inner_.spectral_norm_power_iteration(w, u, v); });
+}
+void ProfilingBackend::spectral_norm_forward(const Tensor& w, const Tensor& u, const Tensor& v, Tensor& sigma,
+                                             Tensor& w_sn) {
+  timed(OpFamily::Gemm, 2.0 * static_cast<double>(w.numel()), [&] { inner_.spectral_norm_forward(w, u, v, sigma, w_sn); });
+}
+void ProfilingBackend::spectral_norm_backward(const Tensor& g, const Tensor& w, const Tensor& u, const Tensor& v,
+                                              const Tensor& sigma, Tensor& dw, bool accumulate) {
+  timed(OpFamily::Gemm, 2.0 * static_cast<double>(w.numel()),
+        [&] { inner_.spectral_norm_backward(g, w, u, v, sigma, dw, accumulate); });
+}
+
 void ProfilingBackend::gan_loss(LossKind kind, LossRole role, const Tensor& logits, const Tensor& scaler_state,
                                 Tensor& dlogits, Tensor& scalars, int loss_slot, int prob_slot) {
   timed(OpFamily::Loss, 0,

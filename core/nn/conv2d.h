@@ -1,7 +1,10 @@
 // 2-D convolution, NHWC, weights KRSC, optional FP32 bias (DCGAN uses none).
 #pragma once
 
+#include <memory>
+
 #include "core/nn/layer.h"
+#include "core/nn/spectral_norm.h"
 
 namespace ampgan {
 
@@ -14,6 +17,11 @@ class Conv2d final : public Layer {
   const Tensor& forward(Context& ctx, const Tensor& x) override;
   const Tensor& backward(Context& ctx, const Tensor& dy, bool need_dx) override;
   std::vector<Parameter*> parameters() override;
+  std::vector<StateBuffer*> buffers() override;
+  // From now on compute with W / sigma(W) (core/nn/spectral_norm.h); u, v from Philox (seed, stream).
+  void enable_spectral_norm(Backend& b, uint64_t seed, uint64_t stream);
+  void update_spectral_norm(Backend& b) override;
+  const SpectralNorm* spectral_norm() const { return sn_.get(); }
   double flops(const Shape& in) const override { return geometry(in).flops(); }
   int in_channels() const { return in_ch_; }
   int out_channels() const { return out_ch_; }
@@ -22,8 +30,10 @@ class Conv2d final : public Layer {
   ConvGeometry geometry(const Shape& in) const;
   int in_ch_, out_ch_, kernel_, stride_, pad_;
   bool has_bias_;
+  std::string prefix_;
   Parameter weight_, bias_;
-  Tensor x_;
+  std::unique_ptr<SpectralNorm> sn_;
+  Tensor x_, w_used_;  // the input and the weight the last forward used (for backward)
 };
 
 }  // namespace ampgan

@@ -76,6 +76,10 @@ double Sequential::flops(Shape in) const {
   return f;
 }
 
+void Sequential::update_spectral_norm(Backend& b) {
+  for (auto& l : layers_) l->update_spectral_norm(b);
+}
+
 std::vector<Parameter*> Sequential::parameters() {
   std::vector<Parameter*> out;
   for (auto& l : layers_)

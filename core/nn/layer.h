@@ -62,6 +62,8 @@ class Layer {
   virtual double flops(const Shape& /*in*/) const { return 0.0; }
   // Running statistics with their staged copies (see Context::staged_running_stats).
   virtual void staged_pairs(std::vector<Tensor>& /*running*/, std::vector<Tensor>& /*staged*/) {}
+  // One power iteration of every spectral-normalised weight (once per discriminator step).
+  virtual void update_spectral_norm(Backend& /*b*/) {}
 
  protected:
   // Resizes a reusable buffer: keeps its memory when large enough and of the same dtype.
@@ -85,6 +87,7 @@ class Sequential {
   const Tensor& backward(Context& ctx, const Tensor& dy, bool need_dx);
   Shape output_shape(Shape in) const;
   double flops(Shape in) const;
+  void update_spectral_norm(Backend& b);
 
   std::vector<Parameter*> parameters();
   std::vector<StateBuffer*> buffers();

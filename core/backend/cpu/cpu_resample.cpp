@@ -1,0 +1,140 @@
+// CPU backend: residual sums and the ResNet GAN's resampling ops (nearest-neighbour x2, 2x2
+// average pooling, global sum pooling). The CUDA versions are gpu/kernels_resample.cu; both use
+// the arithmetic of core/backend/resample.h.
+#include "core/backend/cpu/cpu_backend.h"
+#include "core/backend/cpu/cpu_dispatch.h"
+#include "core/backend/resample.h"
+#include "core/common/parallel.h"
+
+namespace ampgan {
+
+namespace {
+constexpr int64_t kRowGrain = 64;  // output rows (pixels) per parallel chunk
+}  // namespace
+
+void CpuBackend::add(const Tensor& a, const Tensor& b, Tensor& y) {
+  if (a.dtype() != b.dtype() || b.dtype() != y.dtype() || a.numel() != b.numel() || b.numel() != y.numel())
+    throw Error("CPU backend: add: operands differ in dtype or size", "", "this is a bug in the caller");
+  dispatch_dtype(y.dtype(), [&](auto tag) {
+    using S = decltype(tag);
+    using T = typename S::T;
+    const T* pa = a.as<T>();
+    const T* pb = b.as<T>();
+    T* py = y.as<T>();
+    parallel_for(y.numel(), int64_t{1} << 15, [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) py[i] = S::store(S::load(pa[i]) + S::load(pb[i]));
+    });
+  });
+}
+
+void CpuBackend::upsample2x_forward(const Tensor& x, Tensor& y) {
+  const Nhwc s = check_resample2x(y, x, "upsample2x_forward");
+  dispatch_dtype(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::T;
+    const T* src = x.as<T>();
+    T* dst = y.as<T>();
+    // One job per output row (n, oy): copies, no arithmetic, so the bits are the input's.
+    parallel_for(s.n * 2 * s.h, 4, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const int64_t n = r / (2 * s.h), oy = r % (2 * s.h);
+        const T* in = src + ((n * s.h + oy / 2) * s.w) * s.c;
+        T* out = dst + r * 2 * s.w * s.c;
+        for (int64_t ox = 0; ox < 2 * s.w; ++ox)
+          for (int64_t ch = 0; ch < s.c; ++ch) out[ox * s.c + ch] = in[(ox / 2) * s.c + ch];
+      }
+    });
+  });
+}
+
+// The 2x2 block of big (n, 2h, 2w, c) above small pixel (n, y, x), one channel: f(p00, p01, p10, p11).
+template <typename S, typename F>
+void each_block(const Nhwc& s, const typename S::T* big, F&& f) {
+  parallel_for(s.rows(), kRowGrain, [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      const int64_t n = p / (s.h * s.w), yx = p % (s.h * s.w), y = yx / s.w, x = yx % s.w;
+      const int64_t row = 2 * s.w * s.c;  // one row of big
+      const typename S::T* b00 = big + ((n * 2 * s.h + 2 * y) * 2 * s.w + 2 * x) * s.c;
+      for (int64_t ch = 0; ch < s.c; ++ch)
+        f(p * s.c + ch, S::load(b00[ch]), S::load(b00[s.c + ch]), S::load(b00[row + ch]),
+          S::load(b00[row + s.c + ch]));
+    }
+  });
+}
+
+void CpuBackend::upsample2x_backward(const Tensor& dy, Tensor& dx) {
+  const Nhwc s = check_resample2x(dy, dx, "upsample2x_backward");
+  dispatch_dtype(dx.dtype(), [&](auto tag) {
+    using S = decltype(tag);
+    auto* out = dx.as<typename S::T>();
+    each_block<S>(s, dy.as<typename S::T>(),
+                  [&](int64_t i, float a, float b, float c, float d) { out[i] = S::store(ew::sum4(a, b, c, d)); });
+  });
+}
+
+void CpuBackend::avgpool2x_forward(const Tensor& x, Tensor& y) {
+  const Nhwc s = check_resample2x(x, y, "avgpool2x_forward");
+  dispatch_dtype(y.dtype(), [&](auto tag) {
+    using S = decltype(tag);
+    auto* out = y.as<typename S::T>();
+    each_block<S>(s, x.as<typename S::T>(),
+                  [&](int64_t i, float a, float b, float c, float d) { out[i] = S::store(ew::mean4(a, b, c, d)); });
+  });
+}
+
+void CpuBackend::avgpool2x_backward(const Tensor& dy, Tensor& dx) {
+  const Nhwc s = check_resample2x(dx, dy, "avgpool2x_backward");
+  dispatch_dtype(dx.dtype(), [&](auto tag) {
+    using S = decltype(tag);
+    using T = typename S::T;
+    const T* g = dy.as<T>();
+    T* out = dx.as<T>();
+    parallel_for(s.n * 2 * s.h, 4, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const int64_t n = r / (2 * s.h), oy = r % (2 * s.h);
+        const T* in = g + ((n * s.h + oy / 2) * s.w) * s.c;
+        T* o = out + r * 2 * s.w * s.c;
+        for (int64_t ox = 0; ox < 2 * s.w; ++ox)
+          for (int64_t ch = 0; ch < s.c; ++ch) o[ox * s.c + ch] = S::store(S::load(in[(ox / 2) * s.c + ch]) * 0.25f);
+      }
+    });
+  });
+}
+
+void CpuBackend::global_sum_pool_forward(const Tensor& x, Tensor& y) {
+  const Nhwc s = nhwc_of(x, "global_sum_pool_forward", "x");
+  if (y.numel() != s.n * s.c || y.dtype() != x.dtype())
+    throw Error("CPU backend: global_sum_pool_forward: y must be (n, c) of x's dtype", "", "this is a bug in the caller");
+  dispatch_dtype(x.dtype(), [&](auto tag) {
+    using S = decltype(tag);
+    using T = typename S::T;
+    const T* in = x.as<T>();
+    T* out = y.as<T>();
+    parallel_for(s.n, 1, [&](int64_t n0, int64_t n1) {
+      for (int64_t n = n0; n < n1; ++n)
+        for (int64_t ch = 0; ch < s.c; ++ch) {
+          float acc = 0.0f;  // positions in row-major order, as the GPU's one thread per (n, c)
+          for (int64_t p = 0; p < s.h * s.w; ++p) acc += S::load(in[(n * s.h * s.w + p) * s.c + ch]);
+          out[n * s.c + ch] = S::store(acc);
+        }
+    });
+  });
+}
+
+void CpuBackend::global_sum_pool_backward(const Tensor& dy, Tensor& dx) {
+  const Nhwc s = nhwc_of(dx, "global_sum_pool_backward", "dx");
+  if (dy.numel() != s.n * s.c || dy.dtype() != dx.dtype())
+    throw Error("CPU backend: global_sum_pool_backward: dy must be (n, c) of dx's dtype", "", "this is a bug in the caller");
+  dispatch_dtype(dx.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::T;
+    const T* g = dy.as<T>();
+    T* out = dx.as<T>();
+    parallel_for(s.rows(), kRowGrain, [&](int64_t p0, int64_t p1) {
+      for (int64_t p = p0; p < p1; ++p) {
+        const T* src = g + (p / (s.h * s.w)) * s.c;
+        for (int64_t ch = 0; ch < s.c; ++ch) out[p * s.c + ch] = src[ch];
+      }
+    });
+  });
+}
+
+}  // namespace ampgan
