@@ -4,6 +4,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/guard.h"
+#include "cli/outputs.h"
 #include "core/common/rng.h"
 #include "core/io/atomic_file.h"
 #include "core/io/image_io.h"
@@ -20,7 +21,8 @@ int cmd_sample(int argc, char** argv) {
       .option("cols", "C", "grid columns (8)")
       .option("upscale", "K", "enlarge pixels K times (nearest neighbour) (1)")
       .option("seed", "S", "latent seed (0)")
-      .option("backend", "B", "auto, cpu (default) or cuda");
+      .option("backend", "B", "auto, cpu (default) or cuda")
+      .flag("force", "replace existing output files (never the checkpoint itself)");
   return guarded("sample", [&] {
     if (!a.parse_or_help(argc, argv, 2)) return 0;
     if (a.positional().size() != 1) throw UsageError("sample takes one checkpoint file", "ampgan sample", "see --help");
@@ -31,6 +33,17 @@ int cmd_sample(int argc, char** argv) {
     if (up < 1 || up > 16) throw Error("--upscale must be between 1 and 16", "--upscale");
     const long long seed = a.integer("seed", 0);
     if (seed < 0) throw Error("--seed must not be negative", "--seed");
+    const std::filesystem::path input = a.positional()[0];
+    // Every output is checked before the generator runs, so a refusal writes nothing.
+    if (a.has("grid")) {
+      check_output_file(a.str("grid"), {input}, a.has("force"), "--grid");
+    } else {
+      for (int i = 0; i < n; ++i) {
+        char name[64];
+        std::snprintf(name, sizeof name, "sample_%05d.png", i);
+        check_output_file(std::filesystem::path(a.str("each")) / name, {input}, a.has("force"), "--each");
+      }
+    }
     auto backend = create_backend(a.str("backend", "cpu"));
     CheckpointInfo info;
     auto trainer = trainer_from_checkpoint(*backend, a.positional()[0], &info);
@@ -64,11 +77,13 @@ int cmd_export_generator(int argc, char** argv) {
   Args a("export-generator", "ampgan export-generator CHECKPOINT OUT.safetensors",
          "Writes the generator's FP32 weights under the PyTorch peer's state_dict names and layouts\n"
          "(see README.md: a few lines of Python load them into bench/peers/pytorch_dcgan.py's generator).");
+  a.flag("force", "replace an existing OUT.safetensors (never the checkpoint itself)");
   return guarded("export-generator", [&] {
     if (!a.parse_or_help(argc, argv, 2)) return 0;
     if (a.positional().size() != 2)
       throw UsageError("export-generator takes a checkpoint and an output file", "ampgan export-generator",
                   "usage: ampgan export-generator CHECKPOINT OUT.safetensors");
+    check_output_file(a.positional()[1], {a.positional()[0]}, a.has("force"), "OUT.safetensors");
     auto backend = create_backend("cpu");
     auto trainer = trainer_from_checkpoint(*backend, a.positional()[0]);
     const io::StFile f = export_generator(*trainer);

@@ -20,6 +20,22 @@ namespace {
 std::atomic<bool> g_stop{false};
 void on_signal(int) { g_stop.store(true); }
 
+// Ctrl-C, kill, a closed terminal or a dropped SSH session (SIGHUP) all stop training the same
+// way: at the end of the step, with a checkpoint and a "stop" event. SIGPIPE is ignored, so a
+// vanished reader of stdout (`| head`, `| tee` killed by the same Ctrl-C) only makes the progress
+// output fail, never the run.
+void install_signal_handlers() {
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
+  struct sigaction ign {};
+  ign.sa_handler = SIG_IGN;
+  sigemptyset(&ign.sa_mask);
+  sigaction(SIGPIPE, &ign, nullptr);
+}
+
 std::string duration(double s) {
   char buf[32];
   if (!std::isfinite(s) || s < 0) return "?";
@@ -144,38 +160,41 @@ RunConfig config_from(const Args& a) {
   if (a.has("config")) {
     const std::string path = a.str("config");
     try {
-      c.apply_json(nlohmann::json::parse(io::read_file(path)), path);
+      c.apply_json(nlohmann::json::parse(io::read_file(path, io::kConfigFileMaxBytes)), path);
     } catch (const nlohmann::json::exception& e) {
       throw Error(std::string("the configuration file is not valid JSON: ") + e.what(), path, "fix the JSON syntax");
     }
   }
   if (a.has("dataset")) c.dataset = a.str("dataset");
-  c.channels = static_cast<int>(a.integer("nc", c.channels));
-  c.synthetic_count = static_cast<int>(a.integer("synthetic-count", c.synthetic_count));
-  c.res = static_cast<int>(a.integer("res", c.res));
-  c.width = static_cast<int>(a.integer("width", c.width));
-  c.batch = static_cast<int>(a.integer("batch", c.batch));
-  c.steps = a.integer("steps", c.steps);
+  // Numbers go through RunConfig::set_number, which checks their range before narrowing them.
+  auto whole = [&](const char* flag, const char* key) {
+    if (a.has(flag)) c.set_number(key, a.integer(flag, 0), std::string("--") + flag);
+  };
+  auto real = [&](const char* flag, const char* key) {
+    if (a.has(flag)) c.set_number(key, a.real(flag, 0), std::string("--") + flag);
+  };
+  whole("nc", "channels");
+  whole("synthetic-count", "synthetic_count");
+  whole("res", "res");
+  whole("width", "width");
+  whole("batch", "batch");
+  whole("steps", "steps");
   if (a.has("loss")) c.loss = parse_loss(a.str("loss"));
-  if (a.has("lr")) c.lr_g = c.lr_d = static_cast<float>(a.real("lr", c.lr_g));
-  c.lr_g = static_cast<float>(a.real("lr-g", c.lr_g));
-  c.lr_d = static_cast<float>(a.real("lr-d", c.lr_d));
-  c.beta1 = static_cast<float>(a.real("beta1", c.beta1));
-  c.beta2 = static_cast<float>(a.real("beta2", c.beta2));
-  if (a.has("seed")) {
-    const long long s = a.integer("seed", 0);
-    if (s < 0) throw Error("--seed must not be negative", "--seed");
-    c.seed = static_cast<uint64_t>(s);
-  }
+  real("lr", "lr");  // both networks, before --lr-g and --lr-d
+  real("lr-g", "lr_g");
+  real("lr-d", "lr_d");
+  real("beta1", "beta1");
+  real("beta2", "beta2");
+  whole("seed", "seed");
   if (a.has("precision")) c.precision = parse_precision(a.str("precision"));
   if (a.has("backend")) c.backend = a.str("backend");
-  c.gpu = static_cast<int>(a.integer("gpu", c.gpu));
-  c.scaler.init_scale = static_cast<float>(a.real("init-scale", c.scaler.init_scale));
-  c.scaler.growth_factor = static_cast<float>(a.real("growth", c.scaler.growth_factor));
-  c.scaler.backoff_factor = static_cast<float>(a.real("backoff", c.scaler.backoff_factor));
-  c.scaler.growth_interval = static_cast<int>(a.integer("growth-interval", c.scaler.growth_interval));
-  c.scaler.min_scale = static_cast<float>(a.real("min-scale", c.scaler.min_scale));
-  c.scaler.max_scale = static_cast<float>(a.real("max-scale", c.scaler.max_scale));
+  whole("gpu", "gpu");
+  real("init-scale", "init_scale");
+  real("growth", "growth_factor");
+  real("backoff", "backoff_factor");
+  whole("growth-interval", "growth_interval");
+  real("min-scale", "min_scale");
+  real("max-scale", "max_scale");
   if (a.has("scaler")) {
     const std::string s = a.str("scaler");
     if (s != "per-network" && s != "shared")
@@ -186,16 +205,14 @@ RunConfig config_from(const Args& a) {
   if (a.has("no-cuda-graphs")) c.use_graphs = false;
   if (a.has("out")) c.out_dir = a.str("out");
   if (a.has("name")) c.name = a.str("name");
-  c.sample_every = static_cast<int>(a.integer("sample-every", c.sample_every));
-  c.checkpoint_every = static_cast<int>(a.integer("checkpoint-every", c.checkpoint_every));
-  c.eval_every = static_cast<int>(a.integer("eval-every", c.eval_every));
-  c.eval_samples = static_cast<int>(a.integer("eval-samples", c.eval_samples));
+  whole("sample-every", "sample_every");
+  whole("checkpoint-every", "checkpoint_every");
+  whole("eval-every", "eval_every");
+  whole("eval-samples", "eval_samples");
   return c;
 }
 
 int drive(Session& s, Progress& progress) {
-  std::signal(SIGINT, on_signal);
-  std::signal(SIGTERM, on_signal);
   std::printf("run folder: %s\n", s.dir().string().c_str());
   std::fflush(stdout);
   s.run(&g_stop);
@@ -217,6 +234,7 @@ int cmd_train(int argc, char** argv) {
   Args a = train_args();
   return guarded("train", [&] {
     if (!a.parse_or_help(argc, argv, 2)) return 0;
+    install_signal_handlers();
     if (!a.positional().empty())
       throw UsageError("unexpected argument '" + a.positional()[0] + "'", "ampgan train", "options start with --");
     const RunConfig cfg = config_from(a);
@@ -229,18 +247,22 @@ int cmd_train(int argc, char** argv) {
 }
 
 int cmd_resume(int argc, char** argv) {
-  Args a("resume", "ampgan resume RUN_DIR [--steps N]",
+  Args a("resume", "ampgan resume RUN_DIR [--steps N] [--checkpoint FILE]",
          "Continues a run from its newest checkpoint, to step N (default: the run's target).\n"
          "On the CPU the result is bit-identical to a run that never stopped.");
-  a.option("steps", "N", "train until step N").flag("quiet", "print only errors and the final line");
+  a.option("steps", "N", "train until step N")
+      .option("checkpoint", "FILE", "continue from this checkpoint of the run instead of the newest; later\n" +
+                                        std::string(28, ' ') + "checkpoints and the logs are moved to checkpoints/superseded-*")
+      .flag("quiet", "print only errors and the final line");
   return guarded("resume", [&] {
     if (!a.parse_or_help(argc, argv, 2)) return 0;
+    install_signal_handlers();
     if (a.positional().size() != 1)
       throw UsageError("resume takes one run folder", "ampgan resume", "usage: ampgan resume RUN_DIR [--steps N]");
     Progress progress(0, a.has("quiet"));
     SessionOptions opt;
     opt.listener = &progress;
-    auto session = Session::resume(a.positional()[0], a.integer("steps", 0), opt);
+    auto session = Session::resume(a.positional()[0], a.integer("steps", 0), opt, a.str("checkpoint"));
     progress.set_total(session->config().steps);
     return drive(*session, progress);
   });

@@ -1,7 +1,16 @@
 // The ampgan command line as a user meets it: every bad input gets a clear message and a
 // non-zero exit (never a crash), and the commands produce what they promise.
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <chrono>
 #include <filesystem>
 #include <cstring>
+#include <functional>
+#include <thread>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -16,6 +25,8 @@
 #include "core/io/image_io.h"
 #include "core/train/checkpoint.h"
 #include "tests/test_support.h"
+
+extern char** environ;  // for posix_spawn
 
 using namespace ampgan;
 using namespace ampgan::testing;
@@ -64,6 +75,71 @@ void write_gz(const fs::path& p, const std::string& data) {
 }
 
 std::string quote(const fs::path& p) { return "'" + p.string() + "'"; }
+
+// The CLI as a separate process we can signal: argv split at spaces (no quoting), stdout and
+// stderr to `log`.
+pid_t spawn_cli(const std::string& args, const fs::path& log) {
+  std::vector<std::string> words{kCli};
+  std::istringstream in(args);
+  for (std::string w; in >> w;) words.push_back(w);
+  std::vector<char*> argv;
+  for (std::string& w : words) argv.push_back(w.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, kCli.c_str(), &fa, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  return rc == 0 ? pid : -1;
+}
+
+// Exit status, or 128 + the signal that ended it.
+int wait_exit(pid_t pid) {
+  int st = 0;
+  if (waitpid(pid, &st, 0) != pid) return -1;
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+bool wait_until(const std::function<bool()>& cond, double seconds = 60) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < end) {
+    if (cond()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return cond();
+}
+
+size_t count_lines(const fs::path& p, const std::string& prefix) {
+  if (!fs::exists(p)) return 0;
+  std::istringstream in(io::read_file(p));
+  size_t n = 0;
+  for (std::string l; std::getline(in, l);) n += l.rfind(prefix, 0) == 0;
+  return n;
+}
+
+// Rows in metrics.csv (lines that start with a digit).
+size_t metric_rows(const fs::path& run) {
+  size_t n = 0;
+  for (char c = '0'; c <= '9'; ++c) n += count_lines(run / "metrics.csv", std::string(1, c));
+  return n;
+}
+
+int64_t newest_step(const fs::path& run) {
+  int64_t best = -1;
+  for (const auto& e : fs::directory_iterator(run / "checkpoints"))
+    best = std::max<int64_t>(best, std::stoll(e.path().stem().string().substr(5)));
+  return best;
+}
+
+std::string last_event(const fs::path& run) {
+  std::istringstream in(io::read_file(run / "events.jsonl"));
+  std::string l, last;
+  while (std::getline(in, l))
+    if (!l.empty()) last = l;
+  return last;
+}
 
 }  // namespace
 
@@ -152,6 +228,9 @@ TEST(CliBadInput, Settings) {
   expect_refused(base + " --backend tpu", {"--backend", "auto, cpu or cuda"});
   expect_refused(base + " --bogus 1", {"unknown option --bogus"}, 2);
   expect_refused(base + " --steps", {"--steps needs a value"}, 2);
+  expect_refused(base + " --precision fp16 --init-scale 1e-45 --min-scale 1e-45", {"--init-scale", "1.18e-38"});
+  expect_refused(base + " --precision fp16 --min-scale 1e-45", {"--min-scale", "1.18e-38", "3.4e38"});
+  expect_refused(base + " --precision fp16 --max-scale 1e39", {"--max-scale"});
   EXPECT_FALSE(fs::exists(tmp / "run"));
   io::write_file_atomic(tmp / "afile", "keep me");
   expect_refused("train --dataset synthetic --steps 2 --out " + quote(tmp / "afile") + kTiny, {"afile", "file"});
@@ -197,6 +276,40 @@ TEST(Cli, SampleIsDeterministicForASeed) {
   EXPECT_EQ(files, 5);
   expect_refused("sample " + ck, {"--grid", "--each"}, 2);
   expect_refused("sample " + quote(tmp / "none.safetensors") + " --grid x.png", {"none.safetensors"});
+}
+
+// An output that names an input (directly or through a link) is refused even with --force; any
+// other existing file is replaced only with --force. A refusal leaves every file as it was.
+TEST(CliBadInput, OutputsNeverReplaceInputs) {
+  TempDir tmp;
+  ASSERT_EQ(cli("train --dataset synthetic --steps 2 --out " + quote(tmp / "run") + kTiny).status, 0);
+  const fs::path ck = tmp / "run/checkpoints/step_000002.safetensors";
+  const std::string ck_bytes = io::read_file(ck), cfg_bytes = io::read_file(tmp / "run/config.json");
+  expect_refused("export-generator " + quote(ck) + " " + quote(ck), {"replace the input", "step_000002"});
+  expect_refused("export-generator " + quote(ck) + " " + quote(ck) + " --force", {"replace the input"});
+  fs::create_symlink(ck, tmp / "alias.safetensors");
+  expect_refused("export-generator " + quote(ck) + " " + quote(tmp / "alias.safetensors") + " --force",
+                 {"replace the input"});
+  fs::create_hard_link(ck, tmp / "hard.safetensors");
+  expect_refused("export-generator " + quote(ck) + " " + quote(tmp / "hard.safetensors") + " --force",
+                 {"replace the input"});
+  expect_refused("sample " + quote(ck) + " --grid " + quote(ck) + " --force", {"replace the input"});
+  expect_refused("sample " + quote(ck) + " --grid " + quote(tmp / "run/config.json"), {"config.json", "--force"});
+  EXPECT_EQ(io::read_file(ck), ck_bytes);
+  EXPECT_EQ(io::read_file(tmp / "run/config.json"), cfg_bytes);
+
+  io::write_file_atomic(tmp / "old.safetensors", "mine");
+  expect_refused("export-generator " + quote(ck) + " " + quote(tmp / "old.safetensors"), {"already exists", "--force"});
+  EXPECT_EQ(io::read_file(tmp / "old.safetensors"), "mine");
+  ASSERT_EQ(cli("export-generator " + quote(ck) + " " + quote(tmp / "old.safetensors") + " --force").status, 0);
+  EXPECT_NE(io::read_file(tmp / "old.safetensors"), "mine");
+
+  fs::create_directories(tmp / "each");
+  io::write_file_atomic(tmp / "each/sample_00002.png", "mine");
+  expect_refused("sample " + quote(ck) + " --each " + quote(tmp / "each") + " --n 4", {"sample_00002.png", "--force"});
+  EXPECT_FALSE(fs::exists(tmp / "each/sample_00000.png")) << "a refused command wrote an image";
+  EXPECT_EQ(io::read_file(tmp / "each/sample_00002.png"), "mine");
+  expect_refused("sample " + quote(ck) + " --grid " + quote(tmp / "each"), {"folder"});
 }
 
 TEST(Cli, BenchJson) {
@@ -256,4 +369,178 @@ TEST(Cli, ExportedGeneratorMatchesPyTorchPeer) {
   for (size_t i = 0; i < ours.size(); ++i) max_diff = std::max(max_diff, double(std::fabs(ours[i] - theirs[i])));
   EXPECT_LT(max_diff, 1e-4) << "PyTorch's images differ from ours";
   EXPECT_LT(normalized_error(ours, theirs), 1e-5);
+}
+
+// Two writers on one run folder: the second train and a resume are refused, naming the holder,
+// while the first keeps its folder to itself (one CSV header, its own steps).
+TEST(CliRunLock, OneWriterPerRunFolder) {
+  TempDir tmp;
+  const fs::path run = tmp / "run";
+  const std::string train = "train --dataset synthetic --steps 100000 --checkpoint-every 0 --sample-every 0 --out " +
+                            run.string() + kTiny;
+  const pid_t first = spawn_cli(train, tmp / "first.log");
+  ASSERT_GT(first, 0);
+  ASSERT_TRUE(wait_until([&] { return metric_rows(run) >= 2; })) << io::read_file(tmp / "first.log");
+  const std::string pid = "pid " + std::to_string(first);
+  expect_refused(train, {"in use", pid, "ampgan train", "host"});
+  expect_refused("resume " + quote(run) + " --steps 200000 --quiet", {"in use", pid});
+  EXPECT_EQ(count_lines(run / "metrics.csv", "step,"), 1u);
+  kill(first, SIGINT);
+  EXPECT_EQ(wait_exit(first), 130) << io::read_file(tmp / "first.log");
+  EXPECT_EQ(io::read_file(run / "run.lock"), "") << "a writer that ends releases and empties its lock";
+  const Result again = cli("resume " + quote(run) + " --steps " + std::to_string(newest_step(run) + 2) + " --quiet");
+  EXPECT_EQ(again.status, 0) << again.out;
+  EXPECT_EQ(count_lines(run / "metrics.csv", "step,"), 1u);
+}
+
+// A writer killed with SIGKILL leaves its description in run.lock but no lock: the next writer
+// takes over and says so in the event log.
+TEST(CliRunLock, StaleLockOfAKilledWriterIsTakenOver) {
+  TempDir tmp;
+  const fs::path run = tmp / "run";
+  const pid_t first = spawn_cli("train --dataset synthetic --steps 100000 --checkpoint-every 2 --sample-every 0 --out " +
+                                    run.string() + kTiny, tmp / "first.log");
+  ASSERT_GT(first, 0);
+  ASSERT_TRUE(wait_until([&] { return fs::exists(run / "checkpoints/step_000004.safetensors"); }))
+      << io::read_file(tmp / "first.log");
+  kill(first, SIGKILL);
+  EXPECT_EQ(wait_exit(first), 128 + SIGKILL);
+  EXPECT_NE(io::read_file(run / "run.lock").find(std::to_string(first)), std::string::npos);
+  const Result r = cli("resume " + quote(run) + " --steps " + std::to_string(newest_step(run) + 2) + " --quiet");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const std::string events = io::read_file(run / "events.jsonl");
+  EXPECT_NE(events.find("took over the run folder's lock"), std::string::npos) << events;
+  EXPECT_NE(events.find("pid " + std::to_string(first)), std::string::npos) << events;
+}
+
+// A closed terminal (SIGHUP) stops training like Ctrl-C: checkpoint, stop event, status 130.
+TEST(CliSignals, HangupStopsCleanly) {
+  TempDir tmp;
+  const fs::path run = tmp / "run";
+  const pid_t p = spawn_cli("train --dataset synthetic --steps 100000 --checkpoint-every 0 --sample-every 0 --out " +
+                                run.string() + kTiny, tmp / "log");
+  ASSERT_GT(p, 0);
+  ASSERT_TRUE(wait_until([&] { return metric_rows(run) >= 2; })) << io::read_file(tmp / "log");
+  kill(p, SIGHUP);
+  EXPECT_EQ(wait_exit(p), 130) << io::read_file(tmp / "log");
+  EXPECT_GE(newest_step(run), 2);
+  EXPECT_NE(last_event(run).find("interrupted"), std::string::npos) << last_event(run);
+}
+
+// A reader of stdout that goes away (`| head -n 1`) must not stop the run: it trains to the end,
+// writes its checkpoint and exits 0 (SIGPIPE would end it with 141 and no checkpoint).
+TEST(CliSignals, VanishedStdoutDoesNotStopTraining) {
+  TempDir tmp;
+  const fs::path run = tmp / "run";
+  std::string tiny = kTiny;
+  tiny.replace(tiny.find("--quiet"), 7, "");
+  const std::string cmd = "(" + kCli + " train --dataset synthetic --steps 60 --checkpoint-every 0 --out " +
+                          quote(run) + tiny + " 2>" + quote(tmp / "err") + "; echo $? > " + quote(tmp / "rc") +
+                          ") | head -n 1";
+  std::string out;
+  run_command(cmd, &out);
+  ASSERT_TRUE(wait_until([&] { return fs::exists(tmp / "rc") && fs::file_size(tmp / "rc") > 0; })) << out;
+  EXPECT_EQ(io::read_file(tmp / "rc"), "0\n") << io::read_file(tmp / "err");
+  EXPECT_TRUE(fs::exists(run / "checkpoints/step_000060.safetensors"));
+  EXPECT_NE(last_event(run).find("finished"), std::string::npos) << last_event(run);
+}
+
+// A run stopped before its first checkpoint: resume and train must not send the user to each
+// other ("start a new run" vs "continue it with resume").
+TEST(CliBadInput, HintsDoNotGoInACircle) {
+  TempDir tmp;
+  ASSERT_EQ(cli("train --dataset synthetic --steps 2 --checkpoint-every 0 --out " + quote(tmp / "run") + kTiny).status, 0);
+  fs::remove_all(tmp / "run/checkpoints");
+  fs::create_directories(tmp / "run/checkpoints");
+  const Result r = cli("resume " + quote(tmp / "run") + " --steps 5");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.out.find("another folder"), std::string::npos) << r.out;
+  const Result t = cli("train --dataset synthetic --steps 2 --out " + quote(tmp / "run") + kTiny);
+  EXPECT_EQ(t.status, 1);
+  EXPECT_NE(t.out.find("no checkpoint"), std::string::npos) << t.out;
+  EXPECT_EQ(t.out.find("ampgan resume"), std::string::npos) << t.out;
+}
+
+// resume --checkpoint FILE continues from the given checkpoint of the run.
+TEST(Cli, ResumeFromAChosenCheckpoint) {
+  TempDir tmp;
+  const fs::path run = tmp / "run";
+  ASSERT_EQ(cli("train --dataset synthetic --steps 4 --checkpoint-every 2 --out " + quote(run) + kTiny).status, 0);
+  EXPECT_NE(cli("resume --help").out.find("--checkpoint"), std::string::npos);
+  const Result r = cli("resume " + quote(run) + " --steps 5 --quiet --checkpoint " +
+                       quote(run / "checkpoints/step_000002.safetensors"));
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(metric_rows(run), 5u);
+  EXPECT_TRUE(fs::exists(run / "checkpoints/step_000005.safetensors"));
+  int aside = 0;
+  for (const auto& e : fs::directory_iterator(run / "checkpoints"))
+    aside += e.is_directory() && fs::exists(e.path() / "step_000004.safetensors");
+  EXPECT_EQ(aside, 1) << "the later checkpoint was not moved aside";
+  expect_refused("resume " + quote(run) + " --steps 9 --checkpoint " + quote(tmp / "nope.safetensors"), {"nope.safetensors"});
+}
+
+// Numbers are range-checked before they are narrowed, from the command line and from JSON:
+// width 4294967304 used to train width 8, "width": 8.7 width 8, "seed": -1 seed 2^64-1,
+// "batch": true batch 1, and "steps": 1e19 was undefined behaviour.
+TEST(CliBadInput, NumbersAreRangeCheckedBeforeNarrowing) {
+  TempDir tmp;
+  const std::string base = "train --dataset synthetic --steps 2 --out " + quote(tmp / "run") + kTiny;
+  expect_refused(base + " --width 4294967304", {"--width", "4294967304", "out of range", "1 to 1024"});
+  expect_refused(base + " --sample-every 4294967296", {"--sample-every", "4294967296"});
+  expect_refused(base + " --batch 2147483648", {"--batch", "2147483648", "2 to 65536"});
+  expect_refused(base + " --checkpoint-every -1", {"--checkpoint-every"});
+  expect_refused(base + " --seed -1", {"--seed", "-1"});
+  expect_refused(base + " --steps 99999999999999999999", {"--steps", "whole number"}, 2);
+  expect_refused(base + " --lr 1e39", {"--lr", "FP32"});
+  const Result batch = cli(base + " --batch 2147483648");
+  EXPECT_EQ(batch.out.find("-2147483648"), std::string::npos) << batch.out;
+  const std::pair<std::string, std::vector<std::string>> json_cases[] = {
+      {R"({"steps": 1e19})", {"steps", "out of range", "cfg.json"}},
+      {R"({"width": 1e10})", {"width", "out of range"}},
+      {R"({"width": 8.7})", {"width", "whole number", "8.7"}},
+      {R"({"seed": -1})", {"seed", "out of range"}},
+      {R"({"seed": 1.8446744073709552e19})", {"seed", "out of range"}},
+      {R"({"batch": true})", {"batch", "whole number", "true"}},
+      {R"({"batch": "64"})", {"batch", "whole number"}},
+      {R"({"width": 4294967304})", {"width", "out of range"}},
+      {R"({"sample_every": -5})", {"sample_every", "out of range"}},
+      {R"({"lr": 1e39})", {"lr", "FP32"}},
+      {R"({"lr": false})", {"lr", "number"}},
+      {R"({"growth_interval": 0})", {"growth_interval", "out of range"}},
+  };
+  for (const auto& [text, needles] : json_cases) {
+    io::write_file_atomic(tmp / "cfg.json", text);
+    const Result r = cli("train --config " + quote(tmp / "cfg.json") + " --out " + quote(tmp / "run") + " --quiet");
+    EXPECT_EQ(r.status, 1) << text << "\n" << r.out;
+    for (const std::string& n : needles) EXPECT_NE(r.out.find(n), std::string::npos) << text << "\n" << r.out;
+  }
+  EXPECT_FALSE(fs::exists(tmp / "run"));
+}
+
+// Readers open only regular files and cap what they read: a FIFO as --config or as a checkpoint
+// used to block forever, --config /dev/zero grew until killed. `timeout` turns a hang into 124.
+TEST(CliBadInput, FifosAndDevicesAreNotRead) {
+  TempDir tmp;
+  ASSERT_EQ(mkfifo((tmp / "fifo").c_str(), 0644), 0);
+  const std::string t = "timeout 60 " + kCli + " ";
+  auto refused = [&](const std::string& args, std::initializer_list<std::string> needles) {
+    std::string out;
+    const int st = run_command(t + args, &out);
+    EXPECT_EQ(st, 1) << args << "\n" << out;
+    for (const std::string& n : needles) EXPECT_NE(out.find(n), std::string::npos) << args << "\n" << out;
+  };
+  const std::string out = " --out " + quote(tmp / "run");
+  refused("train --config " + quote(tmp / "fifo") + out, {"not a regular file", "FIFO", "fifo"});
+  refused("train --config /dev/zero" + out, {"not a regular file", "character device", "/dev/zero"});
+  io::write_file_atomic(tmp / "big.json", "{}");
+  fs::resize_file(tmp / "big.json", (uint64_t{16} << 20) + 1);  // sparse: costs no disk
+  refused("train --config " + quote(tmp / "big.json") + out, {"bytes, more than", "big.json"});
+  EXPECT_FALSE(fs::exists(tmp / "run"));
+  refused("sample " + quote(tmp / "fifo") + " --grid " + quote(tmp / "g.png"), {"FIFO"});
+  refused("eval " + quote(tmp / "fifo"), {"FIFO"});
+  refused("export-generator " + quote(tmp / "fifo") + " " + quote(tmp / "g.safetensors"), {"FIFO"});
+  ASSERT_EQ(cli("train --dataset synthetic --steps 2 --out " + quote(tmp / "run") + kTiny).status, 0);
+  fs::remove(tmp / "run/config.json");
+  ASSERT_EQ(mkfifo((tmp / "run/config.json").c_str(), 0644), 0);
+  refused("resume " + quote(tmp / "run") + " --steps 4", {"FIFO", "config.json"});
 }

@@ -250,6 +250,23 @@ TEST(CpuBatchNorm, ForwardBackwardMatchNaive) {
   EXPECT_EQ(to_host(b, rv), rvh);
 }
 
+// Staged running statistics are committed when no skip flag is set and reverted otherwise.
+TEST(CpuBatchNorm, CommitRunningFollowsTheFoundInfFlags) {
+  CpuBackend b;
+  Tensor scalars = make_tensor(b, Shape{3}, DType::F32, {0.0f, 1.0f, 0.0f});
+  auto pair = [&] {
+    return std::pair{make_tensor(b, Shape{3}, DType::F32, {1, 2, 3}), make_tensor(b, Shape{3}, DType::F32, {7, 8, 9})};
+  };
+  auto [r1, s1] = pair();
+  b.batchnorm_commit_running({r1}, {s1}, scalars, {0, 2});
+  EXPECT_EQ(to_host(b, r1), (std::vector<float>{7, 8, 9})) << "clean step: committed";
+  EXPECT_EQ(to_host(b, s1), (std::vector<float>{7, 8, 9}));
+  auto [r2, s2] = pair();
+  b.batchnorm_commit_running({r2}, {s2}, scalars, {0, 1});
+  EXPECT_EQ(to_host(b, r2), (std::vector<float>{1, 2, 3})) << "skipped step: reverted";
+  EXPECT_EQ(to_host(b, s2), (std::vector<float>{1, 2, 3}));
+}
+
 TEST(CpuLoss, StableAtLargeLogits) {
   CpuBackend b;
   Tensor logits = make_tensor(b, Shape{4}, DType::F32, {100.f, -100.f, 0.f, 3.f});

@@ -652,6 +652,39 @@ TEST_F(GpuParity, BatchNormTrainEvalBackward) {
     }
 }
 
+// The commit of staged running statistics: a plain copy in one direction or the other, decided on
+// the device from the found-inf flags, so exact; several pairs per launch and more pairs than one
+// launch takes.
+TEST_F(GpuParity, BatchNormCommitRunningIsExact) {
+  for (int pairs : {1, 5, 40}) {
+    for (const std::vector<int>& slots : {std::vector<int>{0}, std::vector<int>{0, 1}, std::vector<int>{}}) {
+      Both scalars = both(gpu(), Shape{4}, DType::F32, {0.0f, 1.0f, 0.0f, 0.0f});
+      std::vector<Both> running, staged;
+      std::vector<Tensor> rc, rg, sc, sg;
+      for (int i = 0; i < pairs; ++i) {
+        const int64_t n = 1 + (i * 37) % 300;
+        running.push_back(both(gpu(), Shape{n}, DType::F32, random_normal(n, 80 + i, 1.0f)));
+        staged.push_back(both(gpu(), Shape{n}, DType::F32, random_normal(n, 180 + i, 1.0f)));
+      }
+      for (int i = 0; i < pairs; ++i) {
+        rc.push_back(running[i].c), rg.push_back(running[i].g), sc.push_back(staged[i].c), sg.push_back(staged[i].g);
+      }
+      const std::vector<float> before_r = host(cpu(), rc[pairs - 1]), before_s = host(cpu(), sc[pairs - 1]);
+      cpu().batchnorm_commit_running(rc, sc, scalars.c, slots);
+      gpu().batchnorm_commit_running(rg, sg, scalars.g, slots);
+      const bool skip = slots.size() == 2;  // slot 1 holds a found-inf flag
+      const std::string what = "batchnorm_commit_running(" + std::to_string(pairs) + " pairs, " +
+                               (skip ? "revert" : "commit") + ")";
+      EXPECT_EQ(host(cpu(), rc[pairs - 1]), skip ? before_r : before_s) << what;
+      EXPECT_EQ(host(cpu(), sc[pairs - 1]), skip ? before_r : before_s) << what;
+      for (int i = 0; i < pairs; ++i) {
+        EXPECT_TRUE(same_bits(what + " running", gpu(), rc[i], rg[i]));
+        EXPECT_TRUE(same_bits(what + " staged", gpu(), sc[i], sg[i]));
+      }
+    }
+  }
+}
+
 // ---- losses --------------------------------------------------------------------------------------------
 
 TEST_F(GpuParity, GanLossesIncludingLogitsOf100) {

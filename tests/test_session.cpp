@@ -4,6 +4,9 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <optional>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -12,6 +15,7 @@
 #include "core/io/image_io.h"
 #include "core/io/safetensors.h"
 #include "core/train/checkpoint.h"
+#include "core/backend/cpu/cpu_backend.h"
 #include "core/train/session.h"
 #include "tests/test_support.h"
 
@@ -52,6 +56,11 @@ void expect_error(F f, std::initializer_list<std::string> needles) {
   } catch (const Error& e) {
     for (const std::string& n : needles) EXPECT_NE(std::string(e.what()).find(n), std::string::npos) << e.what();
   }
+}
+
+Backend& s_backend() {
+  static CpuBackend b;
+  return b;
 }
 
 }  // namespace
@@ -296,4 +305,246 @@ TEST(SessionErrors, DivergenceStopsWithIntactWeights) {
   bool saw_error = false;
   for (const RunEvent& e : Session::read_events(tmp / "run")) saw_error |= e.type == "error";
   EXPECT_TRUE(saw_error);
+}
+
+// A loss scale whose reciprocal is inf in FP32 let Adam write NaN into every weight (the scaled
+// gradients stayed finite, so no step was skipped): such scales are refused up front.
+TEST(SessionErrors, LossScalesOutsideFp32AreRefused) {
+  TempDir tmp;
+  const fs::path out = tmp / "run";
+  auto with = [&](auto edit) {
+    RunConfig c = tiny(out);
+    c.precision = Precision::FP16;
+    edit(c);
+    return c;
+  };
+  expect_error([&] { Session::create(with([](RunConfig& c) { c.scaler.init_scale = c.scaler.min_scale = 1e-45f; })); },
+               {"--init-scale", "1.18e-38", "3.4e38"});
+  expect_error([&] { Session::create(with([](RunConfig& c) { c.scaler.min_scale = 1e-40f; })); },
+               {"--min-scale", "1.18e-38"});
+  expect_error([&] { Session::create(with([](RunConfig& c) { c.scaler.max_scale = INFINITY; })); }, {"--max-scale"});
+  EXPECT_FALSE(fs::exists(out));
+}
+
+// The divergence stop must not call the weights intact when they hold NaN (here: poisoned before
+// the run, as a forward pass that overflowed into the batch-norm statistics would).
+TEST(SessionErrors, DivergenceWithNonFiniteWeightsSaysSo) {
+  TempDir tmp;
+  RunConfig c = tiny(tmp / "run");
+  c.precision = Precision::FP16;
+  c.scaler.init_scale = c.scaler.max_scale = c.scaler.min_scale = 1e30f;  // every step overflows
+  c.steps = 1000;
+  auto s = Session::create(c);
+  const StateEntry victim = s->trainer().state().front();
+  std::vector<float> nan(static_cast<size_t>(victim.tensor->numel()), NAN);
+  s->backend().upload(*victim.tensor, nan.data(), victim.tensor->nbytes());
+  try {
+    s->run();
+    ADD_FAILURE() << "no divergence";
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("NOT intact"), std::string::npos) << m;
+    EXPECT_NE(m.find(victim.name), std::string::npos) << m;
+    EXPECT_EQ(m.find("weights are intact"), std::string::npos) << m;
+  }
+}
+
+// One writer per run folder, within one process too (the GUI opening a run the CLI trains is the
+// two-process case, tested in test_cli): a second Session on a held folder is refused and
+// changes nothing; once the first is gone, the folder can be resumed.
+TEST(SessionErrors, SecondWriterIsRefused) {
+  TempDir tmp;
+  RunConfig c = tiny(tmp / "run");
+  auto a = Session::create(c);
+  a->step();
+  a->save_checkpoint();
+  const auto before = folder_contents(tmp / "run");
+  expect_error([&] { Session::resume(tmp / "run", 20); }, {"in use", "pid " + std::to_string(getpid())});
+  expect_error([&] { Session::create(c); }, {"in use", "pid " + std::to_string(getpid())});
+  EXPECT_EQ(folder_contents(tmp / "run"), before);
+  a.reset();
+  auto r = Session::resume(tmp / "run", 3);
+  EXPECT_EQ(r->step_count(), 1);
+}
+
+// Checkpoint metadata is checked before anything is written: each damaged variant is refused
+// with a message naming the key, and the run folder (logs, config.json, checkpoints) is left
+// exactly as it was. (A step of -5 used to erase the run's history; batches_consumed -1 failed
+// only after config.json was rewritten; a missing precision gave "map::at".)
+TEST(SessionErrors, CheckpointMetadataIsValidated) {
+  TempDir tmp;
+  RunConfig c = tiny(tmp / "run");
+  auto s = Session::create(c);
+  s->step();
+  s->finish("finished");
+  s.reset();
+  const fs::path ck = tmp / "run/checkpoints/step_000001.safetensors";
+  const io::StFile good = io::read_safetensors(ck);
+  auto with = [&](const std::string& key, const std::string* value) {
+    io::StFile f = good;
+    if (value) f.metadata[key] = *value;
+    else f.metadata.erase(key);
+    io::write_safetensors(ck, f);
+  };
+  const std::string wide_config = [&] {
+    RunConfig w = c;
+    w.width = 1024;
+    return w.to_json().dump();
+  }();
+  struct Case {
+    std::string key;
+    std::optional<std::string> value;
+    std::vector<std::string> needles;
+  };
+  const std::vector<Case> cases = {
+      {"step", "-5", {"'step'", "-5", "0 to"}},
+      {"step", "-9223372036854775808", {"'step'"}},
+      {"step", "99999999999999999999", {"'step'"}},
+      {"step", "12abc", {"'step'"}},
+      {"step", "7", {"step 7", "file name says step 1"}},
+      {"batches_consumed", "-1", {"'batches_consumed'"}},
+      {"channels", "2", {"'channels'"}},
+      {"precision", std::nullopt, {"lacks 'precision'"}},
+      {"precision", "fp8", {"'precision'"}},
+      {"step", std::nullopt, {"lacks 'step'"}},
+      {"config", std::nullopt, {"lacks 'config'"}},
+      {"config", wide_config, {"do not fit its own configuration", "width 1024"}},
+  };
+  const auto before = [&] {
+    io::write_safetensors(ck, good);
+    return folder_contents(tmp / "run");
+  }();
+  for (const Case& k : cases) {
+    with(k.key, k.value ? &*k.value : nullptr);
+    const std::string ck_bytes = io::read_file(ck);
+    try {
+      Session::resume(tmp / "run", 20);
+      ADD_FAILURE() << k.key << " = " << k.value.value_or("(missing)") << " was accepted";
+    } catch (const Error& e) {
+      const std::string m = e.what();
+      for (const std::string& n : k.needles) EXPECT_NE(m.find(n), std::string::npos) << m;
+      EXPECT_NE(m.find(ck.string()), std::string::npos) << m;
+      EXPECT_EQ(m.find("map::at"), std::string::npos) << m;
+    }
+    auto after = folder_contents(tmp / "run");
+    EXPECT_EQ(after.erase("checkpoints/step_000001.safetensors"), 1u);
+    auto expected = before;
+    expected.erase("checkpoints/step_000001.safetensors");
+    EXPECT_EQ(after, expected) << k.key << ": the run folder was changed";
+    EXPECT_EQ(io::read_file(ck), ck_bytes);
+    // The same checks guard sampling and export (which build a model from the file alone).
+    expect_error([&] { trainer_from_checkpoint(s_backend(), ck); }, {ck.string()});
+  }
+}
+
+// Names in checkpoints/: a step too large to be real is an error naming the file; a folder or a
+// FIFO named like a checkpoint is ignored (it used to hide the newest checkpoint, or block).
+TEST(SessionErrors, CheckpointFileNames) {
+  TempDir tmp;
+  auto s = Session::create(tiny(tmp / "run"));
+  s->step();
+  s->finish("finished");
+  s.reset();
+  fs::create_directories(tmp / "run/checkpoints/step_000900.safetensors");
+  ASSERT_EQ(mkfifo((tmp / "run/checkpoints/step_000901.safetensors").c_str(), 0644), 0);
+  EXPECT_EQ(newest_checkpoint(tmp / "run").filename(), "step_000001.safetensors");
+  {
+    auto r = Session::resume(tmp / "run", 2);
+    r->run();
+    r->finish("finished");
+  }
+  fs::copy_file(tmp / "run/checkpoints/step_000002.safetensors",
+                tmp / "run/checkpoints/step_99999999999999999999.safetensors");
+  expect_error([&] { Session::resume(tmp / "run", 5); }, {"step_99999999999999999999", "out of range"});
+}
+
+// resume --checkpoint: an earlier checkpoint of the run; the later ones and the logs as they
+// were are moved aside (not overwritten); a checkpoint of another run is refused.
+TEST(Session, ResumeFromAChosenCheckpoint) {
+  TempDir tmp;
+  RunConfig c = tiny(tmp / "run");
+  c.checkpoint_every = 4;
+  auto s = Session::create(c);
+  s->run();  // checkpoints 4, 8, 12
+  s->finish("finished");
+  s.reset();
+  const fs::path ck8 = tmp / "run/checkpoints/step_000008.safetensors";
+  const std::string old12 = io::read_file(tmp / "run/checkpoints/step_000012.safetensors");
+  {
+    auto r = Session::resume(tmp / "run", 14, {}, tmp / "run/checkpoints/step_000004.safetensors");
+    EXPECT_EQ(r->step_count(), 4);
+    r->run();
+    r->finish("finished");
+  }
+  fs::path aside;
+  for (const auto& e : fs::directory_iterator(tmp / "run/checkpoints"))
+    if (e.is_directory()) aside = e.path();
+  ASSERT_FALSE(aside.empty()) << "later checkpoints were not moved aside";
+  EXPECT_EQ(io::read_file(aside / "step_000012.safetensors"), old12);
+  EXPECT_TRUE(fs::exists(aside / "step_000008.safetensors"));
+  EXPECT_EQ(Session::read_metrics(aside.parent_path().parent_path()).size(), 14u);
+  EXPECT_EQ(newest_checkpoint(tmp / "run").filename(), "step_000014.safetensors");
+  (void)ck8;
+
+  RunConfig other = tiny(tmp / "other");
+  other.seed = 5;
+  auto o = Session::create(other);
+  o->step();
+  o->finish("finished");
+  o.reset();
+  expect_error([&] { Session::resume(tmp / "run", 30, {}, tmp / "other/checkpoints/step_000001.safetensors"); },
+               {"belongs to another run", "'seed'"});
+}
+
+// The same checks for every source: set_number (JSON, CLI, checkpoints) and validate() (fields
+// set directly, as the GUI does) share one table of ranges.
+TEST(RunConfigNumbers, OneTableForEverySource) {
+  RunConfig c;
+  c.set_number("seed", nlohmann::json(18446744073709551615ull), "test");
+  EXPECT_EQ(c.seed, 18446744073709551615ull);
+  c.set_number("steps", nlohmann::json(1e6), "test");  // a whole number written as a float
+  EXPECT_EQ(c.steps, 1000000);
+  c.set_number("lr", nlohmann::json(0.001), "test");
+  EXPECT_FLOAT_EQ(c.lr_g, 0.001f);
+  EXPECT_FLOAT_EQ(c.lr_d, 0.001f);
+  expect_error([&] { c.set_number("width", nlohmann::json(int64_t{4294967304}), "--width"); }, {"--width", "out of range"});
+  expect_error([&] { c.set_number("gpu", nlohmann::json(-1), "--gpu"); }, {"--gpu", "out of range"});
+  expect_error([&] { c.set_number("batch", nlohmann::json::parse("1"), "x"); }, {"batch 1", "out of range"});  // unsigned
+  expect_error([&] { c.set_number("steps", nlohmann::json(1e19), "x"); }, {"steps", "out of range"});
+  EXPECT_EQ(c.width, 64) << "a refused value must not be stored";
+  expect_error([&] { RunConfig::from_json(nlohmann::json::parse(R"({"eval_samples": 2.5})"), "f.json"); },
+               {"eval_samples", "whole number", "f.json"});
+  RunConfig gui;
+  gui.synthetic_count = 5'000'000;
+  expect_error([&] { gui.validate(); }, {"synthetic_count", "--synthetic-count", "out of range"});
+  gui = RunConfig();
+  gui.gpu = 5000;
+  expect_error([&] { gui.validate(); }, {"--gpu", "out of range"});
+}
+
+// A skipped step changes no batch-norm running statistic (they used to be updated by the forward
+// pass whatever the gradients did, so a diverged run saved non-finite running_var). Every step
+// here overflows; a clean FP32 step does change them.
+TEST(Session, SkippedStepsLeaveBatchNormStatisticsAlone) {
+  TempDir tmp;
+  RunConfig c = tiny(tmp / "run");
+  c.precision = Precision::FP16;
+  c.scaler.init_scale = c.scaler.max_scale = c.scaler.min_scale = 1e30f;
+  auto s = Session::create(c);
+  auto running = [&] {
+    std::map<std::string, std::vector<float>> out;
+    for (const StateEntry& e : s->trainer().state())
+      if (e.name.find("running_") != std::string::npos) out[e.name] = to_host(s->backend(), *e.tensor);
+    return out;
+  };
+  const auto before = running();
+  ASSERT_FALSE(before.empty());
+  for (int i = 0; i < 4; ++i) s->step();
+  const auto rows = s->trainer().collect(true);
+  for (const StepMetrics& m : rows) ASSERT_TRUE(m.skipped_d && m.skipped_g) << "step " << m.step;
+  EXPECT_EQ(running(), before) << "skipped steps changed the running statistics";
+  s->set_precision(Precision::FP32);
+  s->step();
+  const auto after = running();
+  for (const auto& [name, v] : after) EXPECT_NE(v, before.at(name)) << name << " unchanged by a clean step";
 }

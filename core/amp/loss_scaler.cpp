@@ -2,14 +2,17 @@
 
 #include <cmath>
 #include <cstdio>
+#include <limits>
+#include <string>
 
 #include "core/common/error.h"
 
 namespace ampgan {
 
 LossScaler::LossScaler(Backend& b, const ew::ScalerConfig& cfg) : cfg_(cfg) {
-  if (!(cfg.init_scale > 0.0f) || !std::isfinite(cfg.init_scale))
-    throw Error("initial loss scale must be a positive finite number", "--init-scale", "the default is 65536");
+  check_loss_scale(cfg.init_scale, "--init-scale", "initial loss scale", "the default is 65536 = 2^16");
+  check_loss_scale(cfg.min_scale, "--min-scale", "loss-scale floor", "the default is 1");
+  check_loss_scale(cfg.max_scale, "--max-scale", "loss-scale ceiling", "the default is 16777216 = 2^24");
   if (!(cfg.growth_factor > 1.0f))
     throw Error("loss-scale growth factor must be above 1", "--growth", "the default is 2");
   if (!(cfg.backoff_factor > 0.0f && cfg.backoff_factor < 1.0f))
@@ -39,6 +42,18 @@ float LossScaler::scale(Backend& b) const {
 void LossScaler::set_state(Backend& b, float scale, float growth_tracker) {
   const float v[2] = {scale, growth_tracker};
   b.upload(state_, v, sizeof v);
+}
+
+void check_loss_scale(float v, const char* flag, const char* what, const char* default_hint) {
+  // Gradients are unscaled by multiplying with 1/S in FP32: below FP32's smallest normal number
+  // 1/S is inf, the scaled gradients stay finite (no step is skipped) and Adam writes NaN into
+  // every weight. Above FP32's largest number S itself is inf.
+  if (v >= std::numeric_limits<float>::min() && v <= std::numeric_limits<float>::max()) return;
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "%s %g is outside the usable range", what, static_cast<double>(v));
+  throw Error(buf, flag,
+              std::string("use a loss scale from 1.18e-38 (2^-126, FP32's smallest normal number, so that 1/S "
+                          "stays finite) to 3.4e38 (FP32's largest); ") + default_hint);
 }
 
 std::string scale_label(double scale) {

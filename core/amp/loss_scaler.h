@@ -39,6 +39,10 @@ class LossScaler {
   Tensor state_, unit_;
 };
 
+// Throws Error naming flag unless v is a loss scale the arithmetic survives: v and 1/v finite
+// and normal in FP32. Used by the run configuration's validation and by LossScaler itself.
+void check_loss_scale(float v, const char* flag, const char* what, const char* default_hint);
+
 // A loss scale for people: "2^16" for powers of two (what scales are, unless set by hand), else
 // four significant digits; "?" for a non-positive or non-finite value.
 std::string scale_label(double scale);

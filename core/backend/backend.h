@@ -159,6 +159,12 @@ class Backend {
   virtual void batchnorm_backward(const Tensor& x, const Tensor& dy, const Tensor& gamma,
                                   const Tensor& save_mean, const Tensor& save_invstd, Tensor& dx,
                                   Tensor& dgamma, Tensor& dbeta, bool accumulate) = 0;
+  // A training step's forward passes update staged copies of the running averages, since whether
+  // the step counts is known only after its backward pass. Then, for each pair i (FP32 tensors of
+  // equal size): if every scalars[skip_slots[j]] is 0, running[i] = staged[i] (commit); else
+  // staged[i] = running[i] (revert: a skipped step leaves the running averages as they were).
+  virtual void batchnorm_commit_running(const std::vector<Tensor>& running, const std::vector<Tensor>& staged,
+                                        const Tensor& scalars, const std::vector<int>& skip_slots) = 0;
 
   // ---- activations (y and dx may alias x and dy) ----
   virtual void activation_forward(ew::Act act, float alpha, const Tensor& x, Tensor& y) = 0;

@@ -115,6 +115,11 @@ void ProfilingBackend::batchnorm_backward(const Tensor& x, const Tensor& dy, con
   });
 }
 
+void ProfilingBackend::batchnorm_commit_running(const std::vector<Tensor>& running, const std::vector<Tensor>& staged,
+                                                const Tensor& scalars, const std::vector<int>& skip_slots) {
+  timed(OpFamily::BatchNorm, 0, [&] { inner_.batchnorm_commit_running(running, staged, scalars, skip_slots); });
+}
+
 void ProfilingBackend::activation_forward(ew::Act act, float alpha, const Tensor& x, Tensor& y) {
   timed(OpFamily::Elementwise, 0, [&] { inner_.activation_forward(act, alpha, x, y); });
 }

@@ -69,6 +69,8 @@ class ProfilingBackend final : public Backend {
   void batchnorm_backward(const Tensor& x, const Tensor& dy, const Tensor& gamma, const Tensor& save_mean,
                           const Tensor& save_invstd, Tensor& dx, Tensor& dgamma, Tensor& dbeta,
                           bool accumulate) override;
+  void batchnorm_commit_running(const std::vector<Tensor>& running, const std::vector<Tensor>& staged,
+                                const Tensor& scalars, const std::vector<int>& skip_slots) override;
 
   void activation_forward(ew::Act act, float alpha, const Tensor& x, Tensor& y) override;
   void activation_backward(ew::Act act, float alpha, const Tensor& y, const Tensor& dy, Tensor& dx) override;

@@ -85,18 +85,42 @@ void write_file_atomic(const fs::path& path, std::string_view bytes) {
   fsync_dir(path.parent_path());
 }
 
-std::string read_file(const fs::path& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+std::string read_file(const fs::path& path, uint64_t max_bytes) {
+  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, forever.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     const int err = errno;
     if (err == ENOENT) throw Error("File not found", path.string(), "Check the path");
     fail("Could not open the file", path, err);
   }
   struct stat st {};
-  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+  if (::fstat(fd, &st) != 0) {
+    const int err = errno;
+    ::close(fd);
+    fail("Could not open the file", path, err);
+  }
+  if (S_ISDIR(st.st_mode)) {
     ::close(fd);
     throw Error("This is a folder, not a file", path.string(), "Choose a file");
   }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    const char* kind = S_ISFIFO(st.st_mode) ? "a FIFO (named pipe)"
+                       : S_ISCHR(st.st_mode) ? "a character device"
+                       : S_ISBLK(st.st_mode) ? "a block device"
+                       : S_ISSOCK(st.st_mode) ? "a socket"
+                                              : "not a plain file";
+    throw Error(std::string("This is not a regular file but ") + kind, path.string(),
+                "Give a regular file; pipes and devices are not read (save the data to a file first)");
+  }
+  if (static_cast<uint64_t>(st.st_size) > max_bytes) {
+    ::close(fd);
+    throw Error("The file is " + std::to_string(st.st_size) + " bytes, more than the " + std::to_string(max_bytes) +
+                    " this kind of file can be",
+                path.string(), "Check that this is the file you meant");
+  }
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags >= 0) (void)::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
   std::string out;
   if (st.st_size > 0) out.reserve(static_cast<size_t>(st.st_size));
   std::vector<char> buf(1 << 20);
@@ -111,6 +135,11 @@ std::string read_file(const fs::path& path) {
     }
     if (r == 0) break;
     out.append(buf.data(), static_cast<size_t>(r));
+    if (out.size() > max_bytes) {  // the file grew while being read
+      ::close(fd);
+      throw Error("The file grew beyond " + std::to_string(max_bytes) + " bytes while being read", path.string(),
+                  "Read it when nothing is writing it");
+    }
   }
   ::close(fd);
   return out;

@@ -16,8 +16,14 @@ namespace ampgan::io {
 // old file, if any, is left as it was).
 void write_file_atomic(const std::filesystem::path& path, std::string_view bytes);
 
-// The whole file. Throws Error if it is missing, a folder or unreadable.
-std::string read_file(const std::filesystem::path& path);
+// The most read_file reads unless told otherwise: beyond any checkpoint or log a run writes.
+constexpr uint64_t kReadFileMaxBytes = uint64_t{16} << 30;
+// The most a settings file (--config, a run's config.json) may be.
+constexpr uint64_t kConfigFileMaxBytes = uint64_t{16} << 20;
+
+// The whole file. Throws Error if it is missing, a folder, not a regular file (a FIFO would block
+// the reader forever, a device such as /dev/zero never ends), larger than max_bytes, or unreadable.
+std::string read_file(const std::filesystem::path& path, uint64_t max_bytes = kReadFileMaxBytes);
 
 // Append-only text log. Each append_line writes one whole line ('\n' added) with a single
 // write(2), so it reaches the kernel at once (no user-space buffer to lose); sync() fsyncs.

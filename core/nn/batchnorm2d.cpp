@@ -13,6 +13,10 @@ BatchNorm2d::BatchNorm2d(Backend& b, const std::string& prefix, int channels, fl
   running_var_ = {prefix + "running_var", b.empty(Shape{channels}, DType::F32, MemCategory::Master)};
   b.fill(running_mean_.value, 0.0f);
   b.fill(running_var_.value, 1.0f);
+  staged_mean_ = b.empty(Shape{channels}, DType::F32, MemCategory::Master);
+  staged_var_ = b.empty(Shape{channels}, DType::F32, MemCategory::Master);
+  b.fill(staged_mean_, 0.0f);
+  b.fill(staged_var_, 1.0f);
   save_mean_ = b.empty(Shape{channels}, DType::F32, MemCategory::Workspace);
   save_invstd_ = b.empty(Shape{channels}, DType::F32, MemCategory::Workspace);
 }
@@ -27,8 +31,9 @@ const Tensor& BatchNorm2d::forward(Context& ctx, const Tensor& x) {
                                        running_var_.value, eps_, out_);
   } else {
     const bool update = ctx.mode == Mode::Train;
-    ctx.backend.batchnorm_forward_train(x, gamma_.master, beta_.master, running_mean_.value,
-                                        running_var_.value, momentum_, eps_, update, out_,
+    Tensor& mean = ctx.staged_running_stats ? staged_mean_ : running_mean_.value;
+    Tensor& var = ctx.staged_running_stats ? staged_var_ : running_var_.value;
+    ctx.backend.batchnorm_forward_train(x, gamma_.master, beta_.master, mean, var, momentum_, eps_, update, out_,
                                         save_mean_, save_invstd_);
     if (update) ++batches_tracked_;
   }

@@ -16,6 +16,10 @@ class BatchNorm2d final : public Layer {
   const Tensor& backward(Context& ctx, const Tensor& dy, bool need_dx) override;
   std::vector<Parameter*> parameters() override { return {&gamma_, &beta_}; }
   std::vector<StateBuffer*> buffers() override { return {&running_mean_, &running_var_}; }
+  void staged_pairs(std::vector<Tensor>& running, std::vector<Tensor>& staged) override {
+    running.insert(running.end(), {running_mean_.value, running_var_.value});
+    staged.insert(staged.end(), {staged_mean_, staged_var_});
+  }
   int64_t batches_tracked() const { return batches_tracked_; }
   void set_batches_tracked(int64_t n) { batches_tracked_ = n; }
 
@@ -24,6 +28,7 @@ class BatchNorm2d final : public Layer {
   float eps_, momentum_;
   Parameter gamma_, beta_;
   StateBuffer running_mean_, running_var_;
+  Tensor staged_mean_, staged_var_;  // what a staged training forward updates (equal to the running ones between steps)
   Tensor save_mean_, save_invstd_, x_, scratch_dgamma_, scratch_dbeta_;
   int64_t batches_tracked_ = 0;
 };

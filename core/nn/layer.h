@@ -22,6 +22,9 @@ struct Context {
   Mode mode = Mode::Train;
   bool param_grads = true;   // compute weight gradients in backward
   bool accumulate = false;   // add weight gradients to the existing ones instead of overwriting
+  // Training forwards update staged copies of the running statistics, which the caller commits
+  // or reverts once it knows whether the step counts (Sequential::commit_running_stats).
+  bool staged_running_stats = false;
 };
 
 // A trained tensor: FP32 master weights, the working copy the ops read (the master itself in
@@ -57,6 +60,8 @@ class Layer {
   virtual std::vector<Parameter*> parameters() { return {}; }
   virtual std::vector<StateBuffer*> buffers() { return {}; }
   virtual double flops(const Shape& /*in*/) const { return 0.0; }
+  // Running statistics with their staged copies (see Context::staged_running_stats).
+  virtual void staged_pairs(std::vector<Tensor>& /*running*/, std::vector<Tensor>& /*staged*/) {}
   // One power iteration of every spectral-normalised weight (once per discriminator step).
   virtual void update_spectral_norm(Backend& /*b*/) {}
 
@@ -87,6 +92,11 @@ class Sequential {
   std::vector<Parameter*> parameters();
   std::vector<StateBuffer*> buffers();
   std::vector<Tensor> gradients();  // in parameter order
+  // Commits the staged running statistics if every scalars[skip_slots[i]] is 0, else reverts
+  // them (Backend::batchnorm_commit_running): on the device, no host synchronisation.
+  void commit_running_stats(Backend& b, const Tensor& scalars, const std::vector<int>& skip_slots);
+  // Staged copies := running statistics, after these were loaded from a checkpoint.
+  void reset_staged_running_stats(Backend& b);
   void set_precision(Backend& b, DType compute);
   DType precision() const { return dtype_; }
   size_t size() const { return layers_.size(); }

@@ -1,6 +1,7 @@
 #include "core/train/checkpoint.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstring>
 #include <regex>
 
@@ -26,15 +27,64 @@ io::StTensor from_device(Backend& b, const std::string& name, const Tensor& t) {
   return st;
 }
 
-int64_t meta_int(const io::StFile& f, const std::string& key, const fs::path& file) {
+std::string meta_str(const io::StFile& f, const std::string& key, const fs::path& file) {
   auto it = f.metadata.find(key);
   if (it == f.metadata.end())
     throw Error("checkpoint metadata lacks '" + key + "'", file.string(),
-                "the file was not written by this version of AMP GAN Studio, or is damaged");
-  try {
-    return std::stoll(it->second);
-  } catch (...) {
-    throw Error("checkpoint metadata '" + key + "' is not a number", file.string());
+                "the file was not written by this version of AMP GAN Studio, or is damaged; use another checkpoint");
+  return it->second;
+}
+
+// A whole number in [lo, hi], or Error naming the key and the file (never a bare "stoll").
+int64_t meta_int(const io::StFile& f, const std::string& key, const fs::path& file, int64_t lo, int64_t hi) {
+  const std::string v = meta_str(f, key, file);
+  int64_t x = 0;
+  const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+  if (v.empty() || ec != std::errc() || end != v.data() + v.size() || x < lo || x > hi)
+    throw Error("checkpoint metadata '" + key + "' is '" + v.substr(0, 40) + "', not a whole number from " +
+                    std::to_string(lo) + " to " + std::to_string(hi),
+                file.string(), "the file is damaged or was edited; use another checkpoint (resume --checkpoint FILE)");
+  return x;
+}
+
+}  // namespace
+
+int64_t step_of_checkpoint_name(const fs::path& file) {
+  static const std::regex re("step_([0-9]+)\\.safetensors");
+  std::smatch m;
+  const std::string n = file.filename().string();
+  if (!std::regex_match(n, m, re)) return -1;
+  int64_t x = 0;
+  const std::string digits = m[1];
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), x);
+  if (ec != std::errc() || end != digits.data() + digits.size() || x > kMaxSteps)
+    throw Error("the checkpoint file name's step number is out of range (at most " + std::to_string(kMaxSteps) + ")",
+                file.string(), "no run writes such a file; rename or remove it");
+  return x;
+}
+
+namespace {
+
+// The shapes that encode width, resolution and channels, checked against the checkpoint's own
+// configuration before a model of that configuration is allocated (a width of 1024 in an edited
+// config would otherwise cost gigabytes before the first mismatch is noticed).
+void check_shapes_fit_config(const io::StFile& f, const fs::path& file, const RunConfig& c, int channels) {
+  DcganSpec spec;
+  spec.res = c.res;
+  spec.width = c.width;
+  spec.channels = channels;
+  const int64_t top = int64_t{spec.width} << (spec.blocks() - 1);
+  const std::pair<const char*, std::vector<int64_t>> expect[] = {
+      {"G.0.weight", {spec.latent, 4, 4, top}},          // ConvTranspose2d (in, kH, kW, out)
+      {"D.0.weight", {spec.width, 4, 4, int64_t{channels}}},  // Conv2d (out, kH, kW, in)
+  };
+  for (const auto& [name, shape] : expect) {
+    const io::StTensor* t = f.find(name);
+    if (!t || t->shape != shape)
+      throw Error(std::string("checkpoint's tensors do not fit its own configuration (res ") + std::to_string(c.res) +
+                      ", width " + std::to_string(c.width) + ", " + std::to_string(channels) + " channels): '" +
+                      name + "' is " + (t ? "of another shape" : "missing"),
+                  file.string(), "the file is damaged or its metadata was edited; use another checkpoint");
   }
 }
 
@@ -60,27 +110,50 @@ void save_checkpoint(const fs::path& file, Trainer& trainer, const RunConfig& co
 }
 
 io::StFile read_checkpoint(const fs::path& file, CheckpointInfo* info) {
-  if (!fs::exists(file))
+  std::error_code ec;
+  if (!fs::exists(file, ec))
     throw Error("no such checkpoint", file.string(), "give the path of a .safetensors file in a run's checkpoints/ folder");
+  (void)step_of_checkpoint_name(file);  // an impossible step_N name is refused before reading
   io::StFile f = io::read_safetensors(file);
   auto fmt = f.metadata.find("format");
   if (fmt == f.metadata.end() || fmt->second != kCheckpointFormat)
     throw Error("not an AMP GAN Studio checkpoint (no '" + std::string(kCheckpointFormat) + "' format tag)",
                 file.string(), "use a file from a run's checkpoints/ folder");
-  if (info) {
-    info->step = meta_int(f, "step", file);
-    info->batches_consumed = meta_int(f, "batches_consumed", file);
-    info->channels = static_cast<int>(meta_int(f, "channels", file));
-    info->precision = parse_precision(f.metadata.at("precision"));
-    auto cfg = f.metadata.find("config");
-    if (cfg == f.metadata.end()) throw Error("checkpoint metadata lacks the run configuration", file.string());
-    try {
-      info->config = RunConfig::from_json(nlohmann::json::parse(cfg->second), file.string());
-    } catch (const nlohmann::json::exception&) {
-      throw Error("checkpoint's configuration is not valid JSON", file.string(), "the file is damaged");
-    }
+  // Everything is checked here, before a caller writes anything: resume trims the logs and
+  // rewrites config.json on the strength of these numbers.
+  CheckpointInfo local;
+  CheckpointInfo& i = info ? *info : local;
+  i.step = meta_int(f, "step", file, 0, kMaxSteps);
+  i.batches_consumed = meta_int(f, "batches_consumed", file, 0, kMaxSteps);
+  i.channels = static_cast<int>(meta_int(f, "channels", file, 1, 3));
+  if (i.channels == 2) throw Error("checkpoint metadata 'channels' is 2, not 1 or 3", file.string(), "the file is damaged");
+  try {
+    i.precision = parse_precision(meta_str(f, "precision", file));
+  } catch (const Error& e) {
+    if (e.subject() == file.string()) throw;
+    throw Error("checkpoint metadata 'precision' is not fp32, tf32, fp16 or bf16", file.string(), "the file is damaged");
   }
+  const std::string cfg = meta_str(f, "config", file);
+  try {
+    i.config = RunConfig::from_json(nlohmann::json::parse(cfg), file.string());
+    i.config.validate();
+  } catch (const nlohmann::json::exception&) {
+    throw Error("checkpoint's configuration is not valid JSON", file.string(), "the file is damaged");
+  } catch (const Error& e) {
+    if (e.subject() == file.string()) throw;
+    throw Error("checkpoint's embedded configuration is invalid: " + e.what_failed() + " (" + e.subject() + ")",
+                file.string(), "the file is damaged or was edited; use another checkpoint (resume --checkpoint FILE)");
+  }
+  check_shapes_fit_config(f, file, i.config, i.channels);
   return f;
+}
+
+void check_step_matches_name(const CheckpointInfo& info, const fs::path& file) {
+  const int64_t named = step_of_checkpoint_name(file);
+  if (named >= 0 && named != info.step)
+    throw Error("the checkpoint says step " + std::to_string(info.step) + " but its file name says step " +
+                    std::to_string(named),
+                file.string(), "the file was renamed or edited; rename it back, or use another checkpoint");
 }
 
 void load_checkpoint(const io::StFile& f, const fs::path& file, Trainer& trainer) {
@@ -119,6 +192,7 @@ std::unique_ptr<Trainer> trainer_from_checkpoint(Backend& b, const fs::path& fil
   const io::StFile f = read_checkpoint(file, &i);
   auto t = std::make_unique<Trainer>(b, i.config.trainer_config(i.channels));
   load_checkpoint(f, file, *t);
+  check_step_matches_name(i, file);
   t->set_iteration(i.step);
   t->set_precision(i.precision);
   return t;
@@ -127,15 +201,17 @@ std::unique_ptr<Trainer> trainer_from_checkpoint(Backend& b, const fs::path& fil
 fs::path newest_checkpoint(const fs::path& run_dir) {
   const fs::path dir = run_dir / "checkpoints";
   fs::path best;
-  long long best_step = -1;
+  int64_t best_step = -1;
   std::error_code ec;
   if (fs::is_directory(dir, ec)) {
-    static const std::regex re("step_([0-9]+)\\.safetensors");
     for (const auto& entry : fs::directory_iterator(dir, ec)) {
-      std::smatch m;
-      const std::string n = entry.path().filename().string();
-      if (std::regex_match(n, m, re) && std::stoll(m[1]) > best_step) {
-        best_step = std::stoll(m[1]);
+      // Only regular files: a folder or a FIFO named like a checkpoint would hide the real
+      // newest one, or block the reader forever.
+      std::error_code ec2;
+      if (!entry.is_regular_file(ec2)) continue;
+      const int64_t step = step_of_checkpoint_name(entry.path());
+      if (step > best_step) {
+        best_step = step;
         best = entry.path();
       }
     }
@@ -143,7 +219,7 @@ fs::path newest_checkpoint(const fs::path& run_dir) {
   if (best.empty())
     throw Error("the run folder holds no checkpoint", run_dir.string(),
                 "a checkpoint is written every --checkpoint-every steps and when training stops; "
-                "start a new run with 'ampgan train' instead");
+                "start a new run with 'ampgan train --out' another folder (or remove this one first)");
   return best;
 }
 

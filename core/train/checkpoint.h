@@ -25,13 +25,24 @@ constexpr const char* kCheckpointFormat = "ampgan-checkpoint-1";
 
 void save_checkpoint(const std::filesystem::path& file, Trainer& trainer, const RunConfig& config,
                      int64_t batches_consumed);
-// Reads and validates a checkpoint file (format, metadata); throws Error naming the file.
+// Reads and validates a checkpoint file: format; metadata (step in range and equal to the one in a
+// step_N file name, data position, channels, precision, the embedded configuration); and the
+// shapes that the configuration fixes, before anything is allocated for it. Throws Error naming
+// the file.
 io::StFile read_checkpoint(const std::filesystem::path& file, CheckpointInfo* info);
+// Throws Error if file is named step_N.safetensors and N is not info.step (a renamed or edited
+// file, which would misplace the run's history). Separate from read_checkpoint so that a file of
+// another model is reported as that first (by load_checkpoint).
+void check_step_matches_name(const CheckpointInfo& info, const std::filesystem::path& file);
 // Writes the file's tensors into the trainer; every name and shape must match.
 void load_checkpoint(const io::StFile& f, const std::filesystem::path& file, Trainer& trainer);
-// checkpoints/step_NNNNNN.safetensors with the highest step; throws Error if there is none.
+// The regular file checkpoints/step_N.safetensors with the highest step (folders and FIFOs of
+// such names are ignored); throws Error if there is none.
 std::filesystem::path newest_checkpoint(const std::filesystem::path& run_dir);
 std::filesystem::path checkpoint_path(const std::filesystem::path& run_dir, int64_t step);
+// The step in a checkpoint file name "step_N.safetensors"; -1 for other names. Throws Error for a
+// step beyond kMaxSteps (a name no run writes, e.g. step_99999999999999999999).
+int64_t step_of_checkpoint_name(const std::filesystem::path& file);
 
 // A Trainer rebuilt from a checkpoint alone (its metadata holds the configuration), in the
 // precision it was saved in; for sampling, export and evaluation.

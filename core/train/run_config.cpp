@@ -1,11 +1,14 @@
 #include "core/train/run_config.h"
 
 #include <cmath>
+#include <limits>
 #include <filesystem>
 
+#include "core/amp/loss_scaler.h"
 #include "core/common/error.h"
 
 namespace ampgan {
+
 
 const char* loss_name(LossKind k) { return k == LossKind::Hinge ? "hinge" : "bce"; }
 
@@ -51,35 +54,147 @@ nlohmann::json RunConfig::to_json() const {
   return j;
 }
 
+namespace {
+
+// The numeric settings, each with its allowed range: the one place where numbers from outside
+// (CLI flags, JSON files, checkpoints' embedded configs via set_number; the GUI's fields via
+// validate) are checked, and the only place they are narrowed to their fields' types, after the
+// check. Semantic checks with more specific messages stay in validate().
+struct IntSetting {
+  const char* key;
+  const char* flag;
+  int64_t lo, hi;
+  const char* hint;
+  int64_t (*get)(const RunConfig&);
+  void (*set)(RunConfig&, int64_t);
+};
+
+#define AMPGAN_INT_FIELD(field)                                \
+  [](const RunConfig& c) -> int64_t { return c.field; },       \
+      [](RunConfig& c, int64_t v) { c.field = static_cast<decltype(c.field)>(v); }
+
+constexpr int64_t kIntMax = std::numeric_limits<int>::max();
+
+const IntSetting kIntSettings[] = {
+    {"channels", "--nc", 0, 3, "use 0 (the dataset's own), 1 (grey) or 3 (RGB)", AMPGAN_INT_FIELD(channels)},
+    {"synthetic_count", "--synthetic-count", 2, 1'000'000, "the default is 10000", AMPGAN_INT_FIELD(synthetic_count)},
+    {"res", "--res", 32, 128, "use 32, 64 or 128", AMPGAN_INT_FIELD(res)},
+    {"width", "--width", 1, 1024, "DCGAN uses 64", AMPGAN_INT_FIELD(width)},
+    {"batch", "--batch", 2, 65536, "batch norm needs two samples; DCGAN uses 64", AMPGAN_INT_FIELD(batch)},
+    {"steps", "--steps", 1, kMaxSteps, "the default is 2000", AMPGAN_INT_FIELD(steps)},
+    {"gpu", "--gpu", 0, 1023, "'ampgan devices' lists the GPUs", AMPGAN_INT_FIELD(gpu)},
+    {"growth_interval", "--growth-interval", 1, kIntMax, "the default is 2000", AMPGAN_INT_FIELD(scaler.growth_interval)},
+    {"sample_every", "--sample-every", 0, kIntMax, "0 means only at the end", AMPGAN_INT_FIELD(sample_every)},
+    {"checkpoint_every", "--checkpoint-every", 0, kIntMax, "0 means only at the end", AMPGAN_INT_FIELD(checkpoint_every)},
+    {"eval_every", "--eval-every", 0, kIntMax, "0 means never", AMPGAN_INT_FIELD(eval_every)},
+    {"eval_samples", "--eval-samples", 2, 1'000'000, "use 1024 or more for stable numbers", AMPGAN_INT_FIELD(eval_samples)},
+    {"hist_every", "hist_every", 0, kIntMax, "0 means never", AMPGAN_INT_FIELD(hist_every)},
+};
+#undef AMPGAN_INT_FIELD
+
+// FP32 settings: any number FP32 can hold gets through here (narrowing a larger double is
+// undefined behaviour); their meaningful ranges are checked, with specific messages, in validate().
+struct RealSetting {
+  const char* key;
+  void (*set)(RunConfig&, float);
+};
+
+const RealSetting kRealSettings[] = {
+    {"lr", [](RunConfig& c, float v) { c.lr_g = c.lr_d = v; }},
+    {"lr_g", [](RunConfig& c, float v) { c.lr_g = v; }},
+    {"lr_d", [](RunConfig& c, float v) { c.lr_d = v; }},
+    {"beta1", [](RunConfig& c, float v) { c.beta1 = v; }},
+    {"beta2", [](RunConfig& c, float v) { c.beta2 = v; }},
+    {"init_scale", [](RunConfig& c, float v) { c.scaler.init_scale = v; }},
+    {"growth_factor", [](RunConfig& c, float v) { c.scaler.growth_factor = v; }},
+    {"backoff_factor", [](RunConfig& c, float v) { c.scaler.backoff_factor = v; }},
+    {"min_scale", [](RunConfig& c, float v) { c.scaler.min_scale = v; }},
+    {"max_scale", [](RunConfig& c, float v) { c.scaler.max_scale = v; }},
+};
+
+const IntSetting* find_int(const std::string& key) {
+  for (const IntSetting& s : kIntSettings)
+    if (key == s.key) return &s;
+  return nullptr;
+}
+
+const RealSetting* find_real(const std::string& key) {
+  for (const RealSetting& s : kRealSettings)
+    if (key == s.key) return &s;
+  return nullptr;
+}
+
+std::string text_of(const nlohmann::json& v) { return v.dump().substr(0, 40); }
+
+template <typename T>
+[[noreturn]] void out_of_range(const std::string& value, const std::string& where, T lo, T hi, const std::string& hint) {
+  throw Error(value + " is out of range", where,
+              "use a whole number from " + std::to_string(lo) + " to " + std::to_string(hi) + "; " + hint);
+}
+
+// v as a whole number in [lo, hi] (uint64 for the seed), checked before any conversion: a bool,
+// a string, a fraction, or a value beyond the range (even beyond int64, as 1e19) is refused.
+template <typename T>
+T whole_number(const nlohmann::json& v, const std::string& label, const std::string& where, T lo, T hi,
+               const std::string& hint) {
+  if (!v.is_number())
+    throw Error(label + " must be a whole number, not " + text_of(v), where, "write it as a number without quotes, e.g. 64");
+  if (v.is_number_float()) {
+    const double d = v.get<double>();
+    if (!(d == std::floor(d)))
+      throw Error(label + " must be a whole number, not " + text_of(v), where, "write it without a fractional part");
+    // Compared in long double, where every int64 and uint64 is exact (a double rounds
+    // UINT64_MAX up to 2^64, which must not pass).
+    const long double ld = d;
+    if (!(ld >= static_cast<long double>(lo) && ld <= static_cast<long double>(hi)))
+      out_of_range(label + " " + text_of(v), where, lo, hi, hint);
+    return static_cast<T>(ld);
+  }
+  if (v.is_number_unsigned()) {
+    const uint64_t u = v.get<uint64_t>();
+    if (u > static_cast<uint64_t>(hi) || (lo > 0 && u < static_cast<uint64_t>(lo))) out_of_range(label + " " + text_of(v), where, lo, hi, hint);
+    return static_cast<T>(u);
+  }
+  const int64_t i = v.get<int64_t>();
+  if (i < 0 && lo >= 0) out_of_range(label + " " + text_of(v), where, lo, hi, hint);
+  if (static_cast<T>(i) < lo || static_cast<T>(i) > hi)
+    out_of_range(label + " " + text_of(v), where, lo, hi, hint);
+  return static_cast<T>(i);
+}
+
+}  // namespace
+
+bool RunConfig::is_number_setting(const std::string& key) {
+  return key == "seed" || find_int(key) || find_real(key);
+}
+
+void RunConfig::set_number(const std::string& key, const nlohmann::json& v, const std::string& where) {
+  if (key == "seed") {
+    seed = whole_number<uint64_t>(v, key, where, 0, std::numeric_limits<uint64_t>::max(), "the default is 0");
+  } else if (const IntSetting* s = find_int(key)) {
+    s->set(*this, whole_number<int64_t>(v, key, where, s->lo, s->hi, s->hint));
+  } else if (const RealSetting* r = find_real(key)) {
+    if (!v.is_number()) throw Error(key + " must be a number, not " + text_of(v), where, "write it as a number without quotes");
+    const double d = v.get<double>();
+    if (std::isfinite(d) && std::fabs(d) > std::numeric_limits<float>::max())
+      throw Error(key + " " + text_of(v) + " is beyond FP32's range (3.4e38)", where, "use a smaller number");
+    r->set(*this, static_cast<float>(d));
+  } else {
+    throw Error("unknown numeric setting '" + key + "'", where);
+  }
+}
+
 void RunConfig::apply_json(const nlohmann::json& j, const std::string& source) {
   if (!j.is_object()) throw Error("configuration is not a JSON object", source, "see README.md for an example");
   for (auto it = j.begin(); it != j.end(); ++it) {
     const std::string& k = it.key();
     const nlohmann::json& v = it.value();
     try {
-      if (k == "dataset") dataset = v.get<std::string>();
-      else if (k == "channels") channels = v.get<int>();
-      else if (k == "synthetic_count") synthetic_count = v.get<int>();
-      else if (k == "res") res = v.get<int>();
-      else if (k == "width") width = v.get<int>();
-      else if (k == "batch") batch = v.get<int>();
-      else if (k == "steps") steps = v.get<int64_t>();
+      if (is_number_setting(k)) set_number(k, v, "'" + k + "' in " + source);
+      else if (k == "dataset") dataset = v.get<std::string>();
       else if (k == "precision") precision = parse_precision(v.get<std::string>());
       else if (k == "backend") backend = v.get<std::string>();
-      else if (k == "gpu") gpu = v.get<int>();
       else if (k == "loss") loss = parse_loss(v.get<std::string>());
-      else if (k == "lr") lr_g = lr_d = v.get<float>();
-      else if (k == "lr_g") lr_g = v.get<float>();
-      else if (k == "lr_d") lr_d = v.get<float>();
-      else if (k == "beta1") beta1 = v.get<float>();
-      else if (k == "beta2") beta2 = v.get<float>();
-      else if (k == "seed") seed = v.get<uint64_t>();
-      else if (k == "init_scale") scaler.init_scale = v.get<float>();
-      else if (k == "growth_factor") scaler.growth_factor = v.get<float>();
-      else if (k == "backoff_factor") scaler.backoff_factor = v.get<float>();
-      else if (k == "growth_interval") scaler.growth_interval = v.get<int>();
-      else if (k == "min_scale") scaler.min_scale = v.get<float>();
-      else if (k == "max_scale") scaler.max_scale = v.get<float>();
       else if (k == "scaler") {
         const std::string s = v.get<std::string>();
         if (s != "shared" && s != "per-network")
@@ -87,11 +202,6 @@ void RunConfig::apply_json(const nlohmann::json& j, const std::string& source) {
         shared_scaler = s == "shared";
       } else if (k == "bf16_loss_scaling") bf16_loss_scaling = v.get<bool>();
       else if (k == "cuda_graphs") use_graphs = v.get<bool>();
-      else if (k == "sample_every") sample_every = v.get<int>();
-      else if (k == "checkpoint_every") checkpoint_every = v.get<int>();
-      else if (k == "eval_every") eval_every = v.get<int>();
-      else if (k == "eval_samples") eval_samples = v.get<int>();
-      else if (k == "hist_every") hist_every = v.get<int>();
       else if (k == "name") name = v.get<std::string>();
       else if (k == "out") out_dir = v.get<std::string>();
       else throw Error("unknown setting '" + k + "'", source, "check the spelling; README.md lists the keys");
@@ -130,8 +240,9 @@ void RunConfig::validate() const {
   if (gpu < 0) throw Error("GPU index must not be negative", "--gpu", "'ampgan devices' lists the GPUs");
   if (backend != "auto" && backend != "cpu" && backend != "cuda")
     throw Error("unknown backend '" + backend + "'", "--backend", "use auto, cpu or cuda");
-  if (!(scaler.init_scale > 0) || !std::isfinite(scaler.init_scale))
-    throw Error("initial loss scale must be a positive finite number", "--init-scale", "the default is 65536");
+  check_loss_scale(scaler.init_scale, "--init-scale", "initial loss scale", "the default is 65536 = 2^16");
+  check_loss_scale(scaler.min_scale, "--min-scale", "loss-scale floor", "the default is 1");
+  check_loss_scale(scaler.max_scale, "--max-scale", "loss-scale ceiling", "the default is 16777216 = 2^24");
   if (!(scaler.growth_factor > 1)) throw Error("loss-scale growth factor must be above 1", "--growth");
   if (!(scaler.backoff_factor > 0 && scaler.backoff_factor < 1))
     throw Error("loss-scale backoff factor must lie between 0 and 1", "--backoff");
@@ -143,6 +254,11 @@ void RunConfig::validate() const {
   if (eval_every > 0 && eval_samples < 64)
     throw Error("evaluation needs at least 64 samples", "--eval-samples", "use 1024 or more for stable numbers");
   if (synthetic_count < 2) throw Error("synthetic dataset needs at least 2 images", "--synthetic-count");
+  // Every integer within its range, whoever set it (the GUI sets fields directly).
+  for (const IntSetting& s : kIntSettings) {
+    const int64_t v = s.get(*this);
+    if (v < s.lo || v > s.hi) out_of_range(std::string(s.key) + " " + std::to_string(v), s.flag, s.lo, s.hi, s.hint);
+  }
 }
 
 TrainerConfig RunConfig::trainer_config(int dataset_channels) const {

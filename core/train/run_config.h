@@ -14,6 +14,10 @@
 
 namespace ampgan {
 
+// The most training steps a run may have (and so the largest step a checkpoint may claim):
+// far beyond any real run, far below where step arithmetic could overflow.
+constexpr int64_t kMaxSteps = 1'000'000'000'000;
+
 struct RunConfig {
   // data
   std::string dataset = "synthetic";  // synthetic | fashion-mnist | mnist | path to IDX file or image folder
@@ -50,6 +54,12 @@ struct RunConfig {
   // Unknown keys are an error (a typo must not silently train something else).
   static RunConfig from_json(const nlohmann::json& j, const std::string& source);
   void apply_json(const nlohmann::json& j, const std::string& source);
+  // The one door for numbers from outside (JSON files, checkpoints' configs, CLI flags): sets the
+  // numeric setting `key` (a JSON key, e.g. "width") from v after checking its type and range
+  // before any narrowing: booleans, strings, fractions where whole numbers belong, and values out
+  // of range (e.g. width 4294967304, "steps": 1e19, "seed": -1) throw Error naming `where`.
+  void set_number(const std::string& key, const nlohmann::json& v, const std::string& where);
+  static bool is_number_setting(const std::string& key);
   void validate() const;  // throws Error naming the bad setting and what to use instead
   TrainerConfig trainer_config(int dataset_channels) const;
   std::string default_name() const;  // "<dataset>-<precision>"

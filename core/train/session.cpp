@@ -19,7 +19,8 @@ namespace fs = std::filesystem;
 namespace {
 
 // A network whose gradients were inf/NaN this many steps in a row has diverged: stop rather than
-// burn time (the weights are intact: skipped steps change nothing).
+// burn time. Skipped steps change no weight, but the state may have gone non-finite before
+// (see nonfinite_state), so the stop message checks rather than assumes.
 constexpr int kMaxConsecutiveSkips = 200;
 constexpr int kGridSide = 8;
 
@@ -47,9 +48,83 @@ std::vector<std::string> split_csv(const std::string& line) {
   return out;
 }
 
+// Names of the FP32 training-state tensors (weights, Adam moments, batch-norm statistics) that
+// hold inf or NaN.
+std::vector<std::string> nonfinite_state(Trainer& t) {
+  t.backend().synchronize();
+  std::vector<std::string> bad;
+  std::vector<float> v;
+  for (const StateEntry& e : t.state()) {
+    if (e.tensor->dtype() != DType::F32) continue;
+    v.resize(static_cast<size_t>(e.tensor->numel()));
+    t.backend().download(*e.tensor, v.data(), e.tensor->nbytes());
+    if (!std::all_of(v.begin(), v.end(), [](float x) { return std::isfinite(x); })) bad.push_back(e.name);
+  }
+  return bad;
+}
+
+// True if dir holds anything but an unheld lock file (which a refused or failed start may leave).
+bool holds_files(const fs::path& dir) {
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (e.path().filename() != io::kRunLockName) return true;
+  return false;
+}
+
+bool has_checkpoint(const fs::path& dir) {
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir / "checkpoints", ec))
+    if (e.path().extension() == ".safetensors") return true;
+  return false;
+}
+
+void refuse_nonempty(const fs::path& dir) {
+  const std::string holder = io::run_lock_holder(dir);
+  if (!holder.empty())
+    throw Error("the output folder is in use: another writer holds its lock (" + holder + ")", dir.string(),
+                "choose another --out; one run folder takes one writer at a time");
+  throw Error("the output folder already holds files (it was left untouched)", dir.string(),
+              has_checkpoint(dir) ? "continue it with 'ampgan resume " + dir.string() + "' or choose another --out"
+                                  : "it has no checkpoint to continue from: choose another --out, or remove the "
+                                    "folder if you no longer need it");
+}
+
+// A checkpoint given to resume must come from the run: the settings that make a run what it is
+// must agree (learning rates and targets may differ: they change during a run).
+void check_same_run(const RunConfig& ck, const RunConfig& run, const fs::path& file, const fs::path& run_dir) {
+  const std::pair<const char*, bool> same[] = {
+      {"dataset", ck.dataset == run.dataset}, {"res", ck.res == run.res},
+      {"width", ck.width == run.width},       {"channels", ck.channels == run.channels},
+      {"batch", ck.batch == run.batch},       {"seed", ck.seed == run.seed},
+      {"loss", ck.loss == run.loss},          {"scaler", ck.shared_scaler == run.shared_scaler}};
+  for (const auto& [key, equal] : same)
+    if (!equal)
+      throw Error("the checkpoint belongs to another run: its '" + std::string(key) + "' differs from " +
+                      (run_dir / "config.json").string(),
+                  file.string(), "give a checkpoint of this run (from " + (run_dir / "checkpoints").string() + ")");
+}
+
+// Moves `files` and copies of the logs into checkpoints/superseded-after-<step>-<time>/.
+fs::path set_aside(const fs::path& run_dir, const std::vector<fs::path>& files, int64_t step) {
+  const fs::path dir = run_dir / "checkpoints" / ("superseded-after-" + std::to_string(step) + "-" + timestamp());
+  io::ensure_writable_dir(dir);
+  for (const char* log : {"metrics.csv", "events.jsonl"})
+    if (fs::exists(run_dir / log)) io::write_file_atomic(dir / log, io::read_file(run_dir / log));
+  for (const fs::path& f : files) {
+    std::error_code ec;
+    fs::rename(f, dir / f.filename(), ec);
+    if (ec) throw Error("could not move a later checkpoint aside: " + ec.message(), f.string(), "check the folder's permissions");
+  }
+  return dir;
+}
+
 }  // namespace
 
 Session::~Session() = default;
+
+void Session::take_lock(const SessionOptions& opt) {
+  lock_ = std::make_unique<io::RunLock>(dir_, opt.writer.empty() ? io::this_command_line() : opt.writer);
+}
 
 void Session::build(const SessionOptions& opt, int channels_override) {
   listener_ = opt.listener;
@@ -88,13 +163,19 @@ std::unique_ptr<Session> Session::create(const RunConfig& cfg, const SessionOpti
   if (fs::exists(s->dir_, ec)) {
     if (!fs::is_directory(s->dir_, ec))
       throw Error("the output folder is a file", s->dir_.string(), "choose another --out");
-    if (!fs::is_empty(s->dir_, ec))
-      throw Error("the output folder already holds files (it was left untouched)", s->dir_.string(),
-                  "continue it with 'ampgan resume " + s->dir_.string() + "' or choose another --out");
+    if (holds_files(s->dir_)) refuse_nonempty(s->dir_);
   }
   // Load and check everything before creating the folder, so bad input leaves nothing behind.
   s->build(opt, 0);
   io::ensure_writable_dir(s->dir_);
+  // Under the lock the emptiness check and the first write are one step: of two writers started
+  // at once, one gets the lock and the other an error, and a writer that got the lock after
+  // another finished finds its files.
+  s->take_lock(opt);
+  if (holds_files(s->dir_)) {
+    if (s->lock_->created_file()) fs::remove(s->lock_->path(), ec);
+    refuse_nonempty(s->dir_);
+  }
   io::ensure_writable_dir(s->dir_ / "samples");
   io::ensure_writable_dir(s->dir_ / "checkpoints");
   io::write_file_atomic(s->dir_ / "config.json", s->cfg_.to_json().dump(2) + "\n");
@@ -127,9 +208,12 @@ std::unique_ptr<Session> Session::resume(const fs::path& run_dir, int64_t total_
     throw Error("no such run folder", run_dir.string(), "give the folder 'ampgan train' created (under runs/)");
   if (!fs::exists(run_dir / "config.json"))
     throw Error("not a run folder: it has no config.json", run_dir.string(), "give the folder 'ampgan train' created");
+  std::unique_ptr<Session> s(new Session());
+  s->dir_ = run_dir;
+  s->take_lock(opt);  // before anything is read: what is read must not change under us
   RunConfig cfg;
   try {
-    cfg = RunConfig::from_json(nlohmann::json::parse(io::read_file(run_dir / "config.json")),
+    cfg = RunConfig::from_json(nlohmann::json::parse(io::read_file(run_dir / "config.json", io::kConfigFileMaxBytes)),
                                (run_dir / "config.json").string());
   } catch (const nlohmann::json::exception&) {
     throw Error("config.json is not valid JSON", (run_dir / "config.json").string(), "restore it or start a new run");
@@ -137,30 +221,40 @@ std::unique_ptr<Session> Session::resume(const fs::path& run_dir, int64_t total_
   const fs::path ckpt = checkpoint.empty() ? newest_checkpoint(run_dir) : checkpoint;
   CheckpointInfo info;
   const io::StFile file = read_checkpoint(ckpt, &info);
+  if (!checkpoint.empty()) check_same_run(info.config, cfg, ckpt, run_dir);
+  // Checkpoints after the chosen one belong to a history that is about to be retrained: they
+  // are moved aside (with the logs as they were), not overwritten one by one.
+  std::vector<fs::path> newer;
+  for (const auto& entry : fs::directory_iterator(run_dir / "checkpoints", ec)) {
+    std::error_code ec2;
+    if (entry.is_regular_file(ec2) && step_of_checkpoint_name(entry.path()) > info.step) newer.push_back(entry.path());
+  }
   if (total_steps > 0) cfg.steps = total_steps;
   if (cfg.steps <= info.step)
     throw Error("the run is already at step " + std::to_string(info.step), "--steps",
                 "give a target above " + std::to_string(info.step));
   cfg.validate();
-  std::unique_ptr<Session> s(new Session());
   s->cfg_ = cfg;
-  s->dir_ = run_dir;
   s->build(opt, info.channels);
   if (s->data_->channels != info.channels)
     throw Error("the dataset now has " + std::to_string(s->data_->channels) + " channels, the checkpoint " +
                     std::to_string(info.channels),
                 cfg.dataset, "resume with the same dataset the run was trained on");
   load_checkpoint(file, ckpt, *s->trainer_);
+  check_step_matches_name(info, ckpt);
   s->trainer_->set_iteration(info.step);
   s->trainer_->set_precision(info.precision);
   s->last_checkpoint_step_ = info.step;
   s->last_samples_step_ = info.step;
+  s->loader_ = std::make_unique<data::BatchLoader>(*s->data_, cfg.batch, cfg.seed, info.batches_consumed);
+  // The first write to the folder: everything fallible above is done.
+  fs::path aside;
+  if (!newer.empty()) aside = set_aside(run_dir, newer, info.step);
   // Rows and events after the checkpoint describe steps that will now be trained again.
   s->trim_logs(info.step);
   io::write_file_atomic(run_dir / "config.json", cfg.to_json().dump(2) + "\n");
   s->metrics_log_ = std::make_unique<io::AppendLog>(run_dir / "metrics.csv");
   s->events_log_ = std::make_unique<io::AppendLog>(run_dir / "events.jsonl");
-  s->loader_ = std::make_unique<data::BatchLoader>(*s->data_, cfg.batch, cfg.seed, info.batches_consumed);
   RunEvent e;
   e.step = info.step;
   e.type = "resume";
@@ -169,6 +263,14 @@ std::unique_ptr<Session> Session::resume(const fs::path& run_dir, int64_t total_
   e.data["checkpoint"] = ckpt.string();
   s->emit_event(e);
   if (!s->backend_note_.empty()) s->emit_event({info.step, 0, "warning", "", s->backend_note_});
+  if (!aside.empty())
+    s->emit_event({info.step, 0, "warning", "",
+                   std::to_string(newer.size()) + " later checkpoints and the logs as they were moved to " +
+                       aside.string()});
+  if (!s->lock_->stale_holder().empty())
+    s->emit_event({info.step, 0, "warning", "",
+                   "took over the run folder's lock from a writer that ended without releasing it (" +
+                       s->lock_->stale_holder() + ")"});
   return s;
 }
 
@@ -269,10 +371,20 @@ void Session::handle_rows(std::vector<StepMetrics> rows) {
                             std::to_string(worst) + " steps in a row (loss scale " +
                             scale_label(std::string(net) == "D" ? rows.back().scale_d : rows.back().scale_g) + ")";
     emit_event({rows.back().step, rows.back().time_s, "error", net, msg});
+    const std::vector<std::string> bad = nonfinite_state(*trainer_);
     finish("diverged");
-    throw Error(msg, dir_.string(),
-                "the weights are intact (skipped steps change nothing) and were saved; lower the learning "
-                "rate, or use fp32/bf16, and resume or start again");
+    if (bad.empty())
+      throw Error(msg, dir_.string(),
+                  "the weights are intact (skipped steps change nothing) and were saved; lower the learning "
+                  "rate, or use fp32/bf16, and resume or start again");
+    std::string names;
+    for (size_t i = 0; i < bad.size() && i < 4; ++i) names += (i ? ", " : "") + bad[i];
+    if (bad.size() > 4) names += " and " + std::to_string(bad.size() - 4) + " more";
+    throw Error(msg + "; the weights are NOT intact: " + std::to_string(bad.size()) +
+                    " state tensors hold inf/NaN (" + names + ")",
+                dir_.string(),
+                "do not resume from the last checkpoint; start again, or from an earlier checkpoint whose "
+                "weights are finite, with a lower learning rate or in fp32/bf16");
   }
 }
 

@@ -18,6 +18,7 @@
 #include "core/data/image_set.h"
 #include "core/io/atomic_file.h"
 #include "core/io/image_io.h"
+#include "core/io/run_lock.h"
 #include "core/train/run_config.h"
 #include "core/train/run_event.h"
 #include "core/train/trainer.h"
@@ -43,12 +44,16 @@ struct SessionOptions {
   // Dataset loading progress (done, total), and a flag that cancels loading.
   std::function<void(int, int)> progress;
   const std::atomic<bool>* cancel = nullptr;
+  // Who writes the run, for the run folder's lock file (a second writer is shown it); empty:
+  // this process's command line.
+  std::string writer;
 };
 
 class Session {
  public:
   // Validates the configuration, loads the dataset, picks the backend and creates the run
-  // folder. Refuses a folder that already holds a run (nothing there is touched).
+  // folder. Refuses a folder that already holds a run (nothing there is touched). A Session
+  // holds the run folder's lock (io::RunLock) for its lifetime: one writer per folder.
   static std::unique_ptr<Session> create(const RunConfig& cfg, const SessionOptions& opt = {});
   // Continues a run from its newest checkpoint (or the given one, which must belong to the run);
   // total_steps > 0 sets a new target. Metrics and events after the checkpoint's step are
@@ -96,6 +101,10 @@ class Session {
   void evaluate(StepMetrics& row);
   void trim_logs(int64_t step);
 
+  void take_lock(const SessionOptions& opt);
+
+  // First member, so it is released last, after the logs are closed.
+  std::unique_ptr<io::RunLock> lock_;
   RunConfig cfg_;
   std::filesystem::path dir_;
   std::unique_ptr<Backend> backend_;

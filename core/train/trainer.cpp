@@ -84,7 +84,7 @@ void Trainer::set_iteration(int64_t it) {
 }
 
 void Trainer::forward_backward_d(const Tensor& images, LossRole role, int loss_slot, int prob_slot) {
-  Context ctx{backend_, compute_dtype(precision_), Mode::Train, true, role == LossRole::DFake};
+  Context ctx{backend_, compute_dtype(precision_), Mode::Train, true, role == LossRole::DFake, true};
   const Tensor& logits = d_->forward(ctx, images);
   backend_.gan_loss(cfg_.loss, role, logits, scaler_d_->active_state(), dlogits_, scalars_, loss_slot, prob_slot);
   d_->backward(ctx, dlogits_, false);
@@ -95,7 +95,9 @@ void Trainer::enqueue_step_body() {
   backend_.fill(scalars_, 0.0f);
   backend_.fill_normal(z_, cfg_.seed, rng_stream::kTrainLatentBase, counter_, 1.0f);
 
-  Context gctx{backend_, dt, Mode::Train, true, false};
+  // Batch-norm running statistics are staged and committed only for networks whose step counts:
+  // a skipped step changes no weight and no running average.
+  Context gctx{backend_, dt, Mode::Train, true, false, true};
   const Tensor& fake = g_->forward(gctx, z_);
 
   // Discriminator: real and generated batches separately (each with its own batch-norm
@@ -108,13 +110,14 @@ void Trainer::enqueue_step_body() {
   backend_.copy_scalar(sd, 0, scalars_, kSlotScaleD);
   backend_.grad_stats(d_->gradients(), sd, scalars_,
                       {kSlotFoundInfD, kSlotSumSqD, kSlotZerosD, kSlotSubnormalsD, kSlotCountD});
+  d_->commit_running_stats(backend_, scalars_, {kSlotFoundInfD});
   adam_d_->step(backend_, sd, scalars_, kSlotFoundInfD);
   if (!cfg_.shared_scaler) scaler_d_->update(backend_, scalars_, {kSlotFoundInfD});
 
   // Generator: through the updated D, without D's weight gradients.
   LossScaler& sg_scaler = scaler_g();
   const Tensor& sg = sg_scaler.active_state();
-  Context dctx{backend_, dt, Mode::Train, false, false};
+  Context dctx{backend_, dt, Mode::Train, false, false, true};
   const Tensor& logits = d_->forward(dctx, fake);
   backend_.gan_loss(cfg_.loss, LossRole::G, logits, sg, dlogits_, scalars_, kSlotLossG, kSlotDFakeG);
   const Tensor& dfake = d_->backward(dctx, dlogits_, true);
@@ -122,6 +125,9 @@ void Trainer::enqueue_step_body() {
   backend_.copy_scalar(sg, 0, scalars_, kSlotScaleG);
   backend_.grad_stats(g_->gradients(), sg, scalars_,
                       {kSlotFoundInfG, kSlotSumSqG, kSlotZerosG, kSlotSubnormalsG, kSlotCountG});
+  // D's statistics from this pass count only if both networks' steps do (D's was taken above).
+  d_->commit_running_stats(backend_, scalars_, {kSlotFoundInfD, kSlotFoundInfG});
+  g_->commit_running_stats(backend_, scalars_, {kSlotFoundInfG});
   adam_g_->step(backend_, sg, scalars_, kSlotFoundInfG);
   if (cfg_.shared_scaler) sg_scaler.update(backend_, scalars_, {kSlotFoundInfD, kSlotFoundInfG});
   else sg_scaler.update(backend_, scalars_, {kSlotFoundInfG});
@@ -278,6 +284,8 @@ std::vector<StateEntry> Trainer::state() {
 }
 
 void Trainer::state_loaded() {
+  g_->reset_staged_running_stats(backend_);
+  d_->reset_staged_running_stats(backend_);
   for (Parameter* p : g_->parameters()) p->refresh_working(backend_);
   for (Parameter* p : d_->parameters()) p->refresh_working(backend_);
   backend_.drop_capture();

@@ -46,6 +46,8 @@ class CpuBackend final : public Backend, private Allocator {
                                Tensor& running_mean, Tensor& running_var, float momentum,
                                float eps, bool update_running, Tensor& y, Tensor& save_mean,
                                Tensor& save_invstd) override;
+  void batchnorm_commit_running(const std::vector<Tensor>& running, const std::vector<Tensor>& staged,
+                                const Tensor& scalars, const std::vector<int>& skip_slots) override;
   void batchnorm_forward_eval(const Tensor& x, const Tensor& gamma, const Tensor& beta,
                               const Tensor& running_mean, const Tensor& running_var, float eps,
                               Tensor& y) override;

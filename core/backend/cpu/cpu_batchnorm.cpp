@@ -98,6 +98,28 @@ void CpuBackend::batchnorm_forward_train(const Tensor& x, const Tensor& gamma, c
   normalize(x, y, rows, c, mean, invstd, gamma.as<float>(), beta.as<float>());
 }
 
+void CpuBackend::batchnorm_commit_running(const std::vector<Tensor>& running, const std::vector<Tensor>& staged,
+                                          const Tensor& scalars, const std::vector<int>& skip_slots) {
+  check(running.size() == staged.size() && scalars.dtype() == DType::F32, "batchnorm_commit_running",
+        "pairs of FP32 tensors and FP32 scalars expected");
+  bool skip = false;
+  for (int s : skip_slots) {
+    check(s >= 0 && s < scalars.numel(), "batchnorm_commit_running", "slot out of range");
+    skip |= scalars.as<float>()[s] != 0.0f;
+  }
+  for (size_t i = 0; i < running.size(); ++i) {
+    check(running[i].dtype() == DType::F32 && staged[i].dtype() == DType::F32 &&
+              running[i].numel() == staged[i].numel(),
+          "batchnorm_commit_running", "pairs of FP32 tensors of equal size expected");
+    float* r = running[i].as<float>();
+    float* st = staged[i].as<float>();
+    for (int64_t j = 0; j < running[i].numel(); ++j) {
+      if (skip) st[j] = r[j];
+      else r[j] = st[j];
+    }
+  }
+}
+
 void CpuBackend::batchnorm_forward_eval(const Tensor& x, const Tensor& gamma, const Tensor& beta,
                                         const Tensor& running_mean, const Tensor& running_var,
                                         float eps, Tensor& y) {
