@@ -77,6 +77,7 @@ SampleView::SampleView(QWidget* parent) : QWidget(parent) {
   row->addWidget(follow_);
   row->addStretch(1);
   sample_now_ = new QPushButton(tr("Sample now"));
+  sample_now_->setObjectName(QStringLiteral("sampleNow"));
   sample_now_->setToolTip(tr("Generate the grid from the current weights, between two steps, without waiting "
                              "for the next sample interval"));
   sample_now_->setEnabled(false);
