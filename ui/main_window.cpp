@@ -302,13 +302,15 @@ void MainWindow::buildStatusBar() {
   };
   progress_ = new StatusProgress(statusBar(), log_, this);
   connect(progress_, &StatusProgress::cancelRequested, this, &MainWindow::stopTraining);
-  st_state_ = field(tr("What the worker is doing"), 90);
-  st_device_ = field(tr("Where training runs"), 120);
-  st_precision_ = field(tr("Precision of the latest step"), 70);
-  st_step_ = field(tr("Step / target"), 110);
-  st_ips_ = field(tr("Training images per second (smoothed)"), 90);
-  st_elapsed_ = field(tr("Training time of the run"), 60);
-  st_memory_ = field(tr("Backend memory in use"), 90);
+  // Small minimum widths (an explicit minimum overrides the text's): on a small screen the
+  // fields share what there is, their tooltips tell the rest.
+  st_state_ = field(tr("What the worker is doing"), 50);
+  st_device_ = field(tr("Where training runs"), 60);
+  st_precision_ = field(tr("Precision of the latest step"), 45);
+  st_step_ = field(tr("Step / target"), 80);
+  st_ips_ = field(tr("Training images per second (smoothed)"), 55);
+  st_elapsed_ = field(tr("Training time of the run"), 40);
+  st_memory_ = field(tr("Backend memory in use"), 55);
   st_state_->setText(state_name(State::Idle));
   st_device_->setText(config_->gpuUsable() ? tr("GPU available") : tr("CPU (no usable GPU)"));
   st_device_->setToolTip(config_->deviceNote());

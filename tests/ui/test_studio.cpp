@@ -5,9 +5,11 @@
 #include <QFile>
 #include <QImage>
 #include <QComboBox>
+#include <QDockWidget>
 #include <QLineEdit>
 #include <QMessageBox>
 #include <QStatusBar>
+#include <QToolBar>
 #include <QWheelEvent>
 #include <QPushButton>
 #include <QSettings>
@@ -767,6 +769,35 @@ class TestStudio : public QObject {
     // The run stopped at the evaluating step: no half-trained classifier was cached.
     QVERIFY(QDir(path(QStringLiteral("classifier-cache"))).entryList(QDir::Files | QDir::NoDotAndDotDot).isEmpty());
     QCOMPARE(w.plots()->rows().back().step, int64_t{3});
+  }
+
+
+  // ---- small screens (issue 14) ----
+
+  // The window goes well below 1024 px wide, and at 1024x700 the plots stay readable (in a
+  // scroll area, in fewer columns) instead of being squeezed to ~60 px.
+  void smallScreenLayout() {
+    MainWindow w(no_settings());
+    AppOptions o;
+    o.size = QSize(1024, 700);
+    w.applyOptions(o);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    const QSize min = w.minimumSizeHint().expandedTo(w.minimumSize());
+    qInfo() << "minimum size" << min << "central" << w.centralWidget()->minimumSizeHint()
+            << "status" << w.statusBar()->minimumSizeHint();
+    for (QDockWidget* d : w.findChildren<QDockWidget*>()) qInfo() << d->objectName() << d->minimumSizeHint() << d->size();
+    for (QToolBar* t : w.findChildren<QToolBar*>()) qInfo() << "toolbar" << t->minimumSizeHint();
+    QVERIFY2(min.width() <= 900, qPrintable(QString::number(min.width())));
+    QTRY_COMPARE(w.size(), QSize(1024, 700));
+    for (const QString& id : w.plots()->plotIds()) {
+      LivePlot* p = w.plots()->plot(id);
+      QVERIFY2(p->height() >= 150, qPrintable(QStringLiteral("%1: %2 px").arg(id).arg(p->height())));
+      QVERIFY2(p->width() >= 220, qPrintable(QStringLiteral("%1: %2 px").arg(id).arg(p->width())));
+    }
+    // Narrower still: the window follows (no forced 1200 px).
+    w.resize(880, 640);
+    QTRY_COMPARE(w.width(), 880);
   }
 
   // Closing the window while training finishes the run (metrics, samples, checkpoint) first.
