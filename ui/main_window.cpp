@@ -18,7 +18,7 @@
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
-#include <QProgressBar>
+#include <QScreen>
 #include <QSettings>
 #include <QSplitter>
 #include <QStatusBar>
@@ -30,7 +30,6 @@
 #include <QVBoxLayout>
 
 #include "core/common/error.h"
-#include "core/io/image_io.h"
 #include "ui/amp_glossary.h"
 #include "ui/app_icon.h"
 #include "ui/compare_view.h"
@@ -39,7 +38,7 @@
 #include "ui/export_dialogs.h"
 #include "ui/plots_panel.h"
 #include "ui/run_controller.h"
-#include "ui/run_stats.h"
+#include "ui/run_exports.h"
 #include "ui/sample_view.h"
 #include "ui/status_progress.h"
 
@@ -113,6 +112,17 @@ MainWindow::MainWindow(const Options& options, QWidget* parent) : QMainWindow(pa
   buildActions();
   buildMenusAndToolbar();
   buildStatusBar();
+  RunExports::Parts ex;
+  ex.runs = runs_;
+  ex.samples = samples_;
+  ex.plots = plots_;
+  ex.compare = compare_;
+  ex.log = log_;
+  ex.status = statusBar();
+  ex.dialog_parent = this;
+  ex.report = [this](const QString& d, const QString& w, const QString& h) { report(d, w, h); };
+  ex.busy = [this] { return busy(); };
+  exports_ = new RunExports(std::move(ex), this);
 
   worker_ = new TrainingWorker;
   worker_->moveToThread(&thread_);
@@ -143,7 +153,10 @@ MainWindow::MainWindow(const Options& options, QWidget* parent) : QMainWindow(pa
   connect(samples_, &SampleView::sampleNowRequested, this, [this] { worker_->requestSampleNow(); });
   connect(compare_, &CompareView::compareRequested, this, [this] { runComparison(); });
 
-  resize(1600, 1000);
+  // 1600x1000 where it fits; on a smaller screen 90% of it (the layout adapts, see PlotsPanel).
+  QSize first(1600, 1000);
+  if (const QScreen* sc = screen()) first = first.boundedTo(sc->availableGeometry().size() * 0.9);
+  resize(first);
   applyDefaultLayout();
   if (options_.restore_settings) restoreSettings();
   updateActions();
@@ -191,14 +204,14 @@ void MainWindow::buildActions() {
   connect(checkpoint_, &QAction::triggered, this, &MainWindow::saveCheckpoint);
   export_grid_ = make("actionExportGrid", tr("Sample grid as PNG…"), QKeySequence(Qt::CTRL | Qt::Key_E),
                       tr("Save the sample grid shown, optionally enlarged"));
-  connect(export_grid_, &QAction::triggered, this, &MainWindow::chooseAndExportGrid);
+  connect(export_grid_, &QAction::triggered, this, [this] { exports_->chooseAndExportGrid(); });
   export_samples_ = make("actionExportSamples", tr("Single samples…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_E),
                          tr("Generate N images from the current generator into a folder"));
   connect(export_samples_, &QAction::triggered, this, &MainWindow::chooseAndExportSamples);
   export_csv_ = make("actionExportCsv", tr("Metrics as CSV…"), {}, tr("Every step's metrics (metrics.csv's columns)"));
-  connect(export_csv_, &QAction::triggered, this, &MainWindow::chooseAndExportCsv);
+  connect(export_csv_, &QAction::triggered, this, [this] { exports_->chooseAndExportCsv(); });
   export_plots_ = make("actionExportPlots", tr("All plots as PNG/PDF…"), {}, tr("Save every chart into a folder"));
-  connect(export_plots_, &QAction::triggered, this, &MainWindow::chooseAndExportPlots);
+  connect(export_plots_, &QAction::triggered, this, [this] { exports_->chooseAndExportPlots(); });
   open_ = make("actionOpen", tr("Open run…"), QKeySequence::Open,
                tr("Show an earlier run's curves, events and samples; it can then be resumed"));
   connect(open_, &QAction::triggered, this, &MainWindow::chooseAndOpenRun);
@@ -541,27 +554,7 @@ bool MainWindow::runComparison() {
   return true;
 }
 
-bool MainWindow::exportGrid(const QString& path, int factor) {
-  const QImage img = samples_->currentImage();
-  if (img.isNull()) {
-    report(tr("exporting the sample grid"), tr("there is no sample grid yet"),
-           tr("train until the first samples appear (Samples every), or press Sample now"));
-    return false;
-  }
-  try {
-    io::Image8 out = from_qimage(img);
-    if (factor > 1) out = io::upscale_nearest(out, factor);
-    io::write_png(path.toStdString(), out);
-  } catch (const Error& e) {
-    report(tr("exporting the sample grid"), QString::fromStdString(e.what_failed() + " (" + e.subject() + ")"),
-           QString::fromStdString(e.hint()));
-    return false;
-  }
-  log_->addNote(QStringLiteral("export"), tr("sample grid of step %1 written to %2").arg(samples_->currentStep()).arg(path),
-                samples_->currentStep());
-  statusBar()->showMessage(tr("Grid written to %1").arg(path), 5000);
-  return true;
-}
+bool MainWindow::exportGrid(const QString& path, int factor) { return exports_->exportGrid(path, factor); }
 
 bool MainWindow::exportSamples(const QString& dir, int n, quint64 seed) {
   if (!runs_->canSample()) {
@@ -573,40 +566,9 @@ bool MainWindow::exportSamples(const QString& dir, int n, quint64 seed) {
   return true;
 }
 
-bool MainWindow::exportMetricsCsv(const QString& path) {
-  const QString src = runs_->metricsFile();
-  // While idle the current run's own file is complete and final: copy it. Otherwise (or
-  // without a folder) write what the plots hold (the same run), in the same format.
-  if (!busy() && runs_->hasRun() && QFile::exists(src)) {
-    if (QFileInfo(path).absoluteFilePath() != QFileInfo(src).absoluteFilePath()) {
-      QFile::remove(path);
-      if (!QFile::copy(src, path)) {
-        report(tr("exporting metrics"), tr("could not write %1").arg(path), tr("choose a writable location"));
-        return false;
-      }
-    }
-  } else {
-    const QString err = write_metrics_csv(path, plots_->rows());
-    if (!err.isEmpty()) {
-      report(tr("exporting metrics"), err, tr("choose a writable location"));
-      return false;
-    }
-  }
-  log_->addNote(QStringLiteral("export"), tr("metrics written to %1").arg(path));
-  return true;
-}
+bool MainWindow::exportMetricsCsv(const QString& path) { return exports_->exportMetricsCsv(path); }
 
-bool MainWindow::exportPlot(const QString& id, const QString& path) {
-  LivePlot* p = plots_->plot(id);
-  if (!p && id == QStringLiteral("hist_g")) p = plots_->histogram('G');
-  if (!p && id == QStringLiteral("hist_d")) p = plots_->histogram('D');
-  if (!p) p = compare_->plot(id);
-  if (!p || !p->saveTo(path, std::max(p->width(), 640), std::max(p->height(), 400))) {
-    report(tr("exporting a plot"), tr("could not write %1").arg(path), tr("use a .png or .pdf name in a writable folder"));
-    return false;
-  }
-  return true;
-}
+bool MainWindow::exportPlot(const QString& id, const QString& path) { return exports_->exportPlot(id, path); }
 
 void MainWindow::openRun(const QString& dir) {
   if (busy()) {
@@ -927,35 +889,9 @@ void MainWindow::chooseAndResumeCheckpoint() {
   resumeRun(run, ckpt);
 }
 
-void MainWindow::chooseAndExportGrid() {
-  const QImage img = samples_->currentImage();
-  if (img.isNull()) {
-    exportGrid({}, 1);  // reports that there is nothing to export
-    return;
-  }
-  ExportGridDialog d(runs_->gridExportPath(samples_->currentStep()), 4, img.size(), this);
-  if (d.exec() == QDialog::Accepted && !d.path().isEmpty()) exportGrid(d.path(), d.factor());
-}
-
 void MainWindow::chooseAndExportSamples() {
   ExportSamplesDialog d(runs_->samplesExportDir(), 64, 1, this);
   if (d.exec() == QDialog::Accepted && !d.dir().isEmpty()) exportSamples(d.dir(), d.count(), d.seed());
-}
-
-void MainWindow::chooseAndExportCsv() {
-  const QString path = QFileDialog::getSaveFileName(this, tr("Export metrics"), runs_->metricsExportPath(),
-                                                    tr("CSV files (*.csv)"));
-  if (!path.isEmpty()) exportMetricsCsv(path);
-}
-
-void MainWindow::chooseAndExportPlots() {
-  const QString dir = QFileDialog::getExistingDirectory(this, tr("Folder for the plots"), runs_->hasRun() ? runs_->dir() : QDir::homePath());
-  if (dir.isEmpty()) return;
-  int n = 0;
-  for (const QString& id : plots_->plotIds()) n += exportPlot(id, QDir(dir).filePath(id + QStringLiteral(".png")));
-  n += exportPlot(QStringLiteral("hist_g"), QDir(dir).filePath(QStringLiteral("hist_g.png")));
-  n += exportPlot(QStringLiteral("hist_d"), QDir(dir).filePath(QStringLiteral("hist_d.png")));
-  log_->addNote(QStringLiteral("export"), tr("%1 plots written to %2").arg(n).arg(dir));
 }
 
 void MainWindow::showGlossary() {

@@ -23,7 +23,6 @@ class QAction;
 class QComboBox;
 class QDockWidget;
 class QLabel;
-class QProgressBar;
 class QTabWidget;
 class QToolButton;
 
@@ -32,6 +31,7 @@ namespace ampgan::ui {
 class CompareView;
 class ConfigPanel;
 class RunController;
+class RunExports;
 class StatusProgress;
 class EventLog;
 class PlotsPanel;
@@ -131,10 +131,7 @@ class MainWindow : public QMainWindow {
 
   void chooseAndOpenRun();
   void chooseAndResumeCheckpoint();
-  void chooseAndExportGrid();
   void chooseAndExportSamples();
-  void chooseAndExportCsv();
-  void chooseAndExportPlots();
   void showGlossary();
   void showAbout();
 
@@ -160,6 +157,7 @@ class MainWindow : public QMainWindow {
   TrainingWorker::State state_ = TrainingWorker::State::Idle;
   bool has_session_ = false;
   RunController* runs_ = nullptr;  // the current run every view refers to
+  RunExports* exports_ = nullptr;   // grid, CSV and chart exports of that run
   bool closing_ = false;
   bool restored_layout_ = false;
   bool comparing_ = false;

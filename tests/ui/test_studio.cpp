@@ -12,6 +12,7 @@
 #include <QToolBar>
 #include <QWheelEvent>
 #include <QPushButton>
+#include <QScreen>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QTableWidget>
@@ -90,7 +91,7 @@ QImage sample_now(MainWindow& w) {
   QSignalSpy batches(w.worker(), &TrainingWorker::batchReady);
   now->click();
   QImage got;
-  QTest::qWaitFor(
+  const bool arrived = QTest::qWaitFor(
       [&] {
         for (const QList<QVariant>& args : batches) {
           const auto b = args.at(0).value<UiBatchPtr>();
@@ -99,7 +100,7 @@ QImage sample_now(MainWindow& w) {
         return !got.isNull();
       },
       90000);
-  return got;
+  return arrived ? got : QImage();
 }
 
 int count_rows(const QString& csv) {
@@ -778,6 +779,10 @@ class TestStudio : public QObject {
   // scroll area, in fewer columns) instead of being squeezed to ~60 px.
   void smallScreenLayout() {
     MainWindow w(no_settings());
+    // First opened within the screen (offscreen: 800x600), not at a fixed 1600x1000.
+    const QRect avail = w.screen()->availableGeometry();
+    QVERIFY2(w.width() <= std::max(avail.width(), 800) && w.height() <= std::max(avail.height(), 600),
+             qPrintable(QStringLiteral("%1x%2 on %3x%4").arg(w.width()).arg(w.height()).arg(avail.width()).arg(avail.height())));
     AppOptions o;
     o.size = QSize(1024, 700);
     w.applyOptions(o);
