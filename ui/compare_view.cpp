@@ -12,6 +12,7 @@
 #include <QLabel>
 #include <QPushButton>
 #include <QSpinBox>
+#include <QScrollArea>
 #include <QSplitter>
 #include <QTableWidget>
 #include <QVBoxLayout>
@@ -41,7 +42,17 @@ QString mib(size_t bytes) { return QStringLiteral("%1 MiB").arg(memory_mib(bytes
 }  // namespace
 
 CompareView::CompareView(QWidget* parent) : QWidget(parent) {
-  auto* v = new QVBoxLayout(this);
+  // Everything in a scroll area: the table and six charts need ~670 px, and a small window
+  // scrolls them rather than being held wider than the screen.
+  auto* outer = new QVBoxLayout(this);
+  outer->setContentsMargins(0, 0, 0, 0);
+  auto* scroll = new QScrollArea;
+  scroll->setWidgetResizable(true);
+  scroll->setFrameShape(QFrame::NoFrame);
+  auto* body = new QWidget;
+  scroll->setWidget(body);
+  outer->addWidget(scroll);
+  auto* v = new QVBoxLayout(body);
   v->setContentsMargins(4, 4, 4, 4);
   auto* bar = new QHBoxLayout;
   auto* intro = new QLabel(tr("Train the settings twice: <b>FP32</b> and"));

@@ -26,27 +26,24 @@
 #include "core/common/error.h"
 #include "ui/amp_glossary.h"
 #include "ui/dataset_preview.h"
+#include "ui/input_guards.h"
 #include "ui/ui_types.h"
 
 namespace ampgan::ui {
 
 namespace {
 
-QSpinBox* spin(int lo, int hi, int value, const QString& tip = {}, const QString& special = {}) {
-  auto* s = new QSpinBox;
-  s->setRange(lo, hi);
+RangedSpinBox* spin(int lo, int hi, int value, const QString& tip = {}, const QString& special = {}) {
+  auto* s = new RangedSpinBox(lo, hi, special);
   s->setValue(value);
   s->setToolTip(tip);
-  if (!special.isEmpty()) s->setSpecialValueText(special);
   s->setKeyboardTracking(false);  // one change signal per finished edit, not per keystroke
   return s;
 }
 
-QDoubleSpinBox* dspin(double lo, double hi, double value, int decimals, double step, const QString& tip = {}) {
-  auto* s = new QDoubleSpinBox;
-  s->setRange(lo, hi);
-  s->setDecimals(decimals);
-  s->setSingleStep(step);
+ScientificSpinBox* dspin(double lo, double hi, double value, double step, const QString& tip = {}) {
+  auto* s = new ScientificSpinBox(lo, hi);
+  s->setAdditiveStep(step);
   s->setValue(value);
   s->setToolTip(tip);
   s->setKeyboardTracking(false);
@@ -144,11 +141,12 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
                                   "quickly on a CPU."));
     f->addRow(tr("Width"), width_);
     batch_ = spin(2, 65536, 64, tr("Images per step. At least 2 (batch norm)."));
+    batch_->setObjectName(QStringLiteral("batch"));
     f->addRow(tr("Batch"), batch_);
     steps_ = spin(1, INT_MAX, 2000, tr("Training steps (one D and one G update each). Can be changed while "
                                        "training."));
     connect(steps_, &QSpinBox::valueChanged, this, [this](int s) {
-      if (running_) emit stepsEdited(s);
+      if (running_ && steps_->valueInRange()) emit stepsEdited(s);
     });
     f->addRow(tr("Steps"), steps_);
     loss_ = new QComboBox;
@@ -164,16 +162,20 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
   {
     QGroupBox* g = group(tr("Optimiser (Adam)"));
     auto* f = new QFormLayout(g);
-    lr_g_ = dspin(1e-6, 1, 2e-4, 6, 1e-5, tr("Generator learning rate; can be changed while training"));
-    lr_d_ = dspin(1e-6, 1, 2e-4, 6, 1e-5, tr("Discriminator learning rate; can be changed while training"));
+    // Step 0: the arrows double or halve; 5e-5 can be typed.
+    lr_g_ = dspin(1e-6, 1, 2e-4, 0, tr("Generator learning rate (e.g. 2e-4); can be changed while training"));
+    lr_d_ = dspin(1e-6, 1, 2e-4, 0, tr("Discriminator learning rate (e.g. 2e-4); can be changed while training"));
     for (QDoubleSpinBox* s : {lr_g_, lr_d_})
       connect(s, &QDoubleSpinBox::valueChanged, this, [this] {
-        if (running_) emit learningRatesEdited(static_cast<float>(lr_g_->value()), static_cast<float>(lr_d_->value()));
+        if (running_ && lr_g_->valueInRange() && lr_d_->valueInRange())
+          emit learningRatesEdited(static_cast<float>(lr_g_->value()), static_cast<float>(lr_d_->value()));
       });
+    lr_g_->setObjectName(QStringLiteral("lrG"));
+    lr_d_->setObjectName(QStringLiteral("lrD"));
     f->addRow(tr("LR G"), lr_g_);
     f->addRow(tr("LR D"), lr_d_);
-    beta1_ = dspin(0, 0.9999, 0.5, 4, 0.05, tr("Adam β1 (DCGAN: 0.5)"));
-    beta2_ = dspin(0, 0.9999, 0.999, 4, 0.001, tr("Adam β2"));
+    beta1_ = dspin(0, 0.9999, 0.5, 0.05, tr("Adam β1 (DCGAN: 0.5)"));
+    beta2_ = dspin(0, 0.9999, 0.999, 0.001, tr("Adam β2"));
     f->addRow(tr("β1"), beta1_);
     f->addRow(tr("β2"), beta2_);
     seed_ = spin(0, INT_MAX, 0, tr("Seed of the initial weights, the data order and the latents. The same seed "
@@ -195,6 +197,7 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
     precision_->setToolTip(glossary::master_weights() + QStringLiteral("<br><br>") + glossary::bf16_vs_fp16() +
                            tr("<br><br>Can be switched while training (Ctrl+1…4): the switch is marked on every plot."));
     connect(precision_, &QComboBox::currentIndexChanged, this, [this] { emit precisionEdited(precision()); });
+    precision_->setObjectName(QStringLiteral("precision"));
     f->addRow(tr("Mode"), precision_);
     bf16_scaling_ = new QCheckBox(tr("Loss scaling in BF16 too"));
     bf16_scaling_->setToolTip(glossary::bf16_loss_scaling());
@@ -215,9 +218,9 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
     init_scale_ = spin(-24, 30, 16, glossary::loss_scale());
     init_scale_->setPrefix(QStringLiteral("2^"));
     f->addRow(tr("Initial scale"), init_scale_);
-    growth_ = dspin(1.01, 1024, 2, 2, 0.5, glossary::growth_factor());
+    growth_ = dspin(1.01, 1024, 2, 0.5, glossary::growth_factor());
     f->addRow(tr("Growth factor"), growth_);
-    backoff_ = dspin(0.01, 0.99, 0.5, 2, 0.05, glossary::backoff_factor());
+    backoff_ = dspin(0.01, 0.99, 0.5, 0.05, glossary::backoff_factor());
     f->addRow(tr("Backoff factor"), backoff_);
     interval_ = spin(1, 10000000, 2000, glossary::growth_interval());
     f->addRow(tr("Growth interval"), interval_);
@@ -303,8 +306,37 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
     c->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
     c->setMinimumContentsLength(8);
   }
+  // Each checked field knows its label, for its out-of-range message.
+  for (QFormLayout* f : body->findChildren<QFormLayout*>())
+    for (int r = 0; r < f->rowCount(); ++r) {
+      QLayoutItem* li = f->itemAt(r, QFormLayout::LabelRole);
+      QLayoutItem* fi = f->itemAt(r, QFormLayout::FieldRole);
+      auto* l = li ? qobject_cast<QLabel*>(li->widget()) : nullptr;
+      if (l && fi && fi->widget()) fi->widget()->setProperty("fieldName", l->text());
+    }
+  for (RangedSpinBox* b : body->findChildren<RangedSpinBox*>())
+    connect(b, &RangedSpinBox::outOfRange, this, &ConfigPanel::inputRefused);
+  for (ScientificSpinBox* b : body->findChildren<ScientificSpinBox*>())
+    connect(b, &ScientificSpinBox::outOfRange, this, &ConfigPanel::inputRefused);
+  // The wheel over an unfocused field scrolls the panel and changes nothing.
+  wheel_guard_ = new WheelGuard(scroll, this);
+  for (QAbstractSpinBox* b : body->findChildren<QAbstractSpinBox*>()) wheel_guard_->guard(b);
+  for (QComboBox* c : body->findChildren<QComboBox*>()) wheel_guard_->guard(c);
   setMinimumWidth(240);
   datasetChanged();
+}
+
+QStringList ConfigPanel::rangeProblems() const {
+  QStringList out;
+  // Hidden fields (the image count of a dataset that is not synthetic) do not count.
+  for (const RangedSpinBox* b : findChildren<RangedSpinBox*>())
+    if (!b->isHidden() && !b->valueInRange())
+      out << tr("%1: %2 is outside the allowed range %3").arg(b->property("fieldName").toString()).arg(b->value()).arg(b->rangeText());
+  for (const ScientificSpinBox* b : findChildren<ScientificSpinBox*>())
+    if (!b->isHidden() && !b->valueInRange())
+      out << tr("%1: %2 is outside the allowed range %3")
+                 .arg(b->property("fieldName").toString(), b->textFromValue(b->value()), b->rangeText());
+  return out;
 }
 
 QGroupBox* ConfigPanel::group(const QString& title) {
@@ -470,8 +502,15 @@ void ConfigPanel::setConfig(const RunConfig& c) {
   min_scale_->setValue(exponent_of(c.scaler.min_scale));
   max_scale_->setValue(exponent_of(c.scaler.max_scale));
   scaler_mode_->setCurrentIndex(c.shared_scaler ? 1 : 0);
-  const int dev = device_->findData(c.backend == "cuda" ? QStringLiteral("cuda:%1").arg(c.gpu)
-                                                         : QString::fromStdString(c.backend));
+  const QString dev_key = c.backend == "cuda" ? QStringLiteral("cuda:%1").arg(c.gpu) : QString::fromStdString(c.backend);
+  int dev = device_->findData(dev_key);
+  if (dev < 0 && c.backend == "cuda") {
+    // A GPU asked for (--backend cuda, a saved setting) that is not here: keep the request, so
+    // Start fails with the engine's own message as the CLI does, instead of quietly training
+    // on the CPU under "auto".
+    device_->addItem(tr("GPU %1 (not available here)").arg(c.gpu), dev_key);
+    dev = device_->count() - 1;
+  }
   device_->setCurrentIndex(dev >= 0 ? dev : 0);
   sample_every_->setValue(c.sample_every);
   checkpoint_every_->setValue(c.checkpoint_every);
@@ -519,7 +558,15 @@ bool ConfigPanel::applyPreset(const QString& name) {
   if (!presets_.contains(name)) return false;
   nlohmann::json j = presets_.value(name);
   j.erase("_description");  // documentation only
-  RunConfig c = config();
+  // A preset is a whole configuration: what it names is set, everything else goes back to the
+  // defaults (no leftovers of the previous settings). Kept: where runs go, the device of this
+  // machine, and the dataset when the preset names none ("choose your folder").
+  const RunConfig now = config();
+  RunConfig c;
+  c.runs_root = now.runs_root;
+  c.backend = now.backend;
+  c.gpu = now.gpu;
+  if (!j.contains("dataset")) c.dataset = now.dataset;
   try {
     c.apply_json(j, ("preset " + name).toStdString());
   } catch (const Error&) {

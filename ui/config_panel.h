@@ -23,6 +23,9 @@ class QToolButton;
 namespace ampgan::ui {
 
 class DatasetPreview;
+class RangedSpinBox;
+class ScientificSpinBox;
+class WheelGuard;
 
 class ConfigPanel : public QWidget {
   Q_OBJECT
@@ -44,6 +47,10 @@ class ConfigPanel : public QWidget {
   QStringList presetNames() const { return presets_.keys(); }
   bool applyPreset(const QString& name);
 
+  // Fields holding a value outside their allowed range, as messages ("Batch: 100000 is outside
+  // the allowed range 2 … 65536"); empty when all are fine. Start refuses such settings.
+  QStringList rangeProblems() const;
+
   DatasetPreview* preview() const { return preview_; }
   QString deviceNote() const;
   bool gpuUsable() const { return gpu_usable_; }
@@ -52,6 +59,7 @@ class ConfigPanel : public QWidget {
   void precisionEdited(ampgan::Precision p);
   void learningRatesEdited(float lr_g, float lr_d);
   void stepsEdited(qint64 steps);
+  void inputRefused(const QString& message);  // a field was set outside its range
 
  private:
   QGroupBox* group(const QString& title);
@@ -73,10 +81,10 @@ class ConfigPanel : public QWidget {
   QComboBox* res_ = nullptr;
   QSpinBox* width_ = nullptr;
   QSpinBox* batch_ = nullptr;
-  QSpinBox* steps_ = nullptr;
+  RangedSpinBox* steps_ = nullptr;
   QComboBox* loss_ = nullptr;
-  QDoubleSpinBox* lr_g_ = nullptr;
-  QDoubleSpinBox* lr_d_ = nullptr;
+  ScientificSpinBox* lr_g_ = nullptr;
+  ScientificSpinBox* lr_d_ = nullptr;
   QDoubleSpinBox* beta1_ = nullptr;
   QDoubleSpinBox* beta2_ = nullptr;
   QSpinBox* seed_ = nullptr;
@@ -101,6 +109,7 @@ class ConfigPanel : public QWidget {
   QLineEdit* runs_root_ = nullptr;
   QLineEdit* name_ = nullptr;
   QList<QWidget*> locked_while_running_;
+  WheelGuard* wheel_guard_ = nullptr;
   QMap<QString, nlohmann::json> presets_;
   QString out_dir_;
   bool gpu_usable_ = false;

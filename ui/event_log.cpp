@@ -42,8 +42,10 @@ EventLog::EventLog(QWidget* parent) : QWidget(parent) {
   connect(filter_, &QComboBox::currentIndexChanged, this, [this] {
     for (int i = 0; i < tree_->topLevelItemCount(); ++i) applyFilter(tree_->topLevelItem(i));
   });
-  bar->addWidget(filter_);
-  bar->addStretch(1);
+  // The longest entry would otherwise set the log's (and so the window's) minimum width.
+  filter_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+  filter_->setMinimumContentsLength(12);
+  bar->addWidget(filter_, 1);
   auto* clear_btn = new QPushButton(tr("Clear"));
   connect(clear_btn, &QPushButton::clicked, this, &EventLog::clear);
   bar->addWidget(clear_btn);

@@ -18,7 +18,7 @@
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
-#include <QProgressBar>
+#include <QScreen>
 #include <QSettings>
 #include <QSplitter>
 #include <QStatusBar>
@@ -30,7 +30,6 @@
 #include <QVBoxLayout>
 
 #include "core/common/error.h"
-#include "core/io/image_io.h"
 #include "ui/amp_glossary.h"
 #include "ui/app_icon.h"
 #include "ui/compare_view.h"
@@ -38,8 +37,10 @@
 #include "ui/event_log.h"
 #include "ui/export_dialogs.h"
 #include "ui/plots_panel.h"
-#include "ui/run_stats.h"
+#include "ui/run_controller.h"
+#include "ui/run_exports.h"
 #include "ui/sample_view.h"
+#include "ui/status_progress.h"
 
 namespace ampgan::ui {
 
@@ -72,6 +73,11 @@ MainWindow::MainWindow(const Options& options, QWidget* parent) : QMainWindow(pa
   setWindowTitle(tr("AMP GAN Studio"));
   setWindowIcon(app_icon());
   setDockOptions(QMainWindow::AnimatedDocks | QMainWindow::AllowTabbedDocks);
+  runs_ = new RunController(this);
+  connect(runs_, &RunController::currentRunChanged, this, [this] {
+    setWindowTitle(runs_->title());
+    updateActions();
+  });
 
   plots_ = new PlotsPanel;
   compare_ = new CompareView;
@@ -106,6 +112,17 @@ MainWindow::MainWindow(const Options& options, QWidget* parent) : QMainWindow(pa
   buildActions();
   buildMenusAndToolbar();
   buildStatusBar();
+  RunExports::Parts ex;
+  ex.runs = runs_;
+  ex.samples = samples_;
+  ex.plots = plots_;
+  ex.compare = compare_;
+  ex.log = log_;
+  ex.status = statusBar();
+  ex.dialog_parent = this;
+  ex.report = [this](const QString& d, const QString& w, const QString& h) { report(d, w, h); };
+  ex.busy = [this] { return busy(); };
+  exports_ = new RunExports(std::move(ex), this);
 
   worker_ = new TrainingWorker;
   worker_->moveToThread(&thread_);
@@ -117,6 +134,10 @@ MainWindow::MainWindow(const Options& options, QWidget* parent) : QMainWindow(pa
   QMetaObject::invokeMethod(worker_, &TrainingWorker::initThread, Qt::BlockingQueuedConnection);
 
   presenter_ = [this](const UiError& e) { showError(e); };
+  confirmer_ = [this](const QString& title, const QString& text) {
+    return QMessageBox::question(this, title, text, QMessageBox::Yes | QMessageBox::Cancel, QMessageBox::Cancel) ==
+           QMessageBox::Yes;
+  };
 
   connect(config_, &ConfigPanel::precisionEdited, this, [this](Precision p) { switchPrecision(p); });
   connect(config_, &ConfigPanel::learningRatesEdited, this, [this](float g, float d) {
@@ -125,10 +146,17 @@ MainWindow::MainWindow(const Options& options, QWidget* parent) : QMainWindow(pa
   connect(config_, &ConfigPanel::stepsEdited, this, [this](qint64 s) {
     if (busy() && !comparing_) worker_->requestTotalSteps(s);
   });
+  connect(config_, &ConfigPanel::inputRefused, this, [this](const QString& m) {
+    statusBar()->showMessage(m + tr(" — not used until corrected"), 8000);
+    log_->addNote(QStringLiteral("warning"), m);
+  });
   connect(samples_, &SampleView::sampleNowRequested, this, [this] { worker_->requestSampleNow(); });
   connect(compare_, &CompareView::compareRequested, this, [this] { runComparison(); });
 
-  resize(1600, 1000);
+  // 1600x1000 where it fits; on a smaller screen 90% of it (the layout adapts, see PlotsPanel).
+  QSize first(1600, 1000);
+  if (const QScreen* sc = screen()) first = first.boundedTo(sc->availableGeometry().size() * 0.9);
+  resize(first);
   applyDefaultLayout();
   if (options_.restore_settings) restoreSettings();
   updateActions();
@@ -176,20 +204,20 @@ void MainWindow::buildActions() {
   connect(checkpoint_, &QAction::triggered, this, &MainWindow::saveCheckpoint);
   export_grid_ = make("actionExportGrid", tr("Sample grid as PNG…"), QKeySequence(Qt::CTRL | Qt::Key_E),
                       tr("Save the sample grid shown, optionally enlarged"));
-  connect(export_grid_, &QAction::triggered, this, &MainWindow::chooseAndExportGrid);
+  connect(export_grid_, &QAction::triggered, this, [this] { exports_->chooseAndExportGrid(); });
   export_samples_ = make("actionExportSamples", tr("Single samples…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_E),
                          tr("Generate N images from the current generator into a folder"));
   connect(export_samples_, &QAction::triggered, this, &MainWindow::chooseAndExportSamples);
   export_csv_ = make("actionExportCsv", tr("Metrics as CSV…"), {}, tr("Every step's metrics (metrics.csv's columns)"));
-  connect(export_csv_, &QAction::triggered, this, &MainWindow::chooseAndExportCsv);
+  connect(export_csv_, &QAction::triggered, this, [this] { exports_->chooseAndExportCsv(); });
   export_plots_ = make("actionExportPlots", tr("All plots as PNG/PDF…"), {}, tr("Save every chart into a folder"));
-  connect(export_plots_, &QAction::triggered, this, &MainWindow::chooseAndExportPlots);
+  connect(export_plots_, &QAction::triggered, this, [this] { exports_->chooseAndExportPlots(); });
   open_ = make("actionOpen", tr("Open run…"), QKeySequence::Open,
                tr("Show an earlier run's curves, events and samples; it can then be resumed"));
   connect(open_, &QAction::triggered, this, &MainWindow::chooseAndOpenRun);
   resume_ = make("actionResume", tr("Resume run"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Return),
                  tr("Continue the run shown from its newest checkpoint, up to the Steps setting"));
-  connect(resume_, &QAction::triggered, this, [this] { resumeRun(run_dir_); });
+  connect(resume_, &QAction::triggered, this, [this] { resumeRun(runs_->dir()); });
   resume_ckpt_ = make("actionResumeCheckpoint", tr("Resume from checkpoint…"), {},
                       tr("Continue a run from a checkpoint file of your choice"));
   connect(resume_ckpt_, &QAction::triggered, this, &MainWindow::chooseAndResumeCheckpoint);
@@ -285,23 +313,17 @@ void MainWindow::buildStatusBar() {
     statusBar()->addPermanentWidget(l);
     return l;
   };
-  progress_ = new QProgressBar;
-  progress_->setMaximumWidth(160);
-  progress_->setVisible(false);
-  progress_->setFormat(tr("loading %p%"));
-  statusBar()->addWidget(progress_);
-  cancel_load_ = new QToolButton;
-  cancel_load_->setText(tr("Cancel"));
-  cancel_load_->setVisible(false);
-  connect(cancel_load_, &QToolButton::clicked, this, &MainWindow::stopTraining);
-  statusBar()->addWidget(cancel_load_);
-  st_state_ = field(tr("What the worker is doing"), 90);
-  st_device_ = field(tr("Where training runs"), 120);
-  st_precision_ = field(tr("Precision of the latest step"), 70);
-  st_step_ = field(tr("Step / target"), 110);
-  st_ips_ = field(tr("Training images per second (smoothed)"), 90);
-  st_elapsed_ = field(tr("Training time of the run"), 60);
-  st_memory_ = field(tr("Backend memory in use"), 90);
+  progress_ = new StatusProgress(statusBar(), log_, this);
+  connect(progress_, &StatusProgress::cancelRequested, this, &MainWindow::stopTraining);
+  // Small minimum widths (an explicit minimum overrides the text's): on a small screen the
+  // fields share what there is, their tooltips tell the rest.
+  st_state_ = field(tr("What the worker is doing"), 50);
+  st_device_ = field(tr("Where training runs"), 60);
+  st_precision_ = field(tr("Precision of the latest step"), 45);
+  st_step_ = field(tr("Step / target"), 80);
+  st_ips_ = field(tr("Training images per second (smoothed)"), 55);
+  st_elapsed_ = field(tr("Training time of the run"), 40);
+  st_memory_ = field(tr("Backend memory in use"), 55);
   st_state_->setText(state_name(State::Idle));
   st_device_->setText(config_->gpuUsable() ? tr("GPU available") : tr("CPU (no usable GPU)"));
   st_device_->setToolTip(config_->deviceNote());
@@ -315,9 +337,17 @@ void MainWindow::connectWorker() {
   connect(worker_, &TrainingWorker::failed, this, &MainWindow::onFailed);
   connect(worker_, &TrainingWorker::runOpened, this, &MainWindow::onRunOpened);
   connect(worker_, &TrainingWorker::loadingProgress, this, &MainWindow::onLoading);
+  connect(worker_, &TrainingWorker::workProgress, this, [this](const QString& what, int done, int total) {
+    progress_->setWork(what, done, total, step_);
+    updateStepText();
+  });
   connect(worker_, &TrainingWorker::notice, this, [this](const QString& t) { log_->addNote(QStringLiteral("info"), t); });
   connect(worker_, &TrainingWorker::sessionAvailable, this, [this](bool on) {
     has_session_ = on;
+    updateActions();
+  });
+  connect(worker_, &TrainingWorker::generatorAvailable, this, [this](bool on, const QString& dir) {
+    runs_->setGeneratorDir(on ? dir : QString());
     updateActions();
   });
   connect(worker_, &TrainingWorker::exported, this, [this](const QString& what, const QString& path) {
@@ -338,6 +368,8 @@ void MainWindow::connectWorker() {
 }
 
 QAction* MainWindow::action(const QString& name) const { return findChild<QAction*>(name); }
+
+QString MainWindow::currentRunDir() const { return runs_->dir(); }
 
 void MainWindow::applyDefaultLayout() {
   // First-run sizes in proportion to the window, so the plots get about 60% of the width on a
@@ -430,8 +462,16 @@ void MainWindow::report(const QString& during, const QString& what, const QStrin
   onFailed(e);
 }
 
+bool MainWindow::checkRanges(const QString& during) {
+  const QStringList bad = config_->rangeProblems();
+  if (bad.isEmpty()) return true;
+  report(during, bad.join(QStringLiteral("; ")), tr("correct the marked field (values are not capped for you)"));
+  return false;
+}
+
 bool MainWindow::startTraining(bool paused, int steps) {
   if (busy()) return false;
+  if (!checkRanges(tr("checking the settings"))) return false;
   RunConfig cfg = config_->config();
   try {
     cfg.validate();  // instant feedback; the worker validates again
@@ -467,7 +507,8 @@ void MainWindow::togglePause() {
 
 void MainWindow::stepOnce() {
   if (state_ == State::Idle) {
-    startTraining(true, 1);
+    // Step works inside a run; starting one here would leave a run folder for a keystroke.
+    statusBar()->showMessage(tr("Step trains one iteration of a running or paused run: press Start first"), 4000);
     return;
   }
   if (state_ == State::Running) worker_->setPaused(true);
@@ -491,6 +532,7 @@ void MainWindow::switchPrecision(Precision p) {
 
 bool MainWindow::runComparison() {
   if (busy()) return false;
+  if (!checkRanges(tr("checking the settings"))) return false;
   RunConfig cfg = config_->config();
   cfg.steps = compare_->steps();
   config_->clearOutDir();  // --out, if given, holds this comparison's two runs; later ones go to the runs folder
@@ -512,72 +554,21 @@ bool MainWindow::runComparison() {
   return true;
 }
 
-bool MainWindow::exportGrid(const QString& path, int factor) {
-  const QImage img = samples_->currentImage();
-  if (img.isNull()) {
-    report(tr("exporting the sample grid"), tr("there is no sample grid yet"),
-           tr("train until the first samples appear (Samples every), or press Sample now"));
-    return false;
-  }
-  try {
-    io::Image8 out = from_qimage(img);
-    if (factor > 1) out = io::upscale_nearest(out, factor);
-    io::write_png(path.toStdString(), out);
-  } catch (const Error& e) {
-    report(tr("exporting the sample grid"), QString::fromStdString(e.what_failed() + " (" + e.subject() + ")"),
-           QString::fromStdString(e.hint()));
-    return false;
-  }
-  log_->addNote(QStringLiteral("export"), tr("sample grid of step %1 written to %2").arg(samples_->currentStep()).arg(path),
-                samples_->currentStep());
-  statusBar()->showMessage(tr("Grid written to %1").arg(path), 5000);
-  return true;
-}
+bool MainWindow::exportGrid(const QString& path, int factor) { return exports_->exportGrid(path, factor); }
 
 bool MainWindow::exportSamples(const QString& dir, int n, quint64 seed) {
-  if (!has_session_) {
-    report(tr("exporting samples"), tr("no generator is loaded"),
-           tr("start a run, or open a run and resume it, then export"));
+  if (!runs_->canSample()) {
+    report(tr("exporting samples"), tr("the current run has no generator loaded"),
+           tr("start a run, or open a run that has a checkpoint, then export"));
     return false;
   }
   worker_->requestExportSamples(dir, n, seed);
   return true;
 }
 
-bool MainWindow::exportMetricsCsv(const QString& path) {
-  const QString src = QDir(run_dir_).filePath(QStringLiteral("metrics.csv"));
-  // While idle the run's own file is complete and final: copy it. Otherwise (or without a
-  // folder) write what the plots hold, in the same format.
-  if (!busy() && !run_dir_.isEmpty() && QFile::exists(src)) {
-    if (QFileInfo(path).absoluteFilePath() != QFileInfo(src).absoluteFilePath()) {
-      QFile::remove(path);
-      if (!QFile::copy(src, path)) {
-        report(tr("exporting metrics"), tr("could not write %1").arg(path), tr("choose a writable location"));
-        return false;
-      }
-    }
-  } else {
-    const QString err = write_metrics_csv(path, plots_->rows());
-    if (!err.isEmpty()) {
-      report(tr("exporting metrics"), err, tr("choose a writable location"));
-      return false;
-    }
-  }
-  log_->addNote(QStringLiteral("export"), tr("metrics written to %1").arg(path));
-  return true;
-}
+bool MainWindow::exportMetricsCsv(const QString& path) { return exports_->exportMetricsCsv(path); }
 
-bool MainWindow::exportPlot(const QString& id, const QString& path) {
-  LivePlot* p = plots_->plot(id);
-  if (!p && id == QStringLiteral("hist_g")) p = plots_->histogram('G');
-  if (!p && id == QStringLiteral("hist_d")) p = plots_->histogram('D');
-  if (!p) p = compare_->plot(id);
-  if (!p || !p->saveTo(path, std::max(p->width(), 640), std::max(p->height(), 400))) {
-    report(tr("exporting a plot"), tr("could not write %1").arg(path), tr("use a .png or .pdf name in a writable folder"));
-    return false;
-  }
-  return true;
-}
+bool MainWindow::exportPlot(const QString& id, const QString& path) { return exports_->exportPlot(id, path); }
 
 void MainWindow::openRun(const QString& dir) {
   if (busy()) {
@@ -587,18 +578,41 @@ void MainWindow::openRun(const QString& dir) {
   QMetaObject::invokeMethod(worker_, [w = worker_, dir] { w->openRun(dir); }, Qt::QueuedConnection);
 }
 
-void MainWindow::resumeRun(const QString& dir, const QString& checkpoint) {
-  if (busy() || dir.isEmpty()) return;
-  const qint64 steps = config_->config().steps;
+bool MainWindow::resumeRun(const QString& dir, const QString& checkpoint) {
+  if (busy() || dir.isEmpty()) return false;
+  if (!checkRanges(tr("resuming the run"))) return false;
+  // Resuming from an earlier checkpoint retrains the steps after it: their metrics and events
+  // are dropped and later checkpoints get overwritten. Only with the user's yes.
+  if (const auto later = RunController::laterHistory(dir, checkpoint)) {
+    const QString text =
+        tr("Resuming from the checkpoint of step %1 drops the metrics and events of steps %2 to %3 (they are "
+           "trained again) and overwrites %4 later checkpoint(s) as training reaches them.\n\nContinue?")
+            .arg(later->from_step)
+            .arg(later->from_step + 1)
+            .arg(std::max(later->last_logged_step, later->from_step + 1))
+            .arg(later->later_checkpoints);
+    if (!confirmer_ || !confirmer_(tr("Drop the later history?"), text)) {
+      log_->addNote(QStringLiteral("info"), tr("resume cancelled: %1 was left as it is").arg(dir));
+      return false;
+    }
+  }
+  const RunConfig shown = config_->config();
+  const qint64 steps = shown.steps;
+  // What may change mid-run is taken from the window, as it would be in a running run.
+  MidRunSettings mid;
+  mid.precision = shown.precision;
+  mid.lr_g = shown.lr_g;
+  mid.lr_d = shown.lr_d;
   state_ = State::Loading;
   updateActions();
   QMetaObject::invokeMethod(
-      worker_, [w = worker_, dir, steps, checkpoint] { w->resumeRun(dir, steps, checkpoint, false); },
+      worker_, [w = worker_, dir, steps, checkpoint, mid] { w->resumeRun(dir, steps, checkpoint, false, mid); },
       Qt::QueuedConnection);
+  return true;
 }
 
 bool MainWindow::saveCheckpoint() {
-  if (!has_session_ || comparing_) {
+  if (!has_session_ || comparing_ || !runs_->canSample()) {
     report(tr("saving a checkpoint"), tr("no run is loaded"), tr("start or resume a run first"));
     return false;
   }
@@ -614,9 +628,7 @@ void MainWindow::onState(int s) {
   state_ = static_cast<State>(s);
   st_state_->setText(state_name(state_));
   const bool loading = state_ == State::Loading;
-  progress_->setVisible(loading);
-  cancel_load_->setVisible(loading);
-  if (loading) progress_->setRange(0, 0);
+  progress_->setLoading(loading);
   if (state_ == State::Idle) {
     statusBar()->clearMessage();
     emit becameIdle();
@@ -626,9 +638,7 @@ void MainWindow::onState(int s) {
 }
 
 void MainWindow::onLoading(int done, int total) {
-  if (total <= 0) return;
-  progress_->setRange(0, total);
-  progress_->setValue(done);
+  progress_->setLoadingProgress(done, total);
 }
 
 void MainWindow::onRunStarted(const RunStartInfo& info) {
@@ -638,12 +648,16 @@ void MainWindow::onRunStarted(const RunStartInfo& info) {
   step_ = info.start_step;
   ips_ = 0;
   if (info.tag != RunTag::Main) {
+    // Each run of a comparison becomes the current run in turn: the Live plots, the Samples
+    // dock, the title and the exports all follow it (the Compare tab shows both).
     compare_->onRunStarted(info);
+    plots_->clear();
+    samples_->clear();
+    runs_->setCurrent(info.dir, RunController::Origin::Compared);
     log_->addNote(QStringLiteral("info"), tr("[%1] run folder: %2").arg(tag_label(info.tag, compare_->ampMode()), info.dir));
     return;
   }
-  run_dir_ = info.dir;
-  run_resumable_ = false;
+  runs_->setCurrent(info.dir, RunController::Origin::Trained);
   config_->clearOutDir();  // --out named this run's folder only
   if (!info.resumed) {
     plots_->clear();
@@ -653,7 +667,6 @@ void MainWindow::onRunStarted(const RunStartInfo& info) {
   log_->addNote(QStringLiteral("info"), tr("%1 run folder: %2 · %3 · %4")
                                             .arg(info.resumed ? tr("resumed") : tr("new"), info.dir, info.dataset, info.backend),
                 info.start_step);
-  setWindowTitle(tr("AMP GAN Studio — %1").arg(QFileInfo(info.dir).fileName()));
   emit runStarted(info.dir);
 }
 
@@ -670,6 +683,8 @@ void MainWindow::onBatch(const UiBatchPtr& b) {
   } else {
     const QString label = tag_label(b->tag, compare_->ampMode());
     compare_->onRows(b->tag, b->rows);
+    plots_->appendRows(b->rows);  // the Live tab shows the current (comparison) run too
+    if (b->has_histograms) plots_->setHistograms(b->hist_step, b->hist_g, b->hist_d);
     for (SampleShot s : b->samples) {
       compare_->onSample(b->tag, s);
       s.label = label;  // the Samples dock follows the comparison, run by run
@@ -690,7 +705,7 @@ void MainWindow::onBatch(const UiBatchPtr& b) {
       precision_box_->setCurrentIndex(precision_box_->findData(static_cast<int>(p)));
     }
   }
-  if (total_ > 0) st_step_->setText(tr("step %1 / %2").arg(step_).arg(total_));
+  updateStepText();
   if (!b->rows.empty()) st_ips_->setText(tr("%1 img/s").arg(ips_, 0, 'f', ips_ < 100 ? 1 : 0));
   if (b->memory.current_total > 0) st_memory_->setText(format_bytes(static_cast<double>(b->memory.current_total)));
   QString mem_tip = tr("Backend memory now (peak):");
@@ -732,7 +747,7 @@ void MainWindow::onRunFinished(const RunEndInfo& info) {
     compare_->onRunFinished(info);
     return;
   }
-  run_resumable_ = info.ok || info.reason != QStringLiteral("cancelled");
+  runs_->setResumable(info.ok || info.reason != QStringLiteral("cancelled"));
   const QString text = info.reason == QStringLiteral("finished")
                            ? tr("run finished at step %1; samples and a checkpoint are in %2").arg(info.step).arg(info.dir)
                            : tr("run ended at step %1 (%2); everything up to it is saved in %3")
@@ -761,8 +776,8 @@ void MainWindow::showError(const UiError& e) {
   QString info;
   if (!e.subject.isEmpty()) info += tr("Concerning: %1\n").arg(e.subject);
   if (!e.hint.isEmpty()) info += tr("What to do: %1\n").arg(e.hint);
-  if (!run_dir_.isEmpty() && e.during == tr("training"))
-    info += tr("\nEverything up to the failing step is saved in %1.").arg(run_dir_);
+  if (runs_->hasRun() && e.during == tr("training"))
+    info += tr("\nEverything up to the failing step is saved in %1.").arg(runs_->dir());
   box->setInformativeText(info.trimmed());
   box->setAttribute(Qt::WA_DeleteOnClose);
   box->setWindowModality(Qt::NonModal);
@@ -770,8 +785,8 @@ void MainWindow::showError(const UiError& e) {
 }
 
 void MainWindow::onRunOpened(const std::shared_ptr<const OpenedRun>& run) {
-  run_dir_ = run->dir;
-  run_resumable_ = !run->checkpoints.isEmpty();
+  runs_->setCurrent(run->dir, RunController::Origin::Opened);
+  runs_->setResumable(!run->checkpoints.isEmpty());
   plots_->setHistory(run->rows);
   samples_->setShots(run->samples);
   log_->clear();
@@ -779,6 +794,9 @@ void MainWindow::onRunOpened(const std::shared_ptr<const OpenedRun>& run) {
   if (run->has_config) {
     RunConfig c = run->config;
     c.out_dir.clear();
+    // The precision the run last trained in (it may have been switched mid-run): Resume
+    // continues in what the window shows.
+    if (!run->rows.empty()) c.precision = run->rows.back().precision;
     config_->setConfig(c);
     precision_box_->setCurrentIndex(precision_box_->findData(static_cast<int>(c.precision)));
   }
@@ -791,9 +809,8 @@ void MainWindow::onRunOpened(const std::shared_ptr<const OpenedRun>& run) {
                     .arg(run->rows.size())
                     .arg(run->samples.size())
                     .arg(run->checkpoints.size())
-                    .arg(run_resumable_ ? tr(" — raise Steps and press Resume run (Ctrl+Shift+Return) to continue it")
+                    .arg(runs_->resumable() ? tr(" — raise Steps and press Resume run (Ctrl+Shift+Return) to continue it")
                                         : QString()));
-  setWindowTitle(tr("AMP GAN Studio — %1").arg(QFileInfo(run->dir).fileName()));
   tabs_->setCurrentWidget(plots_);
   updateActions();
   emit runOpened(run->dir);
@@ -806,19 +823,28 @@ void MainWindow::updateActions() {
   start_->setEnabled(idle);
   pause_->setEnabled((running || paused) && !comparing_);
   pause_->setText(paused ? tr("Resume") : tr("Pause"));
-  step_act_->setEnabled((idle || paused || running) && !comparing_);
+  step_act_->setEnabled((paused || running) && !comparing_);
   stop_->setEnabled(!idle && state_ != State::Stopping);
   compare_act_->setEnabled(idle);
   compare_->setBusy(!idle);
   checkpoint_->setEnabled(has_session_ && !comparing_ && state_ != State::Stopping && state_ != State::Loading);
-  export_samples_->setEnabled(has_session_ && state_ != State::Stopping && state_ != State::Loading);
-  samples_->setSampleNowEnabled(has_session_ && !comparing_ && (running || paused || idle));
+  // Sampling only from the current run's own generator (never a previously trained one).
+  const bool can_sample = runs_->canSample();
+  export_samples_->setEnabled(can_sample && state_ != State::Stopping && state_ != State::Loading);
+  samples_->setSampleNowEnabled(can_sample && !comparing_ && (running || paused || idle));
   open_->setEnabled(idle);
-  resume_->setEnabled(idle && run_resumable_ && !run_dir_.isEmpty());
+  resume_->setEnabled(idle && runs_->resumable());
   resume_ckpt_->setEnabled(idle);
   for (QAction* a : precision_actions_) a->setEnabled(!comparing_);
   precision_box_->setEnabled(!comparing_);
   config_->setRunning(!idle);
+}
+
+void MainWindow::updateStepText() {
+  if (total_ <= 0) return;
+  QString t = tr("step %1 / %2").arg(step_).arg(total_);
+  if (progress_->working()) t += tr(" · evaluating");  // the counter stands still meanwhile
+  st_step_->setText(t);
 }
 
 QString MainWindow::statusText() const {
@@ -847,14 +873,14 @@ void MainWindow::closeEvent(QCloseEvent* e) {
 // ---- dialogs --------------------------------------------------------------------------------------
 
 void MainWindow::chooseAndOpenRun() {
-  const QString start = run_dir_.isEmpty() ? QString::fromStdString(config_->config().runs_root) : QFileInfo(run_dir_).path();
+  const QString start = runs_->hasRun() ? QFileInfo(runs_->dir()).path() : QString::fromStdString(config_->config().runs_root);
   const QString dir = QFileDialog::getExistingDirectory(this, tr("Open a run folder"), start);
   if (!dir.isEmpty()) openRun(dir);
 }
 
 void MainWindow::chooseAndResumeCheckpoint() {
-  const QString start = run_dir_.isEmpty() ? QString::fromStdString(config_->config().runs_root)
-                                           : QDir(run_dir_).filePath(QStringLiteral("checkpoints"));
+  const QString start = runs_->hasRun() ? QDir(runs_->dir()).filePath(QStringLiteral("checkpoints"))
+                                        : QString::fromStdString(config_->config().runs_root);
   const QString ckpt = QFileDialog::getOpenFileName(this, tr("Resume from checkpoint"), start,
                                                     tr("Checkpoints (*.safetensors)"));
   if (ckpt.isEmpty()) return;
@@ -863,39 +889,9 @@ void MainWindow::chooseAndResumeCheckpoint() {
   resumeRun(run, ckpt);
 }
 
-void MainWindow::chooseAndExportGrid() {
-  const QImage img = samples_->currentImage();
-  if (img.isNull()) {
-    exportGrid({}, 1);  // reports that there is nothing to export
-    return;
-  }
-  const QString dir = run_dir_.isEmpty() ? QDir::homePath() : run_dir_;
-  const QString name = QStringLiteral("grid_step_%1.png").arg(samples_->currentStep(), 6, 10, QChar('0'));
-  ExportGridDialog d(QDir(dir).filePath(name), 4, img.size(), this);
-  if (d.exec() == QDialog::Accepted && !d.path().isEmpty()) exportGrid(d.path(), d.factor());
-}
-
 void MainWindow::chooseAndExportSamples() {
-  const QString dir = run_dir_.isEmpty() ? QDir::homePath() : QDir(run_dir_).filePath(QStringLiteral("exported"));
-  ExportSamplesDialog d(dir, 64, 1, this);
+  ExportSamplesDialog d(runs_->samplesExportDir(), 64, 1, this);
   if (d.exec() == QDialog::Accepted && !d.dir().isEmpty()) exportSamples(d.dir(), d.count(), d.seed());
-}
-
-void MainWindow::chooseAndExportCsv() {
-  const QString dir = run_dir_.isEmpty() ? QDir::homePath() : run_dir_;
-  const QString path = QFileDialog::getSaveFileName(this, tr("Export metrics"), QDir(dir).filePath(QStringLiteral("metrics-export.csv")),
-                                                    tr("CSV files (*.csv)"));
-  if (!path.isEmpty()) exportMetricsCsv(path);
-}
-
-void MainWindow::chooseAndExportPlots() {
-  const QString dir = QFileDialog::getExistingDirectory(this, tr("Folder for the plots"), run_dir_.isEmpty() ? QDir::homePath() : run_dir_);
-  if (dir.isEmpty()) return;
-  int n = 0;
-  for (const QString& id : plots_->plotIds()) n += exportPlot(id, QDir(dir).filePath(id + QStringLiteral(".png")));
-  n += exportPlot(QStringLiteral("hist_g"), QDir(dir).filePath(QStringLiteral("hist_g.png")));
-  n += exportPlot(QStringLiteral("hist_d"), QDir(dir).filePath(QStringLiteral("hist_d.png")));
-  log_->addNote(QStringLiteral("export"), tr("%1 plots written to %2").arg(n).arg(dir));
 }
 
 void MainWindow::showGlossary() {

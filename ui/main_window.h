@@ -23,7 +23,6 @@ class QAction;
 class QComboBox;
 class QDockWidget;
 class QLabel;
-class QProgressBar;
 class QTabWidget;
 class QToolButton;
 
@@ -31,6 +30,9 @@ namespace ampgan::ui {
 
 class CompareView;
 class ConfigPanel;
+class RunController;
+class RunExports;
+class StatusProgress;
 class EventLog;
 class PlotsPanel;
 class SampleView;
@@ -53,7 +55,7 @@ class MainWindow : public QMainWindow {
   // ---- actions ----
   bool startTraining(bool paused = false, int steps = 0);  // false: the settings are invalid
   void togglePause();
-  void stepOnce();  // one iteration; with no run, starts one paused
+  void stepOnce();  // one iteration of a running or paused run; with no run, only a hint
   void stopTraining();
   void switchPrecision(Precision p);
   bool runComparison();  // with the Compare tab's mode and steps
@@ -62,7 +64,8 @@ class MainWindow : public QMainWindow {
   bool exportMetricsCsv(const QString& path);
   bool exportPlot(const QString& id, const QString& path);
   void openRun(const QString& dir);  // async; runOpened() follows
-  void resumeRun(const QString& dir, const QString& checkpoint = {});
+  // false: busy, no folder, or the user declined dropping later history.
+  bool resumeRun(const QString& dir, const QString& checkpoint = {});
   bool saveCheckpoint();
   bool grabWindow(const QString& png_path);
 
@@ -70,6 +73,10 @@ class MainWindow : public QMainWindow {
   using ErrorPresenter = std::function<void(const UiError&)>;
   void setErrorPresenter(ErrorPresenter p) { presenter_ = std::move(p); }
   const QList<UiError>& errors() const { return errors_; }
+  // Yes/no questions (e.g. "drop the later history?") go through this (default: a message
+  // box). Tests replace it.
+  using Confirmer = std::function<bool(const QString& title, const QString& text)>;
+  void setConfirmer(Confirmer c) { confirmer_ = std::move(c); }
 
   ConfigPanel* configPanel() const { return config_; }
   PlotsPanel* plots() const { return plots_; }
@@ -77,12 +84,14 @@ class MainWindow : public QMainWindow {
   EventLog* eventLog() const { return log_; }
   CompareView* compareView() const { return compare_; }
   TrainingWorker* worker() const { return worker_; }
+  StatusProgress* statusProgress() const { return progress_; }
   QTabWidget* tabs() const { return tabs_; }
   QAction* action(const QString& name) const;  // by objectName, e.g. "actionStart"
+  RunController* runs() const { return runs_; }
 
   TrainingWorker::State state() const { return state_; }
   bool busy() const { return state_ != TrainingWorker::State::Idle; }
-  QString currentRunDir() const { return run_dir_; }
+  QString currentRunDir() const;
   int64_t currentStep() const { return step_; }
   QString statusText() const;  // the status bar's fields, joined
 
@@ -108,6 +117,8 @@ class MainWindow : public QMainWindow {
   void updateActions();
   void showError(const UiError& e);
   void report(const QString& during, const QString& what, const QString& hint = {});
+  bool checkRanges(const QString& during);
+  void updateStepText();  // false (and reported): a field is out of range
 
   void onState(int s);
   void onRunStarted(const RunStartInfo& info);
@@ -120,10 +131,7 @@ class MainWindow : public QMainWindow {
 
   void chooseAndOpenRun();
   void chooseAndResumeCheckpoint();
-  void chooseAndExportGrid();
   void chooseAndExportSamples();
-  void chooseAndExportCsv();
-  void chooseAndExportPlots();
   void showGlossary();
   void showAbout();
 
@@ -144,21 +152,21 @@ class MainWindow : public QMainWindow {
   QList<QAction*> precision_actions_;
   QLabel *st_state_ = nullptr, *st_device_ = nullptr, *st_step_ = nullptr, *st_ips_ = nullptr, *st_elapsed_ = nullptr,
          *st_memory_ = nullptr, *st_precision_ = nullptr;
-  QProgressBar* progress_ = nullptr;
-  QToolButton* cancel_load_ = nullptr;
+  StatusProgress* progress_ = nullptr;
 
   TrainingWorker::State state_ = TrainingWorker::State::Idle;
   bool has_session_ = false;
+  RunController* runs_ = nullptr;  // the current run every view refers to
+  RunExports* exports_ = nullptr;   // grid, CSV and chart exports of that run
   bool closing_ = false;
   bool restored_layout_ = false;
   bool comparing_ = false;
-  QString run_dir_;          // the main run shown in the Live tab (running, finished or opened)
-  bool run_resumable_ = false;
   int64_t step_ = 0, total_ = 0;
   double ips_ = 0;
   Precision shown_precision_ = Precision::FP32;
   QList<UiError> errors_;
   ErrorPresenter presenter_;
+  Confirmer confirmer_;
 
   // demo hooks (--switch-at, --screenshot)
   std::optional<int64_t> switch_at_;

@@ -7,6 +7,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QSlider>
 #include <QVBoxLayout>
 
@@ -60,9 +61,19 @@ PlotsPanel::PlotsPanel(QWidget* parent) : QWidget(parent) {
   bar->addWidget(hint, 1);
   outer->addLayout(bar);
 
-  grid_ = new QGridLayout;
+  // The charts sit in a scroll area: on a small screen they keep a readable height and the
+  // panel scrolls, instead of squeezing nine charts into 60 px each.
+  scroll_ = new QScrollArea;
+  scroll_->setObjectName(QStringLiteral("plotsScroll"));
+  scroll_->setWidgetResizable(true);
+  scroll_->setFrameShape(QFrame::NoFrame);
+  scroll_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  auto* host = new QWidget;
+  grid_ = new QGridLayout(host);
+  grid_->setContentsMargins(0, 0, 0, 0);
   grid_->setSpacing(3);
-  outer->addLayout(grid_, 1);
+  scroll_->setWidget(host);
+  outer->addWidget(scroll_, 1);
 
   auto loss = makePlot(QStringLiteral("losses"), tr("Losses"),
                        tr("<b>Losses</b> of the discriminator (real + fake) and the generator (non-saturating). "
@@ -124,12 +135,8 @@ PlotsPanel::PlotsPanel(QWidget* parent) : QWidget(parent) {
   perf->setAxisLabels(tr("images/s"), tr("MiB"));
 
   // Grid order: what a loss curve does, then what AMP does, then histograms and cost.
-  const QList<QWidget*> cells = {loss, dout, quality, scale, norms, under, hist_g_, hist_d_, perf};
-  for (int i = 0; i < cells.size(); ++i) grid_->addWidget(cells[i], i / 3, i % 3);
-  for (int i = 0; i < 3; ++i) {
-    grid_->setRowStretch(i, 1);
-    grid_->setColumnStretch(i, 1);
-  }
+  cells_ = {loss, dout, quality, scale, norms, under, hist_g_, hist_d_, perf};
+  layoutCells(3);
 
   timer_.setInterval(50);
   connect(&timer_, &QTimer::timeout, this, &PlotsPanel::onTick);
@@ -318,13 +325,36 @@ void PlotsPanel::toggleMaximized(LivePlot* p) {
   const bool restore = maximized_ == p;
   maximized_ = restore ? nullptr : p;
   for (LivePlot* q : allPlots()) q->setVisible(restore || q == p);
-  // Empty rows and columns would keep their stretch: give it all to the maximised cell.
-  int row = 0, col = 0, rs = 0, cs = 0;
-  grid_->getItemPosition(grid_->indexOf(p), &row, &col, &rs, &cs);
-  for (int i = 0; i < 3; ++i) {
-    grid_->setRowStretch(i, restore || i == row ? 1 : 0);
-    grid_->setColumnStretch(i, restore || i == col ? 1 : 0);
+  layoutCells(columns_);
+}
+
+void PlotsPanel::layoutCells(int columns) {
+  columns_ = std::clamp(columns, 1, 3);
+  for (QWidget* c : cells_) grid_->removeWidget(c);
+  for (int i = 0; i < cells_.size(); ++i) grid_->addWidget(cells_[i], i / columns_, i % columns_);
+  const int rows = (static_cast<int>(cells_.size()) + columns_ - 1) / columns_;
+  int max_row = -1, max_col = -1;
+  if (maximized_) {
+    const int i = static_cast<int>(cells_.indexOf(maximized_));
+    max_row = i / columns_;
+    max_col = i % columns_;
   }
+  // Empty rows and columns would keep their stretch (and a maximised chart fills the view:
+  // no minimum heights then).
+  for (int r = 0; r < static_cast<int>(cells_.size()); ++r) {
+    const bool used = r < rows && (!maximized_ || r == max_row);
+    grid_->setRowStretch(r, used ? 1 : 0);
+    grid_->setRowMinimumHeight(r, used && !maximized_ ? kCellMinHeight : 0);
+  }
+  for (int c = 0; c < 3; ++c) grid_->setColumnStretch(c, c < columns_ && (!maximized_ || c == max_col) ? 1 : 0);
+}
+
+void PlotsPanel::resizeEvent(QResizeEvent* e) {
+  QWidget::resizeEvent(e);
+  // As many columns as fit at a readable width: 3 on a large screen, 2 or 1 on a small one.
+  const int w = scroll_->viewport()->width();
+  const int columns = std::clamp(w / kCellMinWidth, 1, 3);
+  if (columns != columns_) layoutCells(columns);
 }
 
 }  // namespace ampgan::ui

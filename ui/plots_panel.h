@@ -18,6 +18,7 @@
 
 class QGridLayout;
 class QLabel;
+class QScrollArea;
 class QSlider;
 
 namespace ampgan::ui {
@@ -74,8 +75,18 @@ class PlotsPanel : public QWidget {
   void rebuildSmoothed();
   void onTick();
   void toggleMaximized(LivePlot* p);
+  void layoutCells(int columns);  // the charts in a grid of 1-3 columns
+
+ protected:
+  void resizeEvent(QResizeEvent* e) override;
+
+ private:
+  static constexpr int kCellMinWidth = 250, kCellMinHeight = 170;  // readable charts
 
   QGridLayout* grid_ = nullptr;
+  QScrollArea* scroll_ = nullptr;
+  QList<QWidget*> cells_;
+  int columns_ = 3;
   QSlider* slider_ = nullptr;
   QLabel* slider_label_ = nullptr;
   QHash<QString, LivePlot*> plots_;

@@ -76,7 +76,12 @@ SampleView::SampleView(QWidget* parent) : QWidget(parent) {
   });
   row->addWidget(follow_);
   row->addStretch(1);
+  v->addLayout(row);
+  // Its own row: one row of all four controls would hold the dock ~290 px wide.
+  row = new QHBoxLayout;
+  row->addStretch(1);
   sample_now_ = new QPushButton(tr("Sample now"));
+  sample_now_->setObjectName(QStringLiteral("sampleNow"));
   sample_now_->setToolTip(tr("Generate the grid from the current weights, between two steps, without waiting "
                              "for the next sample interval"));
   sample_now_->setEnabled(false);

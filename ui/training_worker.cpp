@@ -18,6 +18,9 @@
 #include "core/common/error.h"
 #include "core/common/parallel.h"
 #include "core/io/atomic_file.h"
+#include "core/metrics/work_hook.h"
+#include "core/train/checkpoint.h"
+#include "ui/run_sampler.h"
 
 namespace ampgan::ui {
 
@@ -26,7 +29,7 @@ using Clock = std::chrono::steady_clock;
 
 TrainingWorker::TrainingWorker(QObject* parent) : QObject(parent), pending_(std::make_shared<UiBatch>()) {}
 
-TrainingWorker::~TrainingWorker() = default;
+TrainingWorker::~TrainingWorker() = default;  // after RunSampler is complete
 
 // ---- thread-safe requests ----------------------------------------------------------------
 
@@ -118,6 +121,23 @@ void TrainingWorker::drainCommands() {
 }
 
 void TrainingWorker::apply(const Command& c) {
+  if (!session_ && sampler_ && (c.kind == Command::ExportSamples || c.kind == Command::SampleNow)) {
+    try {
+      if (c.kind == Command::ExportSamples) {
+        sampler_->export_samples(c.dir.toStdString(), c.n, c.seed);
+        emit exported(QStringLiteral("samples"), c.dir);
+      } else {
+        SampleShot s;
+        s.step = sampler_->step();
+        s.image = to_qimage(sampler_->sample_grid());
+        pending_->samples.push_back(std::move(s));
+        flush(true);
+      }
+    } catch (...) {
+      fail(c.kind == Command::ExportSamples ? QStringLiteral("exporting samples") : QStringLiteral("sampling"));
+    }
+    return;
+  }
   if (!session_) {
     if (c.kind == Command::ExportSamples || c.kind == Command::Checkpoint || c.kind == Command::SampleNow) {
       UiError e;
@@ -204,14 +224,25 @@ void TrainingWorker::setState(State s) {
 
 void TrainingWorker::setSession(std::unique_ptr<Session> s) {
   session_ = std::move(s);
+  if (session_) sampler_.reset();
   has_session_.store(session_ != nullptr);
   emit sessionAvailable(session_ != nullptr);
+  emit generatorAvailable(session_ != nullptr, session_ ? QString::fromStdString(session_->dir().string()) : QString());
+}
+
+void TrainingWorker::setSampler(std::unique_ptr<RunSampler> s) {
+  sampler_ = std::move(s);
+  if (!session_)
+    emit generatorAvailable(sampler_ != nullptr,
+                            sampler_ ? QString::fromStdString(sampler_->checkpoint().parent_path().parent_path().string())
+                                     : QString());
 }
 
 // ---- runs ----------------------------------------------------------------------------------
 
 void TrainingWorker::beginRun(RunTag tag, bool paused, int steps) {
   setSession(nullptr);  // the previous run's memory goes before the next dataset loads
+  setSampler(nullptr);
   stop_.store(false);
   cancel_loading_.store(false);
   paused_.store(paused);
@@ -368,12 +399,21 @@ void TrainingWorker::startRun(const RunConfig& cfg, bool paused, int steps) {
   setState(State::Idle);
 }
 
-void TrainingWorker::resumeRun(const QString& run_dir, qint64 steps, const QString& checkpoint, bool paused) {
+void TrainingWorker::resumeRun(const QString& run_dir, qint64 steps, const QString& checkpoint, bool paused,
+                               std::optional<MidRunSettings> mid) {
   if (in_loop_) return;
   beginRun(RunTag::Main, paused);
   try {
     setSession(Session::resume(run_dir.toStdString(), steps, sessionOptions(), checkpoint.toStdString()));
     announce(RunTag::Main, true);
+    // What the window shows wins over what the checkpoint was saved with (FP16 chosen: FP16
+    // rows); a change is logged and marked like any mid-run switch.
+    if (mid) {
+      if (mid->precision != session_->trainer().precision()) session_->set_precision(mid->precision);
+      const RunConfig& rc = session_->config();
+      if (mid->lr_g > 0 && mid->lr_d > 0 && (mid->lr_g != rc.lr_g || mid->lr_d != rc.lr_d))
+        session_->set_learning_rates(mid->lr_g, mid->lr_d);
+    }
     // The history up to the checkpoint (the engine dropped rows after it: they are retrained).
     pending_->replace_history = true;
     std::vector<StepMetrics> history = Session::read_metrics(session_->dir());
@@ -476,6 +516,10 @@ void TrainingWorker::runComparison(const RunConfig& base, Precision amp) {
 
 void TrainingWorker::openRun(const QString& run_dir) {
   if (in_loop_) return;
+  // The opened run becomes the current one: the previous run's generator must not answer
+  // Sample now or Export single samples any more.
+  setSession(nullptr);
+  setSampler(nullptr);
   try {
     auto run = std::make_shared<OpenedRun>();
     run->dir = run_dir;
@@ -499,6 +543,13 @@ void TrainingWorker::openRun(const QString& run_dir) {
     for (const QString& f : ckpts.entryList({QStringLiteral("*.safetensors")}, QDir::Files, QDir::Name))
       run->checkpoints << ckpts.filePath(f);
     emit runOpened(run);
+    if (!run->checkpoints.isEmpty()) {
+      try {
+        setSampler(std::make_unique<RunSampler>(newest_checkpoint(dir)));
+      } catch (...) {
+        fail(QStringLiteral("loading the run's generator"));  // the curves stay shown
+      }
+    }
   } catch (const nlohmann::json::exception& x) {
     UiError e;
     e.what = QStringLiteral("config.json is not valid JSON");
@@ -521,6 +572,23 @@ int TrainingWorker::initThread() {
   nice_value = 0;
 #endif
   (void)cpu_threads();  // creates the pool now, on this thread
+  // Long evaluation work inside a step reports here: the GUI shows it (a frozen step counter
+  // for minutes looks like a hang) and Stop cancels it.
+  metrics::work_hook() = [this](const std::string& what, int done, int total) {
+    const auto now = Clock::now();
+    const bool start = !in_work_ || what != work_what_, end = done >= total;
+    if (start) {
+      in_work_ = true;
+      work_what_ = what;
+      flush(true);  // the engine's notice ("training the feature classifier…") reaches the log now
+    }
+    if (start || end || now - last_work_ >= std::chrono::milliseconds(100)) {
+      last_work_ = now;
+      emit workProgress(QString::fromStdString(what), done, total);
+    }
+    if (end) in_work_ = false;
+    return !stopRequested();
+  };
   return nice_value;
 }
 

@@ -20,6 +20,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include <QObject>
 #include <QString>
@@ -28,6 +29,15 @@
 #include "ui/ui_types.h"
 
 namespace ampgan::ui {
+
+class RunSampler;
+
+// The settings a run can change between steps, as the window shows them: a resumed run takes
+// these instead of what its checkpoint was saved with.
+struct MidRunSettings {
+  Precision precision = Precision::FP32;
+  float lr_g = 0, lr_d = 0;  // 0: keep the run's own
+};
 
 class TrainingWorker : public QObject, private SessionListener {
   Q_OBJECT
@@ -58,11 +68,15 @@ class TrainingWorker : public QObject, private SessionListener {
   // paused: create the run and wait (Step then trains one iteration at a time); steps: single
   // steps to take at once (Step pressed with no run: start paused and take one).
   void startRun(const ampgan::RunConfig& cfg, bool paused, int steps = 0);
-  // checkpoint empty: the newest; steps <= 0: the run's own target.
-  void resumeRun(const QString& run_dir, qint64 steps, const QString& checkpoint, bool paused);
+  // checkpoint empty: the newest; steps <= 0: the run's own target; `mid` (when given) is
+  // applied before the first resumed step.
+  void resumeRun(const QString& run_dir, qint64 steps, const QString& checkpoint, bool paused,
+                 std::optional<MidRunSettings> mid = std::nullopt);
   // The same configuration in FP32 and in `amp`, one after the other, same seed and data order,
   // each in its own folder under one comparison folder.
   void runComparison(const ampgan::RunConfig& base, ampgan::Precision amp);
+  // Reads a run folder for display and loads its generator (newest checkpoint) for sampling;
+  // the previous run's session is released, so nothing samples from the wrong run.
   void openRun(const QString& run_dir);
   void releaseSession();  // frees the finished run's memory
   // First call on the worker thread (blocking, at start-up): lowers this thread's scheduling
@@ -83,7 +97,12 @@ class TrainingWorker : public QObject, private SessionListener {
   void notice(const QString& text);  // e.g. "loading cancelled": for the log, not a dialog
   void exported(const QString& what, const QString& path);
   void runOpened(const std::shared_ptr<const ampgan::ui::OpenedRun>& run);
+  // Long work inside a step (the feature classifier's training, an evaluation): what, done of
+  // total; done == total when it ends. Stop cancels it.
+  void workProgress(const QString& what, int done, int total);
   void sessionAvailable(bool available);  // a run is loaded: exports and checkpoints can be served
+  // A generator can be sampled (a session, or an opened run's checkpoint); dir: whose.
+  void generatorAvailable(bool available, const QString& dir);
 
  private:
   struct Command {
@@ -120,12 +139,16 @@ class TrainingWorker : public QObject, private SessionListener {
   // Inside a catch block of a run: reports, saves what can be saved, ends the run.
   void runFailed(const QString& before_start);
   void setSession(std::unique_ptr<Session> s);
+  void setSampler(std::unique_ptr<RunSampler> s);
 
   std::unique_ptr<Session> session_;
+  std::unique_ptr<RunSampler> sampler_;  // an opened run's generator (only when no session_)
   RunTag tag_ = RunTag::Main;
   QString dir_;
   std::shared_ptr<UiBatch> pending_;
-  std::chrono::steady_clock::time_point last_flush_{}, last_progress_{};
+  std::chrono::steady_clock::time_point last_flush_{}, last_progress_{}, last_work_{};
+  bool in_work_ = false;
+  std::string work_what_;
   bool in_loop_ = false;
   bool run_started_ = false;
 

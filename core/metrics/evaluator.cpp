@@ -7,6 +7,7 @@
 #include "core/common/error.h"
 #include "core/common/rng.h"
 #include "core/metrics/feature_classifier.h"
+#include "core/metrics/work_hook.h"
 #include "core/metrics/frechet.h"
 #include "core/metrics/swd.h"
 #include "core/train/trainer.h"
@@ -34,6 +35,7 @@ int classifier_epochs(size_t train_images, int min_steps) {
 }  // namespace
 
 std::string describe(const EvalResult& r) {
+  if (r.samples == 0) return "no scores (the evaluation was cancelled)";
   char buf[256];
   std::string levels;
   for (size_t i = 0; i < r.swd_levels.size(); ++i) {
@@ -78,6 +80,8 @@ struct Evaluator::Impl {
 
   Impl(const data::ImageSet& r, int n, uint64_t s, Options o) : real(r), samples(n), seed(s), opt(std::move(o)) {}
 
+  struct Cancelled {};  // the work hook asked to stop (see work_hook.h)
+
   // A fixed, seeded choice of real images; the classifier holds out the last tenth of a second
   // permutation to measure its accuracy.
   std::vector<int> permutation(uint64_t stream) const {
@@ -109,7 +113,13 @@ struct Evaluator::Impl {
       if (!classifier->load(cache, &accuracy)) {
         if (opt.notice) opt.notice("training the feature classifier for the Frechet distance on " + real.name +
                                    " (once per dataset; cached in " + cache.parent_path().string() + ")");
-        classifier->train(real, order, classifier_epochs(order.size(), opt.classifier_min_steps), seed, opt.progress);
+        const char* what = "training the feature classifier";
+        auto progress = [&](int done, int total) {
+          if (opt.progress) opt.progress(done, total);
+          if (!report_work(what, done, total)) throw Cancelled{};
+        };
+        if (!report_work(what, 0, 1)) throw Cancelled{};
+        classifier->train(real, order, classifier_epochs(order.size(), opt.classifier_min_steps), seed, progress);
         accuracy = classifier->accuracy(real, test);
         try {
           classifier->save(cache, accuracy);
@@ -133,7 +143,20 @@ Evaluator::~Evaluator() = default;
 
 EvalResult Evaluator::evaluate(Trainer& trainer) {
   Impl& m = *impl_;
-  m.prepare();
+  const char* what = "evaluating sample quality";
+  try {
+    if (!report_work(what, 0, 1)) throw Impl::Cancelled{};
+    m.prepare();
+  } catch (const Impl::Cancelled&) {
+    // Nothing half-trained is kept: the next evaluation prepares again.
+    m.classifier.reset();
+    m.classifier_backend.reset();
+    if (m.opt.notice) m.opt.notice("evaluation cancelled: no sample-quality scores for this step");
+    report_work(what, 1, 1);
+    EvalResult r;
+    r.step = trainer.iteration();
+    return r;
+  }
   const DcganSpec& spec = trainer.config().model;
   if (spec.res != m.real.res || spec.channels != m.real.channels)
     throw Error("the generator makes " + std::to_string(spec.res) + "px x" + std::to_string(spec.channels) +
@@ -148,6 +171,7 @@ EvalResult Evaluator::evaluate(Trainer& trainer) {
   const std::vector<float> fake = trainer.generate(m.latents, n);
   EvalResult r = evaluate_images(fake.data(), n);
   r.step = trainer.iteration();
+  report_work(what, 1, 1);
   return r;
 }
 

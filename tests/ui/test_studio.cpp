@@ -4,7 +4,15 @@
 #include <QDir>
 #include <QFile>
 #include <QImage>
+#include <QComboBox>
+#include <QDockWidget>
+#include <QLineEdit>
 #include <QMessageBox>
+#include <QStatusBar>
+#include <QToolBar>
+#include <QWheelEvent>
+#include <QPushButton>
+#include <QScreen>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QTableWidget>
@@ -12,17 +20,21 @@
 #include <QtTest>
 
 #include "core/backend/elementwise.h"
+#include "core/common/error.h"
 #include "ui/app_options.h"
 #include "ui/compare_view.h"
 #include "ui/config_panel.h"
 #include "core/train/session.h"
 #include "ui/event_log.h"
 #include "ui/histogram_plot.h"
+#include "ui/input_guards.h"
 #include "ui/live_plot.h"
 #include "ui/main_window.h"
 #include "ui/plots_panel.h"
+#include "ui/run_controller.h"
 #include "ui/run_stats.h"
 #include "ui/sample_view.h"
+#include "ui/status_progress.h"
 
 using namespace ampgan;
 using namespace ampgan::ui;
@@ -54,6 +66,41 @@ MainWindow::Options no_settings() {
   o.restore_settings = false;
   o.save_settings = false;
   return o;
+}
+
+QByteArray file_bytes(const QString& p) {
+  QFile f(p);
+  return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+QImage rgb(const QImage& i) { return i.convertToFormat(QImage::Format_RGB888); }
+
+// A finished run written by the engine alone (as the CLI would), `steps` long.
+void engine_run(const QString& dir, RunConfig c) {
+  c.out_dir = dir.toStdString();
+  auto s = Session::create(c);
+  s->run();
+  s->finish("finished");
+}
+
+// Presses Sample now and returns the grid the worker delivered for it (it replaces a stored grid
+// of the same step in the Samples dock, so the dock's count does not show it).
+QImage sample_now(MainWindow& w) {
+  auto* now = w.samples()->findChild<QPushButton*>(QStringLiteral("sampleNow"));
+  if (!now || !now->isEnabled()) return {};
+  QSignalSpy batches(w.worker(), &TrainingWorker::batchReady);
+  now->click();
+  QImage got;
+  const bool arrived = QTest::qWaitFor(
+      [&] {
+        for (const QList<QVariant>& args : batches) {
+          const auto b = args.at(0).value<UiBatchPtr>();
+          if (b && !b->samples.empty()) got = b->samples.back().image;
+        }
+        return !got.isNull();
+      },
+      90000);
+  return arrived ? got : QImage();
 }
 
 int count_rows(const QString& csv) {
@@ -168,13 +215,14 @@ class TestStudio : public QObject {
     QVERIFY(shown.isEmpty());
   }
 
-  // Step with no run starts one paused and trains exactly one iteration; Step again, then run.
+  // A run started paused with one step trains exactly one iteration; Step again, then run.
+  // (Step with no run creates nothing: stepWhenIdleCreatesNoRun.)
   void pauseStepAndResume() {
     MainWindow w(no_settings());
     w.setErrorPresenter([](const UiError& e) { QFAIL(qPrintable(e.text())); });
     w.show();
     w.configPanel()->setConfig(tiny(path(QStringLiteral("runs2")), 1000000));
-    w.stepOnce();
+    QVERIFY(w.startTraining(true, 1));
     QTRY_VERIFY_WITH_TIMEOUT(w.state() == TrainingWorker::State::Paused && w.plots()->rows().size() == 1, kTimeout);
     QCOMPARE(w.plots()->rows().back().step, int64_t{1});
     w.stepOnce();
@@ -334,6 +382,427 @@ class TestStudio : public QObject {
     QCOMPARE(w.plots()->rows().size(), size_t{30});
     QCOMPARE(w.plots()->rows().back().step, int64_t{30});
     QCOMPARE(count_rows(dir + QStringLiteral("/metrics.csv")), 30);
+  }
+
+
+  // ---- one current run owns every view (issue 14) ----
+
+  // After Compare, the Live plots, title, Samples dock, exports and Sample now all refer to the
+  // comparison's (AMP) run, not to the run trained before it.
+  void compareBecomesTheCurrentRun() {
+    MainWindow w(no_settings());
+    w.setErrorPresenter([](const UiError& e) { QFAIL(qPrintable(e.text())); });
+    w.show();
+    w.configPanel()->setConfig(tiny(path(QStringLiteral("runs-cmpcur")), 12));
+    QSignalSpy finished(&w, &MainWindow::runFinished);
+    QVERIFY(w.startTraining());
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, kTimeout);
+    QTRY_VERIFY_WITH_TIMEOUT(!w.busy(), kTimeout);
+    const QString old = w.currentRunDir();
+    QVERIFY(w.windowTitle().contains(QFileInfo(old).fileName()));
+
+    w.compareView()->setAmpMode(Precision::FP16);
+    w.compareView()->setSteps(20);
+    QSignalSpy done(&w, &MainWindow::comparisonDone);
+    QVERIFY(w.runComparison());
+    QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, 2 * kTimeout);
+    QTRY_VERIFY_WITH_TIMEOUT(!w.busy(), kTimeout);
+    const QString amp = w.compareView()->cell(1, QStringLiteral("Folder"));
+    QVERIFY(QFile::exists(amp + QStringLiteral("/metrics.csv")));
+    QVERIFY2(RunController::samePath(w.currentRunDir(), amp), qPrintable(w.currentRunDir()));
+    QVERIFY2(!w.windowTitle().contains(QFileInfo(old).fileName()), qPrintable(w.windowTitle()));
+    QVERIFY2(w.windowTitle().contains(QFileInfo(QFileInfo(amp).path()).fileName()), qPrintable(w.windowTitle()));
+    // Live plots: the AMP run's 20 FP16 rows, not the earlier run's 12 FP32 ones.
+    QCOMPARE(w.plots()->rows().size(), size_t{20});
+    for (const StepMetrics& m : w.plots()->rows()) QVERIFY(m.precision == Precision::FP16);
+    // Samples dock: the AMP run's grids only; the one shown is its last file.
+    QCOMPARE(w.samples()->count(), 2);
+    QCOMPARE(w.samples()->currentStep(), int64_t{20});
+    const QImage last(amp + QStringLiteral("/samples/step_000020.png"));
+    QVERIFY(!last.isNull());
+    QCOMPARE(rgb(w.samples()->currentImage()), rgb(last));
+    // Ctrl+E proposes the AMP run's folder and writes the grid shown (the AMP run's).
+    const QString proposed = w.runs()->gridExportPath(w.samples()->currentStep());
+    QCOMPARE(proposed, QDir(amp).filePath(QStringLiteral("grid_step_000020.png")));
+    QVERIFY(w.exportGrid(proposed, 1));
+    QCOMPARE(rgb(QImage(proposed)), rgb(last));
+    // Metrics as CSV: the AMP run's own file.
+    QVERIFY(w.exportMetricsCsv(path(QStringLiteral("cmpcur.csv"))));
+    QCOMPARE(file_bytes(path(QStringLiteral("cmpcur.csv"))), file_bytes(amp + QStringLiteral("/metrics.csv")));
+    // Sample now: the AMP run's generator makes the AMP run's grid.
+    const QImage now = sample_now(w);
+    QVERIFY(!now.isNull());
+    QCOMPARE(rgb(now), rgb(last));
+  }
+
+  // After Open run, Sample now and Export single samples use the opened run's generator (loaded
+  // from its checkpoint), not the run trained before.
+  void openRunSamplesItsOwnGenerator() {
+    const QString b = path(QStringLiteral("open-own-b"));
+    engine_run(b, tiny(path(QStringLiteral("unused")), 20));
+    MainWindow w(no_settings());
+    w.setErrorPresenter([](const UiError& e) { QFAIL(qPrintable(e.text())); });
+    w.show();
+    // A 1-step run first: its generator makes noise.
+    RunConfig a = tiny(path(QStringLiteral("runs-open-a")), 1);
+    a.seed = 5;
+    w.configPanel()->setConfig(a);
+    QSignalSpy finished(&w, &MainWindow::runFinished);
+    QVERIFY(w.startTraining());
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, kTimeout);
+    QTRY_VERIFY_WITH_TIMEOUT(!w.busy(), kTimeout);
+    QSignalSpy exported(&w, &MainWindow::samplesExported);
+    QVERIFY(w.exportSamples(path(QStringLiteral("open-own-a-singles")), 2, 7));
+    QTRY_COMPARE_WITH_TIMEOUT(exported.count(), 1, kTimeout);
+
+    QSignalSpy opened(&w, &MainWindow::runOpened);
+    w.openRun(b);
+    QTRY_COMPARE_WITH_TIMEOUT(opened.count(), 1, kTimeout);
+    QVERIFY(RunController::samePath(w.currentRunDir(), b));
+    QTRY_VERIFY_WITH_TIMEOUT(w.runs()->canSample(), kTimeout);
+    auto* now = w.samples()->findChild<QPushButton*>(QStringLiteral("sampleNow"));
+    QTRY_VERIFY_WITH_TIMEOUT(now->isEnabled(), kTimeout);
+    QCOMPARE(w.samples()->count(), 2);
+    const QImage grid = sample_now(w);
+    QVERIFY(!grid.isNull());
+    QCOMPARE(rgb(grid), rgb(QImage(b + QStringLiteral("/samples/step_000020.png"))));
+    // Export single samples: proposed inside the opened run, made by its generator.
+    QCOMPARE(w.runs()->samplesExportDir(), QDir(b).filePath(QStringLiteral("exported")));
+    QVERIFY(w.exportSamples(path(QStringLiteral("open-own-b-singles")), 2, 7));
+    QTRY_COMPARE_WITH_TIMEOUT(exported.count(), 2, kTimeout);
+    const QImage from_a(path(QStringLiteral("open-own-a-singles/sample_00000.png")));
+    const QImage from_b(path(QStringLiteral("open-own-b-singles/sample_00000.png")));
+    QVERIFY(!from_a.isNull() && !from_b.isNull());
+    QVERIFY(rgb(from_a) != rgb(from_b));
+    // A run without a checkpoint has no generator: nothing is sampled from the wrong one.
+    const QString c = path(QStringLiteral("open-own-c"));
+    QDir().mkpath(c);
+    QFile::copy(b + QStringLiteral("/metrics.csv"), c + QStringLiteral("/metrics.csv"));
+    w.openRun(c);
+    QTRY_COMPARE_WITH_TIMEOUT(opened.count(), 2, kTimeout);
+    QVERIFY(!w.runs()->canSample());
+    QVERIFY(!now->isEnabled());
+    QVERIFY(!w.action(QStringLiteral("actionExportSamples"))->isEnabled());
+  }
+
+  // Resume trains in the precision shown, not the checkpoint's.
+  void resumeUsesShownPrecision() {
+    const QString dir = path(QStringLiteral("resume-prec"));
+    engine_run(dir, tiny(path(QStringLiteral("unused")), 10));
+    MainWindow w(no_settings());
+    w.setErrorPresenter([](const UiError& e) { QFAIL(qPrintable(e.text())); });
+    w.setConfirmer([](const QString&, const QString& t) -> bool { qFatal("unexpected question: %s", qPrintable(t));
+      return false;
+    });
+    w.show();
+    QSignalSpy opened(&w, &MainWindow::runOpened);
+    w.openRun(dir);
+    QTRY_COMPARE_WITH_TIMEOUT(opened.count(), 1, kTimeout);
+    RunConfig c = w.configPanel()->config();
+    c.steps = 20;
+    w.configPanel()->setConfig(c);
+    w.switchPrecision(Precision::FP16);
+    QVERIFY(w.configPanel()->config().precision == Precision::FP16);
+    QSignalSpy finished(&w, &MainWindow::runFinished);
+    QVERIFY(w.resumeRun(dir));
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, kTimeout);
+    QTRY_VERIFY_WITH_TIMEOUT(!w.busy(), kTimeout);
+    const auto rows = Session::read_metrics(dir.toStdString());
+    QCOMPARE(rows.size(), size_t{20});
+    for (const StepMetrics& m : rows)
+      QVERIFY2(m.precision == (m.step <= 10 ? Precision::FP32 : Precision::FP16), qPrintable(QString::number(m.step)));
+    QCOMPARE(w.plots()->switchCount(), 1);
+  }
+
+  // Resuming from an earlier checkpoint asks first; "no" leaves the run as it was.
+  void resumeFromEarlierCheckpointAsks() {
+    const QString dir = path(QStringLiteral("resume-early"));
+    RunConfig c = tiny(path(QStringLiteral("unused")), 30);
+    c.checkpoint_every = 10;
+    engine_run(dir, c);
+    const QString ckpt10 = dir + QStringLiteral("/checkpoints/step_000010.safetensors");
+    QVERIFY(QFile::exists(ckpt10));
+    const QByteArray metrics = file_bytes(dir + QStringLiteral("/metrics.csv"));
+    const QByteArray ckpt30 = file_bytes(dir + QStringLiteral("/checkpoints/step_000030.safetensors"));
+    QVERIFY(!ckpt30.isEmpty());
+
+    MainWindow w(no_settings());
+    w.setErrorPresenter([](const UiError& e) { QFAIL(qPrintable(e.text())); });
+    w.show();
+    QStringList asked;
+    bool answer = false;
+    w.setConfirmer([&](const QString&, const QString& text) {
+      asked << text;
+      return answer;
+    });
+    QSignalSpy opened(&w, &MainWindow::runOpened);
+    w.openRun(dir);
+    QTRY_COMPARE_WITH_TIMEOUT(opened.count(), 1, kTimeout);
+    QVERIFY(!w.resumeRun(dir, ckpt10));
+    QCOMPARE(asked.size(), 1);
+    QVERIFY2(asked[0].contains(QStringLiteral("11")) && asked[0].contains(QStringLiteral("30")), qPrintable(asked[0]));
+    QTest::qWait(300);
+    QVERIFY(!w.busy());
+    QCOMPARE(file_bytes(dir + QStringLiteral("/metrics.csv")), metrics);
+    QCOMPARE(file_bytes(dir + QStringLiteral("/checkpoints/step_000030.safetensors")), ckpt30);
+    // Resuming from the newest checkpoint drops nothing: no question.
+    QVERIFY(!RunController::laterHistory(dir, {}).has_value());
+    // "Yes": it retrains from step 10.
+    answer = true;
+    QSignalSpy finished(&w, &MainWindow::runFinished);
+    QVERIFY(w.resumeRun(dir, ckpt10));
+    QCOMPARE(asked.size(), 2);
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, kTimeout);
+    QTRY_VERIFY_WITH_TIMEOUT(!w.busy(), kTimeout);
+    QCOMPARE(count_rows(dir + QStringLiteral("/metrics.csv")), 30);
+  }
+
+  // --backend cuda on a machine without a usable GPU: the engine's error (as the CLI shows it),
+  // no training on the CPU, no run folder.
+  void cudaBackendWithoutGpuIsAnError() {
+    MainWindow w(no_settings());
+    if (w.configPanel()->gpuUsable()) QSKIP("a usable GPU is present");
+    QString expected;
+    try {
+      (void)create_backend("cuda");
+      QSKIP("the CUDA backend was created");
+    } catch (const Error& e) {
+      expected = QString::fromStdString(e.what_failed());
+    }
+    QList<UiError> shown;
+    w.setErrorPresenter([&](const UiError& e) { shown << e; });
+    w.show();
+    const QString root = path(QStringLiteral("runs-cuda"));
+    w.configPanel()->setConfig(tiny(root, 5));
+    QString err, text;
+    const auto o = parse_app_options({QStringLiteral("ampgan-studio"), QStringLiteral("--backend"), QStringLiteral("cuda")},
+                                     &err, &text);
+    QVERIFY2(o.has_value(), qPrintable(err));
+    w.applyOptions(*o);
+    QCOMPARE(w.configPanel()->config().backend, std::string("cuda"));
+    w.startTraining();
+    QTRY_COMPARE_WITH_TIMEOUT(shown.size(), 1, kTimeout);
+    QTRY_VERIFY_WITH_TIMEOUT(!w.busy(), kTimeout);
+    QCOMPARE(shown[0].what, expected);
+    QVERIFY(w.plots()->rows().empty());
+    QVERIFY(!QDir(root).exists() || QDir(root).isEmpty());
+    // The window still trains once the CPU is chosen.
+    RunConfig c = w.configPanel()->config();
+    c.backend = "cpu";
+    w.configPanel()->setConfig(c);
+    QSignalSpy finished(&w, &MainWindow::runFinished);
+    QVERIFY(w.startTraining());
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, kTimeout);
+    QCOMPARE(shown.size(), 1);
+  }
+
+
+  // ---- inputs (issue 14) ----
+
+  // The wheel over a field without focus changes nothing (it scrolls the panel); with focus
+  // it still works.
+  void wheelDoesNotChangeUnfocusedFields() {
+    ConfigPanel p;
+    p.resize(300, 500);
+    p.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&p));
+    auto* prec = p.findChild<QComboBox*>(QStringLiteral("precision"));
+    auto* batch = p.findChild<QSpinBox*>(QStringLiteral("batch"));
+    QVERIFY(prec && batch);
+    QCOMPARE(prec->focusPolicy(), Qt::StrongFocus);
+    const RunConfig before = p.config();
+    QSignalSpy edited(&p, &ConfigPanel::precisionEdited);
+    auto wheel = [](QWidget* w) {
+      const QPointF at(w->width() / 2.0, w->height() / 2.0);
+      QWheelEvent e(at, w->mapToGlobal(at), QPoint(), QPoint(0, -120), Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase,
+                    false);
+      QCoreApplication::sendEvent(w, &e);
+    };
+    for (int i = 0; i < 3; ++i) {
+      wheel(prec);
+      wheel(batch);
+    }
+    QVERIFY(p.config().precision == before.precision);
+    QCOMPARE(p.config().batch, before.batch);
+    QCOMPARE(edited.count(), 0);
+    // Focused, the wheel is meant: it changes the value.
+    p.activateWindow();
+    if (QTest::qWaitForWindowActive(&p)) {
+      batch->setFocus();
+      QTRY_VERIFY(batch->hasFocus());
+      wheel(batch);
+      QVERIFY(p.config().batch != before.batch);
+    }
+  }
+
+  // Learning rates take scientific notation, as typed.
+  void learningRateAcceptsScientificNotation() {
+    ConfigPanel p;
+    p.show();
+    auto* lr = p.findChild<QDoubleSpinBox*>(QStringLiteral("lrG"));
+    QVERIFY(lr);
+    lr->findChild<QLineEdit*>()->selectAll();
+    QTest::keyClicks(lr, QStringLiteral("5e-5"));
+    QTest::keyClick(lr, Qt::Key_Return);
+    QCOMPARE(p.config().lr_g, 5e-5f);
+    RunConfig c = p.config();
+    c.lr_d = 3.5e-6f;
+    p.setConfig(c);
+    QCOMPARE(p.config().lr_d, 3.5e-6f);
+    QVERIFY(p.rangeProblems().isEmpty());
+  }
+
+  // A batch of 100000 is kept as typed, marked, and refused with a message: never capped.
+  void outOfRangeIsRefusedNotCapped() {
+    MainWindow w(no_settings());
+    QList<UiError> shown;
+    w.setErrorPresenter([&](const UiError& e) { shown << e; });
+    w.show();
+    const QString root = path(QStringLiteral("runs-range"));
+    w.configPanel()->setConfig(tiny(root, 5));
+    auto* batch = w.configPanel()->findChild<QSpinBox*>(QStringLiteral("batch"));
+    QVERIFY(batch);
+    QSignalSpy refused(w.configPanel(), &ConfigPanel::inputRefused);
+    batch->findChild<QLineEdit*>()->selectAll();
+    QTest::keyClicks(batch, QStringLiteral("100000"));
+    QTest::keyClick(batch, Qt::Key_Return);
+    QCOMPARE(w.configPanel()->config().batch, 100000);
+    QVERIFY(refused.count() >= 1);
+    QVERIFY2(refused.last().at(0).toString().contains(QStringLiteral("65536")), qPrintable(refused.last().at(0).toString()));
+    QVERIFY(!w.startTraining());
+    QCOMPARE(shown.size(), 1);
+    QVERIFY2(shown[0].text().contains(QStringLiteral("100000")) && shown[0].text().contains(QStringLiteral("Batch")),
+             qPrintable(shown[0].text()));
+    QVERIFY(!w.busy());
+    QVERIFY(!QDir(root).exists());
+    // Settings from elsewhere (CLI, presets) are not capped either.
+    RunConfig c = tiny(root, 5);
+    c.batch = 100000;
+    w.configPanel()->setConfig(c);
+    QCOMPARE(w.configPanel()->config().batch, 100000);
+    QCOMPARE(w.configPanel()->rangeProblems().size(), 1);
+    c.batch = 8;
+    w.configPanel()->setConfig(c);
+    QVERIFY(w.configPanel()->rangeProblems().isEmpty());
+  }
+
+  // A preset sets every field it names and resets the others to the defaults.
+  void presetResetsFieldsItDoesNotName() {
+    ConfigPanel p;
+    QVERIFY(p.loadPresets(QStringLiteral(":/presets.json")));
+    const QString tiny_preset = p.presetNames().filter(QStringLiteral("Tiny")).value(0);
+    QVERIFY(!tiny_preset.isEmpty());
+    RunConfig c = tiny(path(QStringLiteral("runs-preset")), 77);
+    c.lr_g = 1e-3f;
+    c.seed = 42;
+    c.width = 100;
+    c.eval_every = 50;
+    c.scaler.growth_interval = 17;
+    c.loss = LossKind::Hinge;
+    p.setConfig(c);
+    QVERIFY(p.applyPreset(tiny_preset));
+    const RunConfig r = p.config(), d;
+    QCOMPARE(r.width, 8);          // named
+    QCOMPARE(r.eval_every, 0);     // named
+    QCOMPARE(r.steps, int64_t{300});
+    QCOMPARE(r.lr_g, d.lr_g);      // not named: the default again
+    QCOMPARE(r.seed, d.seed);
+    QCOMPARE(r.scaler.growth_interval, d.scaler.growth_interval);
+    QVERIFY(r.loss == d.loss);
+    QCOMPARE(r.runs_root, c.runs_root);  // where runs go is not part of a preset
+  }
+
+  // Step (F10) with no run does nothing: no run, no folder.
+  void stepWhenIdleCreatesNoRun() {
+    MainWindow w(no_settings());
+    w.setErrorPresenter([](const UiError& e) { QFAIL(qPrintable(e.text())); });
+    w.show();
+    const QString root = path(QStringLiteral("runs-idle-step"));
+    w.configPanel()->setConfig(tiny(root, 100));
+    QVERIFY(!w.action(QStringLiteral("actionStep"))->isEnabled());
+    w.stepOnce();
+    QTest::keyClick(&w, Qt::Key_F10);
+    QTest::qWait(1000);
+    QVERIFY(!w.busy());
+    QVERIFY(w.currentRunDir().isEmpty());
+    QVERIFY(!QDir(root).exists());
+    QVERIFY(w.statusBar()->currentMessage().contains(QStringLiteral("Start")));
+  }
+
+
+  // ---- long work shows progress (issue 14) ----
+
+  // The first evaluation trains the feature classifier: a progress bar, "evaluating" in the
+  // step counter, a line in the log; Stop cancels it and the run ends cleanly.
+  void evaluationShowsProgressAndCancels() {
+    qputenv("AMPGAN_CACHE_DIR", path(QStringLiteral("classifier-cache")).toUtf8());  // nothing cached
+    MainWindow w(no_settings());
+    QList<UiError> shown;
+    w.setErrorPresenter([&](const UiError& e) { shown << e; });
+    w.show();
+    RunConfig c = tiny(path(QStringLiteral("runs-eval")), 1000);
+    c.eval_every = 3;
+    c.eval_samples = 64;
+    w.configPanel()->setConfig(c);
+    QSignalSpy finished(&w, &MainWindow::runFinished);
+    QVERIFY(w.startTraining());
+    StatusProgress* sp = w.statusProgress();
+    QTRY_VERIFY_WITH_TIMEOUT(sp->working() && sp->workText().contains(QStringLiteral("classifier")), kTimeout);
+    QVERIFY(sp->visible());
+    QVERIFY2(w.statusText().contains(QStringLiteral("evaluating")), qPrintable(w.statusText()));
+    QTRY_VERIFY_WITH_TIMEOUT(sp->value() > 0 && sp->maximum() > sp->value(), kTimeout);  // it moves
+    auto logged = [&](const QString& text) {
+      for (int i = 0; i < w.eventLog()->rowCount(); ++i)
+        if (w.eventLog()->rowText(i).contains(text)) return true;
+      return false;
+    };
+    QTRY_VERIFY_WITH_TIMEOUT(logged(QStringLiteral("feature classifier")), kTimeout);  // the engine's notice
+    QTRY_VERIFY_WITH_TIMEOUT(logged(QStringLiteral("Stop or Cancel")), kTimeout);      // slow: how to end it
+    w.stopTraining();
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, kTimeout);
+    QTRY_VERIFY_WITH_TIMEOUT(!w.busy(), kTimeout);
+    QCOMPARE(finished.at(0).at(1).toString(), QStringLiteral("stopped"));
+    QVERIFY(!sp->working());
+    QVERIFY(!sp->visible());
+    QVERIFY(!w.statusText().contains(QStringLiteral("evaluating")));
+    QVERIFY2(shown.isEmpty(), shown.isEmpty() ? "" : qPrintable(shown.first().text()));
+    QVERIFY(logged(QStringLiteral("cancelled")));
+    // The run stopped at the evaluating step: no half-trained classifier was cached.
+    QVERIFY(QDir(path(QStringLiteral("classifier-cache"))).entryList(QDir::Files | QDir::NoDotAndDotDot).isEmpty());
+    QCOMPARE(w.plots()->rows().back().step, int64_t{3});
+  }
+
+
+  // ---- small screens (issue 14) ----
+
+  // The window goes well below 1024 px wide, and at 1024x700 the plots stay readable (in a
+  // scroll area, in fewer columns) instead of being squeezed to ~60 px.
+  void smallScreenLayout() {
+    MainWindow w(no_settings());
+    // First opened within the screen (offscreen: 800x600), not at a fixed 1600x1000.
+    const QRect avail = w.screen()->availableGeometry();
+    QVERIFY2(w.width() <= std::max(avail.width(), 800) && w.height() <= std::max(avail.height(), 600),
+             qPrintable(QStringLiteral("%1x%2 on %3x%4").arg(w.width()).arg(w.height()).arg(avail.width()).arg(avail.height())));
+    AppOptions o;
+    o.size = QSize(1024, 700);
+    w.applyOptions(o);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    const QSize min = w.minimumSizeHint().expandedTo(w.minimumSize());
+    qInfo() << "minimum size" << min << "central" << w.centralWidget()->minimumSizeHint()
+            << "status" << w.statusBar()->minimumSizeHint();
+    for (QDockWidget* d : w.findChildren<QDockWidget*>()) qInfo() << d->objectName() << d->minimumSizeHint() << d->size();
+    for (QToolBar* t : w.findChildren<QToolBar*>()) qInfo() << "toolbar" << t->minimumSizeHint();
+    QVERIFY2(min.width() <= 900, qPrintable(QString::number(min.width())));
+    QTRY_COMPARE(w.size(), QSize(1024, 700));
+    for (const QString& id : w.plots()->plotIds()) {
+      LivePlot* p = w.plots()->plot(id);
+      QVERIFY2(p->height() >= 150, qPrintable(QStringLiteral("%1: %2 px").arg(id).arg(p->height())));
+      QVERIFY2(p->width() >= 220, qPrintable(QStringLiteral("%1: %2 px").arg(id).arg(p->width())));
+    }
+    // Narrower still: the window follows (no forced 1200 px).
+    w.resize(880, 640);
+    QTRY_COMPARE(w.width(), 880);
   }
 
   // Closing the window while training finishes the run (metrics, samples, checkpoint) first.

@@ -1,0 +1,111 @@
+#include "ui/run_exports.h"
+
+#include <algorithm>
+
+#include <QDialog>
+#include <QDir>
+#include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QStatusBar>
+
+#include "core/common/error.h"
+#include "core/io/image_io.h"
+#include "ui/compare_view.h"
+#include "ui/event_log.h"
+#include "ui/export_dialogs.h"
+#include "ui/live_plot.h"
+#include "ui/plots_panel.h"
+#include "ui/run_controller.h"
+#include "ui/run_stats.h"
+#include "ui/sample_view.h"
+
+namespace ampgan::ui {
+
+RunExports::RunExports(Parts parts, QObject* parent) : QObject(parent), p_(std::move(parts)) {}
+
+bool RunExports::exportGrid(const QString& path, int factor) {
+  const QImage img = p_.samples->currentImage();
+  if (img.isNull()) {
+    p_.report(tr("exporting the sample grid"), tr("there is no sample grid yet"),
+              tr("train until the first samples appear (Samples every), or press Sample now"));
+    return false;
+  }
+  try {
+    io::Image8 out = from_qimage(img);
+    if (factor > 1) out = io::upscale_nearest(out, factor);
+    io::write_png(path.toStdString(), out);
+  } catch (const Error& e) {
+    p_.report(tr("exporting the sample grid"), QString::fromStdString(e.what_failed() + " (" + e.subject() + ")"),
+              QString::fromStdString(e.hint()));
+    return false;
+  }
+  const int64_t step = p_.samples->currentStep();
+  p_.log->addNote(QStringLiteral("export"), tr("sample grid of step %1 written to %2").arg(step).arg(path), step);
+  p_.status->showMessage(tr("Grid written to %1").arg(path), 5000);
+  return true;
+}
+
+bool RunExports::exportMetricsCsv(const QString& path) {
+  const QString src = p_.runs->metricsFile();
+  // While idle the current run's own file is complete and final: copy it. Otherwise (or
+  // without a folder) write what the plots hold (the same run), in the same format.
+  if (!p_.busy() && p_.runs->hasRun() && QFile::exists(src)) {
+    if (QFileInfo(path).absoluteFilePath() != QFileInfo(src).absoluteFilePath()) {
+      QFile::remove(path);
+      if (!QFile::copy(src, path)) {
+        p_.report(tr("exporting metrics"), tr("could not write %1").arg(path), tr("choose a writable location"));
+        return false;
+      }
+    }
+  } else {
+    const QString err = write_metrics_csv(path, p_.plots->rows());
+    if (!err.isEmpty()) {
+      p_.report(tr("exporting metrics"), err, tr("choose a writable location"));
+      return false;
+    }
+  }
+  p_.log->addNote(QStringLiteral("export"), tr("metrics written to %1").arg(path));
+  return true;
+}
+
+bool RunExports::exportPlot(const QString& id, const QString& path) {
+  LivePlot* p = p_.plots->plot(id);
+  if (!p && id == QStringLiteral("hist_g")) p = p_.plots->histogram('G');
+  if (!p && id == QStringLiteral("hist_d")) p = p_.plots->histogram('D');
+  if (!p) p = p_.compare->plot(id);
+  if (!p || !p->saveTo(path, std::max(p->width(), 640), std::max(p->height(), 400))) {
+    p_.report(tr("exporting a plot"), tr("could not write %1").arg(path), tr("use a .png or .pdf name in a writable folder"));
+    return false;
+  }
+  return true;
+}
+
+void RunExports::chooseAndExportGrid() {
+  const QImage img = p_.samples->currentImage();
+  if (img.isNull()) {
+    exportGrid({}, 1);  // reports that there is nothing to export
+    return;
+  }
+  ExportGridDialog d(p_.runs->gridExportPath(p_.samples->currentStep()), 4, img.size(), p_.dialog_parent);
+  if (d.exec() == QDialog::Accepted && !d.path().isEmpty()) exportGrid(d.path(), d.factor());
+}
+
+void RunExports::chooseAndExportCsv() {
+  const QString path = QFileDialog::getSaveFileName(p_.dialog_parent, tr("Export metrics"), p_.runs->metricsExportPath(),
+                                                    tr("CSV files (*.csv)"));
+  if (!path.isEmpty()) exportMetricsCsv(path);
+}
+
+void RunExports::chooseAndExportPlots() {
+  const QString dir = QFileDialog::getExistingDirectory(p_.dialog_parent, tr("Folder for the plots"),
+                                                        p_.runs->hasRun() ? p_.runs->dir() : QDir::homePath());
+  if (dir.isEmpty()) return;
+  int n = 0;
+  for (const QString& id : p_.plots->plotIds()) n += exportPlot(id, QDir(dir).filePath(id + QStringLiteral(".png")));
+  n += exportPlot(QStringLiteral("hist_g"), QDir(dir).filePath(QStringLiteral("hist_g.png")));
+  n += exportPlot(QStringLiteral("hist_d"), QDir(dir).filePath(QStringLiteral("hist_d.png")));
+  p_.log->addNote(QStringLiteral("export"), tr("%1 plots written to %2").arg(n).arg(dir));
+}
+
+}  // namespace ampgan::ui
