@@ -94,15 +94,19 @@ std::vector<StateBuffer*> Sequential::buffers() {
   return out;
 }
 
+void Sequential::staged_pairs(std::vector<Tensor>& running, std::vector<Tensor>& staged) {
+  for (auto& l : layers_) l->staged_pairs(running, staged);
+}
+
 void Sequential::commit_running_stats(Backend& b, const Tensor& scalars, const std::vector<int>& skip_slots) {
   std::vector<Tensor> running, staged;
-  for (auto& l : layers_) l->staged_pairs(running, staged);
+  staged_pairs(running, staged);
   if (!running.empty()) b.batchnorm_commit_running(running, staged, scalars, skip_slots);
 }
 
 void Sequential::reset_staged_running_stats(Backend& b) {
   std::vector<Tensor> running, staged;
-  for (auto& l : layers_) l->staged_pairs(running, staged);
+  staged_pairs(running, staged);
   for (size_t i = 0; i < running.size(); ++i) b.copy(running[i], staged[i]);
 }
 

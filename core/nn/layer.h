@@ -95,6 +95,8 @@ class Sequential {
   // Commits the staged running statistics if every scalars[skip_slots[i]] is 0, else reverts
   // them (Backend::batchnorm_commit_running): on the device, no host synchronisation.
   void commit_running_stats(Backend& b, const Tensor& scalars, const std::vector<int>& skip_slots);
+  // Every layer's (running, staged) pairs, nested blocks included.
+  void staged_pairs(std::vector<Tensor>& running, std::vector<Tensor>& staged);
   // Staged copies := running statistics, after these were loaded from a checkpoint.
   void reset_staged_running_stats(Backend& b);
   void set_precision(Backend& b, DType compute);

@@ -17,6 +17,10 @@ class Residual final : public Layer {
   std::vector<Parameter*> parameters() override;  // main's, then the shortcut's
   std::vector<StateBuffer*> buffers() override;
   double flops(const Shape& in) const override { return main_.flops(in) + shortcut_.flops(in); }
+  void staged_pairs(std::vector<Tensor>& running, std::vector<Tensor>& staged) override {
+    main_.staged_pairs(running, staged);
+    shortcut_.staged_pairs(running, staged);
+  }
   void update_spectral_norm(Backend& b) override {
     main_.update_spectral_norm(b);
     shortcut_.update_spectral_norm(b);
