@@ -548,3 +548,15 @@ TEST(Session, SkippedStepsLeaveBatchNormStatisticsAlone) {
   const auto after = running();
   for (const auto& [name, v] : after) EXPECT_NE(v, before.at(name)) << name << " unchanged by a clean step";
 }
+
+// A new target set while training (the GUI's steps field) is checked like any other.
+TEST(SessionErrors, TotalStepsOutOfRange) {
+  TempDir tmp;
+  auto s = Session::create(tiny(tmp / "run"));
+  const std::string before = io::read_file(tmp / "run/config.json");
+  expect_error([&] { s->set_total_steps(0); }, {"--steps"});
+  expect_error([&] { s->set_total_steps(kMaxSteps + 1); }, {"--steps", "out of range"});
+  EXPECT_EQ(io::read_file(tmp / "run/config.json"), before);
+  s->set_total_steps(20);
+  EXPECT_EQ(s->config().steps, 20);
+}

@@ -471,7 +471,10 @@ void Session::set_learning_rates(float lr_g, float lr_d) {
 }
 
 void Session::set_total_steps(int64_t steps) {
-  if (steps < 1) throw Error("the number of steps must be at least 1", "--steps");
+  // The same range as every other source of a step target (RunConfig's table).
+  RunConfig probe = cfg_;
+  probe.steps = steps;
+  probe.validate();
   cfg_.steps = steps;
   io::write_file_atomic(dir_ / "config.json", cfg_.to_json().dump(2) + "\n");
 }
