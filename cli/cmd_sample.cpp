@@ -86,6 +86,10 @@ int cmd_export_generator(int argc, char** argv) {
     check_output_file(a.positional()[1], {a.positional()[0]}, a.has("force"), "OUT.safetensors");
     auto backend = create_backend("cpu");
     auto trainer = trainer_from_checkpoint(*backend, a.positional()[0]);
+    if (trainer->config().family != ModelFamily::DCGAN)
+      throw Error("this checkpoint holds a " + std::string(model_family_name(trainer->config().family)) +
+                      " generator, which has no PyTorch peer to export to yet",
+                  a.positional()[0], "export works for dcgan runs; sample from this one with ampgan sample");
     const io::StFile f = export_generator(*trainer);
     io::write_safetensors(a.positional()[1], f);
     const DcganSpec& m = trainer->config().model;

@@ -118,6 +118,8 @@ Args train_args() {
       .option("nc", "C", "image channels: 1 or 3 (default: the dataset's own)")
       .option("synthetic-count", "N", "images in the synthetic dataset (10000)")
       .section("Model and optimiser")
+      .option("model", "M", "dcgan (default) or resnet (SNGAN/BigGAN-style, spectrally normalised D; also sets\n"
+                            "hinge loss, lr-g 0.0001, lr-d 0.0004, beta1 0 unless given)")
       .option("res", "R", "resolution: 32 (default), 64 or 128")
       .option("width", "W", "network width, DCGAN's ngf/ndf (64)")
       .option("batch", "B", "batch size (64)")
@@ -173,6 +175,15 @@ RunConfig config_from(const Args& a) {
   auto real = [&](const char* flag, const char* key) {
     if (a.has(flag)) c.set_number(key, a.real(flag, 0), std::string("--") + flag);
   };
+  if (a.has("model")) {
+    c.model = parse_model_family(a.str("model"));
+    if (c.model == ModelFamily::ResNet) {  // SNGAN's recipe: hinge loss, TTUR, Adam beta1 = 0
+      c.loss = LossKind::Hinge;
+      c.lr_g = 1e-4f;
+      c.lr_d = 4e-4f;
+      c.beta1 = 0.0f;
+    }
+  }
   whole("nc", "channels");
   whole("synthetic-count", "synthetic_count");
   whole("res", "res");

@@ -168,6 +168,29 @@ TEST(Cli, TrainWritesARun) {
   EXPECT_TRUE(fs::exists(tmp / "run/checkpoints/step_000009.safetensors"));
 }
 
+TEST(Cli, ResnetModelTrainsWithSngansRecipe) {
+  TempDir tmp;
+  const Result r = cli("train --model resnet --dataset synthetic --synthetic-count 64 --width 2 --batch 4 --steps 2 "
+                       "--precision bf16 --lr-d 0.0003 --backend cpu --quiet --out " + quote(tmp / "run"));
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto cfg = nlohmann::json::parse(io::read_file(tmp / "run/config.json"));
+  EXPECT_EQ(cfg["model"], "resnet");
+  EXPECT_EQ(cfg["loss"], "hinge");                 // the model's default
+  EXPECT_FLOAT_EQ(cfg["lr_g"].get<float>(), 1e-4f);  // TTUR
+  EXPECT_FLOAT_EQ(cfg["lr_d"].get<float>(), 3e-4f);  // given, so not the default 4e-4
+  EXPECT_FLOAT_EQ(cfg["beta1"].get<float>(), 0.0f);
+  const Result s = cli("sample " + quote(tmp / "run/checkpoints/step_000002.safetensors") + " --grid " +
+                       quote(tmp / "grid.png"));
+  EXPECT_EQ(s.status, 0) << s.out;
+  expect_refused("export-generator " + quote(tmp / "run/checkpoints/step_000002.safetensors") + " " +
+                     quote(tmp / "g.safetensors"),
+                 {"resnet", "no PyTorch peer"});
+  expect_refused("train --model stylegan --dataset synthetic", {"unknown model", "--model", "dcgan or resnet"});
+  const Result b = cli("bench --model resnet --backend cpu --nc 3 --width 2 --batch 4 --steps 1 --warmup 0 --precision fp16 --json");
+  ASSERT_EQ(b.status, 0) << b.out;
+  EXPECT_NE(b.out.find("\"model\":\"resnet\""), std::string::npos) << b.out;
+}
+
 TEST(Cli, ConfigFileAndOverrides) {
   TempDir tmp;
   io::write_file_atomic(tmp / "cfg.json", R"({"dataset": "synthetic", "synthetic_count": 64, "width": 8, "batch": 8, "steps": 3, "precision": "bf16", "backend": "cpu"})");

@@ -60,6 +60,9 @@ std::vector<Block> d_blocks(const ResnetSpec& s) {
 
 }  // namespace
 
+int resnet_g_base_channels(const ResnetSpec& spec) { return g_blocks(spec).front().in; }
+int resnet_d_first_channels(const ResnetSpec& spec) { return d_blocks(spec).front().out; }
+
 std::unique_ptr<Sequential> make_resnet_generator(Backend& b, const ResnetSpec& spec) {
   spec.validate();
   const std::vector<Block> blocks = g_blocks(spec);

@@ -33,6 +33,10 @@ struct ResnetSpec {
   void validate() const;  // throws Error naming the bad setting
 };
 
+// G's first feature map's channels (c0) and D's first block's output channels.
+int resnet_g_base_channels(const ResnetSpec& spec);
+int resnet_d_first_channels(const ResnetSpec& spec);
+
 std::unique_ptr<Sequential> make_resnet_generator(Backend& b, const ResnetSpec& spec);
 // Spectral norm on every weight, u and v drawn from Philox (seed, stream).
 std::unique_ptr<Sequential> make_resnet_discriminator(Backend& b, const ResnetSpec& spec, uint64_t seed,

@@ -6,6 +6,7 @@
 #include <regex>
 
 #include "core/common/error.h"
+#include "core/models/resnet.h"
 #include "core/nn/batchnorm2d.h"
 
 namespace ampgan {
@@ -69,21 +70,29 @@ namespace {
 // configuration before a model of that configuration is allocated (a width of 1024 in an edited
 // config would otherwise cost gigabytes before the first mismatch is noticed).
 void check_shapes_fit_config(const io::StFile& f, const fs::path& file, const RunConfig& c, int channels) {
-  DcganSpec spec;
-  spec.res = c.res;
-  spec.width = c.width;
-  spec.channels = channels;
-  const int64_t top = int64_t{spec.width} << (spec.blocks() - 1);
-  const std::pair<const char*, std::vector<int64_t>> expect[] = {
-      {"G.0.weight", {spec.latent, 4, 4, top}},          // ConvTranspose2d (in, kH, kW, out)
-      {"D.0.weight", {spec.width, 4, 4, int64_t{channels}}},  // Conv2d (out, kH, kW, in)
-  };
+  std::vector<std::pair<std::string, std::vector<int64_t>>> expect;
+  const TrainerConfig tc = c.trainer_config(channels);
+  if (c.model == ModelFamily::ResNet) {
+    ResnetSpec r;
+    r.res = c.res;
+    r.width = c.width;
+    r.channels = channels;
+    r.latent = tc.model.latent;
+    expect = {{"G.linear.weight", {int64_t{16} * resnet_g_base_channels(r), r.latent}},  // Linear (out, in)
+              {"D.blocks.0.conv1.weight", {resnet_d_first_channels(r), 3, 3, int64_t{channels}}}};
+  } else {
+    DcganSpec spec = tc.model;
+    const int64_t top = int64_t{spec.width} << (spec.blocks() - 1);
+    expect = {{"G.0.weight", {spec.latent, 4, 4, top}},              // ConvTranspose2d (in, kH, kW, out)
+              {"D.0.weight", {spec.width, 4, 4, int64_t{channels}}}};  // Conv2d (out, kH, kW, in)
+  }
   for (const auto& [name, shape] : expect) {
     const io::StTensor* t = f.find(name);
     if (!t || t->shape != shape)
       throw Error(std::string("checkpoint's tensors do not fit its own configuration (res ") + std::to_string(c.res) +
                       ", width " + std::to_string(c.width) + ", " + std::to_string(channels) + " channels): '" +
-                      name + "' is " + (t ? "of another shape" : "missing"),
+                      name + "' is " + (t ? "of another shape" : "missing") + " for a " +
+                      model_family_name(c.model) + " model",
                   file.string(), "the file is damaged or its metadata was edited; use another checkpoint");
   }
 }

@@ -23,6 +23,7 @@ nlohmann::json RunConfig::to_json() const {
   j["dataset"] = dataset;
   j["channels"] = channels;
   j["synthetic_count"] = synthetic_count;
+  j["model"] = model_family_name(model);
   j["res"] = res;
   j["width"] = width;
   j["batch"] = batch;
@@ -192,6 +193,7 @@ void RunConfig::apply_json(const nlohmann::json& j, const std::string& source) {
     try {
       if (is_number_setting(k)) set_number(k, v, "'" + k + "' in " + source);
       else if (k == "dataset") dataset = v.get<std::string>();
+      else if (k == "model") model = parse_model_family(v.get<std::string>());
       else if (k == "precision") precision = parse_precision(v.get<std::string>());
       else if (k == "backend") backend = v.get<std::string>();
       else if (k == "loss") loss = parse_loss(v.get<std::string>());
@@ -263,6 +265,8 @@ void RunConfig::validate() const {
 
 TrainerConfig RunConfig::trainer_config(int dataset_channels) const {
   TrainerConfig t;
+  t.family = model;
+  if (model == ModelFamily::ResNet) t.model.latent = 128;  // SNGAN's and BigGAN's z
   t.model.res = res;
   t.model.width = width;
   t.model.channels = dataset_channels;

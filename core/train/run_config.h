@@ -24,6 +24,7 @@ struct RunConfig {
   int channels = 0;                   // 0: the dataset's own (1 for IDX, 3 for colour folders)
   int synthetic_count = 10000;
   // model and optimisation
+  ModelFamily model = ModelFamily::DCGAN;  // dcgan | resnet (core/models/model_family.h)
   int res = 32;
   int width = 64;
   int batch = 64;
