@@ -7,8 +7,7 @@
 namespace ampgan::gpu {
 
 void CudaBackend::add(const Tensor& a, const Tensor& b, Tensor& y) {
-  if (a.dtype() != b.dtype() || b.dtype() != y.dtype() || a.numel() != b.numel() || b.numel() != y.numel())
-    throw Error("CUDA backend: add: operands differ in dtype or size", "", "this is a bug in the caller");
+  check_add(a, b, y);
   activate();
   gpu::add(stream_, y.dtype(), a.data(), b.data(), y.data(), y.numel());
 }
@@ -38,17 +37,13 @@ void CudaBackend::avgpool2x_backward(const Tensor& dy, Tensor& dx) {
 }
 
 void CudaBackend::global_sum_pool_forward(const Tensor& x, Tensor& y) {
-  const Nhwc s = nhwc_of(x, "global_sum_pool_forward", "x");
-  if (y.numel() != s.n * s.c || y.dtype() != x.dtype())
-    throw Error("CUDA backend: global_sum_pool_forward: y must be (n, c) of x's dtype", "", "this is a bug in the caller");
+  const Nhwc s = check_sum_pool(x, y, "global_sum_pool_forward");
   activate();
   gpu::global_sum_pool_forward(stream_, x.dtype(), x.data(), y.data(), s.n, s.h * s.w, s.c);
 }
 
 void CudaBackend::global_sum_pool_backward(const Tensor& dy, Tensor& dx) {
-  const Nhwc s = nhwc_of(dx, "global_sum_pool_backward", "dx");
-  if (dy.numel() != s.n * s.c || dy.dtype() != dx.dtype())
-    throw Error("CUDA backend: global_sum_pool_backward: dy must be (n, c) of dx's dtype", "", "this is a bug in the caller");
+  const Nhwc s = check_sum_pool(dx, dy, "global_sum_pool_backward");
   activate();
   gpu::global_sum_pool_backward(stream_, dx.dtype(), dy.data(), dx.data(), s.n, s.h * s.w, s.c);
 }

@@ -15,10 +15,7 @@ void CudaBackend::spectral_norm_power_iteration(const Tensor& w, Tensor& u, Tens
 
 void CudaBackend::spectral_norm_forward(const Tensor& w, const Tensor& u, const Tensor& v, Tensor& sigma,
                                         Tensor& w_sn) {
-  const SnMatrix m = sn_matrix(w, u, v, "spectral_norm_forward");
-  if (sigma.dtype() != DType::F32 || sigma.numel() < 1 || w_sn.numel() != w.numel())
-    throw Error("CUDA backend: spectral_norm_forward: sigma must be FP32 and w_sn the weight's size", "",
-                "this is a bug in the caller");
+  const SnMatrix m = check_sn_forward(w, u, v, sigma, w_sn);
   activate();
   void* ws = workspace(kWsReduce, gpu::spectral_norm_workspace_bytes(m.rows), "spectral_norm_forward");
   gpu::spectral_norm_forward(stream_, w_sn.dtype(), w.as<float>(), u.as<float>(), v.as<float>(), m.rows, m.cols,
@@ -27,10 +24,7 @@ void CudaBackend::spectral_norm_forward(const Tensor& w, const Tensor& u, const 
 
 void CudaBackend::spectral_norm_backward(const Tensor& g, const Tensor& w, const Tensor& u, const Tensor& v,
                                          const Tensor& sigma, Tensor& dw, bool accumulate) {
-  const SnMatrix m = sn_matrix(w, u, v, "spectral_norm_backward");
-  if (g.numel() != w.numel() || dw.numel() != w.numel() || g.dtype() != dw.dtype() || sigma.dtype() != DType::F32)
-    throw Error("CUDA backend: spectral_norm_backward: g and dw must have the weight's size and one dtype", "",
-                "this is a bug in the caller");
+  const SnMatrix m = check_sn_backward(g, w, u, v, sigma, dw);
   activate();
   void* ws = workspace(kWsReduce, gpu::spectral_norm_workspace_bytes(m.rows), "spectral_norm_backward");
   gpu::spectral_norm_backward(stream_, dw.dtype(), g.data(), w.as<float>(), u.as<float>(), v.as<float>(),

@@ -33,6 +33,20 @@ inline Nhwc check_resample2x(const Tensor& big, const Tensor& small, const char*
   return s;
 }
 
+inline void check_add(const Tensor& a, const Tensor& b, const Tensor& y) {
+  if (a.dtype() != b.dtype() || b.dtype() != y.dtype() || a.numel() != b.numel() || b.numel() != y.numel())
+    throw Error("add: operands differ in dtype or size", "", "this is a bug in the caller");
+}
+
+// x (n, h, w, c) against pooled (n, c) of x's dtype.
+inline Nhwc check_sum_pool(const Tensor& x, const Tensor& pooled, const char* op) {
+  const Nhwc s = nhwc_of(x, op, "the feature map");
+  if (pooled.numel() != s.n * s.c || pooled.dtype() != x.dtype())
+    throw Error(std::string(op) + ": the pooled tensor must be (n, c) of the feature map's dtype", "",
+                "this is a bug in the caller");
+  return s;
+}
+
 namespace ew {
 // One 2x2 block, summed in this order on every backend.
 AMPGAN_HD float sum4(float a, float b, float c, float d) { return ((a + b) + c) + d; }

@@ -28,6 +28,23 @@ inline SnMatrix sn_matrix(const Tensor& w, const Tensor& u, const Tensor& v, con
   return m;
 }
 
+inline SnMatrix check_sn_forward(const Tensor& w, const Tensor& u, const Tensor& v, const Tensor& sigma,
+                                 const Tensor& w_sn) {
+  const SnMatrix m = sn_matrix(w, u, v, "spectral_norm_forward");
+  if (sigma.dtype() != DType::F32 || sigma.numel() < 1 || w_sn.numel() != w.numel())
+    throw Error("spectral_norm_forward: sigma must be FP32 and w_sn the weight's size", "", "this is a bug in the caller");
+  return m;
+}
+
+inline SnMatrix check_sn_backward(const Tensor& g, const Tensor& w, const Tensor& u, const Tensor& v,
+                                  const Tensor& sigma, const Tensor& dw) {
+  const SnMatrix m = sn_matrix(w, u, v, "spectral_norm_backward");
+  if (g.numel() != w.numel() || dw.numel() != w.numel() || g.dtype() != dw.dtype() || sigma.dtype() != DType::F32)
+    throw Error("spectral_norm_backward: g and dw must have the weight's size and one dtype", "",
+                "this is a bug in the caller");
+  return m;
+}
+
 // Blocks for the partial sums of <g, W / sigma> on the GPU (a fixed count: a fixed order).
 constexpr int kSpectralNormDotBlocks = 128;
 

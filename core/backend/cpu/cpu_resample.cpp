@@ -13,8 +13,7 @@ constexpr int64_t kRowGrain = 64;  // output rows (pixels) per parallel chunk
 }  // namespace
 
 void CpuBackend::add(const Tensor& a, const Tensor& b, Tensor& y) {
-  if (a.dtype() != b.dtype() || b.dtype() != y.dtype() || a.numel() != b.numel() || b.numel() != y.numel())
-    throw Error("CPU backend: add: operands differ in dtype or size", "", "this is a bug in the caller");
+  check_add(a, b, y);
   dispatch_dtype(y.dtype(), [&](auto tag) {
     using S = decltype(tag);
     using T = typename S::T;
@@ -101,9 +100,7 @@ void CpuBackend::avgpool2x_backward(const Tensor& dy, Tensor& dx) {
 }
 
 void CpuBackend::global_sum_pool_forward(const Tensor& x, Tensor& y) {
-  const Nhwc s = nhwc_of(x, "global_sum_pool_forward", "x");
-  if (y.numel() != s.n * s.c || y.dtype() != x.dtype())
-    throw Error("CPU backend: global_sum_pool_forward: y must be (n, c) of x's dtype", "", "this is a bug in the caller");
+  const Nhwc s = check_sum_pool(x, y, "global_sum_pool_forward");
   dispatch_dtype(x.dtype(), [&](auto tag) {
     using S = decltype(tag);
     using T = typename S::T;
@@ -121,9 +118,7 @@ void CpuBackend::global_sum_pool_forward(const Tensor& x, Tensor& y) {
 }
 
 void CpuBackend::global_sum_pool_backward(const Tensor& dy, Tensor& dx) {
-  const Nhwc s = nhwc_of(dx, "global_sum_pool_backward", "dx");
-  if (dy.numel() != s.n * s.c || dy.dtype() != dx.dtype())
-    throw Error("CPU backend: global_sum_pool_backward: dy must be (n, c) of dx's dtype", "", "this is a bug in the caller");
+  const Nhwc s = check_sum_pool(dx, dy, "global_sum_pool_backward");
   dispatch_dtype(dx.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::T;
     const T* g = dy.as<T>();

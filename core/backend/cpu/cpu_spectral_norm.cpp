@@ -55,10 +55,7 @@ void CpuBackend::spectral_norm_power_iteration(const Tensor& w, Tensor& u, Tenso
 
 void CpuBackend::spectral_norm_forward(const Tensor& w, const Tensor& u, const Tensor& v, Tensor& sigma,
                                        Tensor& w_sn) {
-  const SnMatrix m = sn_matrix(w, u, v, "spectral_norm_forward");
-  if (sigma.dtype() != DType::F32 || sigma.numel() < 1 || w_sn.numel() != w.numel())
-    throw Error("CPU backend: spectral_norm_forward: sigma must be FP32 and w_sn the weight's size", "",
-                "this is a bug in the caller");
+  const SnMatrix m = check_sn_forward(w, u, v, sigma, w_sn);
   const float* W = w.as<float>();
   const float* pu = u.as<float>();
   std::vector<double> wv;
@@ -78,10 +75,7 @@ void CpuBackend::spectral_norm_forward(const Tensor& w, const Tensor& u, const T
 
 void CpuBackend::spectral_norm_backward(const Tensor& g, const Tensor& w, const Tensor& u, const Tensor& v,
                                         const Tensor& sigma, Tensor& dw, bool accumulate) {
-  const SnMatrix m = sn_matrix(w, u, v, "spectral_norm_backward");
-  if (g.numel() != w.numel() || dw.numel() != w.numel() || g.dtype() != dw.dtype() || sigma.dtype() != DType::F32)
-    throw Error("CPU backend: spectral_norm_backward: g and dw must have the weight's size and one dtype", "",
-                "this is a bug in the caller");
+  const SnMatrix m = check_sn_backward(g, w, u, v, sigma, dw);
   const float* W = w.as<float>();
   const float* pu = u.as<float>();
   const float* pv = v.as<float>();
