@@ -667,6 +667,11 @@ void MainWindow::onRunStarted(const RunStartInfo& info) {
   log_->addNote(QStringLiteral("info"), tr("%1 run folder: %2 · %3 · %4")
                                             .arg(info.resumed ? tr("resumed") : tr("new"), info.dir, info.dataset, info.backend),
                 info.start_step);
+  // The folder now exists: claim its runs folder (a warning if another studio uses it).
+  if (const QString w = runs_->claimRunsFolder(QFileInfo(info.dir).path()); !w.isEmpty()) {
+    log_->addNote(QStringLiteral("warning"), w);
+    statusBar()->showMessage(w, 8000);
+  }
   emit runStarted(info.dir);
 }
 

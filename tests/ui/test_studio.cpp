@@ -805,6 +805,42 @@ class TestStudio : public QObject {
     QTRY_COMPARE(w.width(), 880);
   }
 
+
+  // Two studios training into one runs folder: the second one is warned (and still trains).
+  void secondStudioOnOneRunsFolderIsWarned() {
+    const QString root = path(QStringLiteral("runs-shared"));
+    MainWindow a(no_settings()), b(no_settings());
+    for (MainWindow* w : {&a, &b}) {
+      w->setErrorPresenter([](const UiError& e) { QFAIL(qPrintable(e.text())); });
+      RunConfig c = tiny(root, 3);
+      // Run folders are named <date-time to the second>-<name>: distinct names, so two runs
+      // started within one second do not ask for the same folder.
+      c.name = w == &a ? "studio-a" : "studio-b";
+      w->configPanel()->setConfig(c);
+    }
+    auto warned = [](MainWindow& w) {
+      for (int i = 0; i < w.eventLog()->rowCount(); ++i)
+        if (w.eventLog()->rowText(i).contains(QStringLiteral("another AMP GAN Studio"))) return true;
+      return false;
+    };
+    QSignalSpy fa(&a, &MainWindow::runFinished), fb(&b, &MainWindow::runFinished);
+    QVERIFY(a.startTraining());
+    QTRY_COMPARE_WITH_TIMEOUT(fa.count(), 1, kTimeout);
+    QTRY_VERIFY_WITH_TIMEOUT(!a.busy(), kTimeout);
+    QVERIFY(!warned(a));
+    QVERIFY(b.startTraining());
+    QTRY_VERIFY_WITH_TIMEOUT(warned(b), kTimeout);
+    QTRY_COMPARE_WITH_TIMEOUT(fb.count(), 1, kTimeout);
+    QTRY_VERIFY_WITH_TIMEOUT(!b.busy(), kTimeout);
+    QCOMPARE(QDir(root).entryList(QDir::Dirs | QDir::NoDotAndDotDot).size(), 2);
+    // A second run of the first studio (a second later: a new folder name): no warning.
+    QTest::qWait(1100);
+    QVERIFY(a.startTraining());
+    QTRY_COMPARE_WITH_TIMEOUT(fa.count(), 2, kTimeout);
+    QTRY_VERIFY_WITH_TIMEOUT(!a.busy(), kTimeout);
+    QVERIFY(!warned(a));
+  }
+
   // Closing the window while training finishes the run (metrics, samples, checkpoint) first.
   void closeWhileTrainingFinishesTheRun() {
     auto* w = new MainWindow(no_settings());
