@@ -808,6 +808,14 @@ void MainWindow::onRunOpened(const std::shared_ptr<const OpenedRun>& run) {
   step_ = run->rows.empty() ? 0 : run->rows.back().step;
   total_ = run->has_config ? run->config.steps : step_;
   st_step_->setText(tr("step %1 / %2").arg(step_).arg(total_));
+  // The status bar describes the opened run too, not the run trained before it.
+  const StepMetrics* last = run->rows.empty() ? nullptr : &run->rows.back();
+  st_device_->setText(config_->gpuUsable() ? tr("GPU available") : tr("CPU (no usable GPU)"));
+  st_precision_->setText(last ? QString::fromLatin1(precision_label(last->precision)) : QString());
+  st_elapsed_->setText(last ? format_duration(last->time_s) : QString());
+  st_ips_->setText(last ? tr("%1 img/s").arg(last->images_per_s, 0, 'f', last->images_per_s < 100 ? 1 : 0) : QString());
+  st_memory_->setText(last && last->memory_mb > 0 ? format_bytes(last->memory_mb * 1024.0 * 1024.0) : QString());
+  ips_ = 0;
   log_->addNote(QStringLiteral("info"),
                 tr("opened %1: %2 steps, %3 sample grids, %4 checkpoints%5")
                     .arg(run->dir)

@@ -446,6 +446,7 @@ class TestStudio : public QObject {
     // A 1-step run first: its generator makes noise.
     RunConfig a = tiny(path(QStringLiteral("runs-open-a")), 1);
     a.seed = 5;
+    a.precision = Precision::FP16;  // B is FP32: the status bar must say so after opening B
     w.configPanel()->setConfig(a);
     QSignalSpy finished(&w, &MainWindow::runFinished);
     QVERIFY(w.startTraining());
@@ -459,6 +460,9 @@ class TestStudio : public QObject {
     w.openRun(b);
     QTRY_COMPARE_WITH_TIMEOUT(opened.count(), 1, kTimeout);
     QVERIFY(RunController::samePath(w.currentRunDir(), b));
+    QVERIFY2(w.statusText().contains(QStringLiteral("FP32")) && !w.statusText().contains(QStringLiteral("FP16")) &&
+                 w.statusText().contains(QStringLiteral("step 20 / 20")),
+             qPrintable(w.statusText()));
     QTRY_VERIFY_WITH_TIMEOUT(w.runs()->canSample(), kTimeout);
     auto* now = w.samples()->findChild<QPushButton*>(QStringLiteral("sampleNow"));
     QTRY_VERIFY_WITH_TIMEOUT(now->isEnabled(), kTimeout);
