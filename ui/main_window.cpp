@@ -652,6 +652,7 @@ void MainWindow::onRunStarted(const RunStartInfo& info) {
     // dock, the title and the exports all follow it (the Compare tab shows both).
     compare_->onRunStarted(info);
     plots_->clear();
+    plots_->setEvaluationInterval(info.config.eval_every);
     samples_->clear();
     runs_->setCurrent(info.dir, RunController::Origin::Compared);
     log_->addNote(QStringLiteral("info"), tr("[%1] run folder: %2").arg(tag_label(info.tag, compare_->ampMode()), info.dir));
@@ -659,6 +660,7 @@ void MainWindow::onRunStarted(const RunStartInfo& info) {
   }
   runs_->setCurrent(info.dir, RunController::Origin::Trained);
   config_->clearOutDir();  // --out named this run's folder only
+  plots_->setEvaluationInterval(info.config.eval_every);
   if (!info.resumed) {
     plots_->clear();
     samples_->clear();

@@ -753,6 +753,9 @@ class TestStudio : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(sp->working() && sp->workText().contains(QStringLiteral("classifier")), kTimeout);
     QVERIFY(sp->visible());
     QVERIFY2(w.statusText().contains(QStringLiteral("evaluating")), qPrintable(w.statusText()));
+    // The empty quality chart says when the first evaluation comes, not "set Evaluation".
+    const QString empty = w.plots()->plot(QStringLiteral("quality"))->emptyText();
+    QVERIFY2(empty.contains(QStringLiteral("step 3")), qPrintable(empty));
     QTRY_VERIFY_WITH_TIMEOUT(sp->value() > 0 && sp->maximum() > sp->value(), kTimeout);  // it moves
     auto logged = [&](const QString& text) {
       for (int i = 0; i < w.eventLog()->rowCount(); ++i)
