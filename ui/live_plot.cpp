@@ -167,6 +167,8 @@ void LivePlot::setEmptyText(const QString& text) {
   empty_text_->setText(text);
 }
 
+QString LivePlot::emptyText() const { return empty_text_ ? empty_text_->text() : QString(); }
+
 QString LivePlot::title() const { return title_ ? title_->text() : QString(); }
 
 QCPGraph* LivePlot::addSeries(const QString& name, const QColor& color, Qt::PenStyle style, double width,

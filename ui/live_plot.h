@@ -58,6 +58,7 @@ class LivePlot : public QCustomPlot {
   void setTitleToolTip(const QString& html) { title_tip_ = html; }
   // Shown in the middle of the chart while it has no data (e.g. how to turn evaluations on).
   void setEmptyText(const QString& text);
+  QString emptyText() const;
   QString title() const;
 
   // A vertical line at x with a label at its top (e.g. "FP32 -> FP16 AMP").

@@ -652,6 +652,7 @@ void MainWindow::onRunStarted(const RunStartInfo& info) {
     // dock, the title and the exports all follow it (the Compare tab shows both).
     compare_->onRunStarted(info);
     plots_->clear();
+    plots_->setEvaluationInterval(info.config.eval_every);
     samples_->clear();
     runs_->setCurrent(info.dir, RunController::Origin::Compared);
     log_->addNote(QStringLiteral("info"), tr("[%1] run folder: %2").arg(tag_label(info.tag, compare_->ampMode()), info.dir));
@@ -659,6 +660,7 @@ void MainWindow::onRunStarted(const RunStartInfo& info) {
   }
   runs_->setCurrent(info.dir, RunController::Origin::Trained);
   config_->clearOutDir();  // --out named this run's folder only
+  plots_->setEvaluationInterval(info.config.eval_every);
   if (!info.resumed) {
     plots_->clear();
     samples_->clear();
@@ -667,6 +669,11 @@ void MainWindow::onRunStarted(const RunStartInfo& info) {
   log_->addNote(QStringLiteral("info"), tr("%1 run folder: %2 · %3 · %4")
                                             .arg(info.resumed ? tr("resumed") : tr("new"), info.dir, info.dataset, info.backend),
                 info.start_step);
+  // The folder now exists: claim its runs folder (a warning if another studio uses it).
+  if (const QString w = runs_->claimRunsFolder(QFileInfo(info.dir).path()); !w.isEmpty()) {
+    log_->addNote(QStringLiteral("warning"), w);
+    statusBar()->showMessage(w, 8000);
+  }
   emit runStarted(info.dir);
 }
 
@@ -803,6 +810,14 @@ void MainWindow::onRunOpened(const std::shared_ptr<const OpenedRun>& run) {
   step_ = run->rows.empty() ? 0 : run->rows.back().step;
   total_ = run->has_config ? run->config.steps : step_;
   st_step_->setText(tr("step %1 / %2").arg(step_).arg(total_));
+  // The status bar describes the opened run too, not the run trained before it.
+  const StepMetrics* last = run->rows.empty() ? nullptr : &run->rows.back();
+  st_device_->setText(config_->gpuUsable() ? tr("GPU available") : tr("CPU (no usable GPU)"));
+  st_precision_->setText(last ? QString::fromLatin1(precision_label(last->precision)) : QString());
+  st_elapsed_->setText(last ? format_duration(last->time_s) : QString());
+  st_ips_->setText(last ? tr("%1 img/s").arg(last->images_per_s, 0, 'f', last->images_per_s < 100 ? 1 : 0) : QString());
+  st_memory_->setText(last && last->memory_mb > 0 ? format_bytes(last->memory_mb * 1024.0 * 1024.0) : QString());
+  ips_ = 0;
   log_->addNote(QStringLiteral("info"),
                 tr("opened %1: %2 steps, %3 sample grids, %4 checkpoints%5")
                     .arg(run->dir)

@@ -91,7 +91,7 @@ PlotsPanel::PlotsPanel(QWidget* parent) : QWidget(parent) {
   fd_ = quality->addSeries(tr("FD (right)"), QColor(188, 189, 34), Qt::SolidLine, 1.6, true);
   fd_->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDiamond, 6));
   quality->setAxisLabels(tr("SWD"), tr("FD"));
-  quality->setEmptyText(tr("No evaluation yet: set\nEvery N steps > Evaluation\nunder Settings"));
+  setEvaluationInterval(0);
 
   auto scale = makePlot(QStringLiteral("loss_scale"), tr("Loss scale and overflows"),
                         glossary::loss_scale() + QStringLiteral("<br><br>") + glossary::overflow());
@@ -319,6 +319,15 @@ void PlotsPanel::refreshNow() {
     p->refresh();
     ++replots_;
   }
+}
+
+void PlotsPanel::setEvaluationInterval(int every) {
+  // "Set Evaluation under Settings" would mislead a run that evaluates but has not yet.
+  plots_.value(QStringLiteral("quality"))
+      ->setEmptyText(every > 0 ? tr("First evaluation at step %1\n(the first one on a dataset also trains\nthe "
+                                    "feature classifier: see the status bar)")
+                                     .arg(every)
+                               : tr("No evaluation yet: set\nEvery N steps > Evaluation\nunder Settings"));
 }
 
 void PlotsPanel::toggleMaximized(LivePlot* p) {

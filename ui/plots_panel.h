@@ -30,6 +30,8 @@ class PlotsPanel : public QWidget {
   explicit PlotsPanel(QWidget* parent = nullptr);
 
   void clear();
+  // What the empty quality chart says: where the first evaluation will be (0: none set).
+  void setEvaluationInterval(int every);
   void appendRows(const std::vector<StepMetrics>& rows);
   void setHistory(const std::vector<StepMetrics>& rows);  // replaces everything (opened/resumed run)
   void setHistograms(int64_t step, const std::vector<float>& g, const std::vector<float>& d);

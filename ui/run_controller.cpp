@@ -3,8 +3,31 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QLockFile>
 
 namespace ampgan::ui {
+
+RunController::RunController(QObject* parent) : QObject(parent) {}
+
+RunController::~RunController() = default;
+
+QString RunController::claimRunsFolder(const QString& root) {
+  if (root.isEmpty() || (lock_ && samePath(root, locked_root_))) return {};
+  if (!QFileInfo(root).isDir()) return {};
+  auto lock = std::make_unique<QLockFile>(QDir(root).filePath(QStringLiteral(".ampgan-studio.lock")));
+  lock->setStaleLockTime(0);  // held for the studio's lifetime; a crashed owner is detected by PID
+  if (lock->tryLock(0)) {
+    lock_ = std::move(lock);
+    locked_root_ = root;
+    return {};
+  }
+  qint64 pid = 0;
+  QString host, app;
+  lock->getLockInfo(&pid, &host, &app);
+  return tr("another AMP GAN Studio (process %1 on %2) uses the runs folder %3: runs of both appear there")
+      .arg(pid)
+      .arg(host.isEmpty() ? tr("this machine") : host, root);
+}
 
 bool RunController::samePath(const QString& a, const QString& b) {
   if (a.isEmpty() || b.isEmpty()) return false;

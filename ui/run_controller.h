@@ -7,10 +7,13 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 
 #include <QObject>
 #include <QString>
+
+class QLockFile;
 
 namespace ampgan::ui {
 
@@ -20,7 +23,13 @@ class RunController : public QObject {
  public:
   enum class Origin { None, Trained, Compared, Opened };
 
-  explicit RunController(QObject* parent = nullptr) : QObject(parent) {}
+  explicit RunController(QObject* parent = nullptr);
+  ~RunController() override;
+
+  // Marks the runs folder as used by this studio (a lock file in it). Returns a warning when
+  // another studio instance already uses it (two windows writing runs side by side get
+  // confusing fast); empty when all is well. Writing is not prevented: each run has its folder.
+  QString claimRunsFolder(const QString& root);
 
   void setCurrent(const QString& dir, Origin origin);  // emits currentRunChanged
   QString dir() const { return dir_; }
@@ -60,6 +69,8 @@ class RunController : public QObject {
   QString generator_dir_;
   Origin origin_ = Origin::None;
   bool resumable_ = false;
+  std::unique_ptr<QLockFile> lock_;
+  QString locked_root_;
 };
 
 }  // namespace ampgan::ui

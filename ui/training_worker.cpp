@@ -29,7 +29,9 @@ using Clock = std::chrono::steady_clock;
 
 TrainingWorker::TrainingWorker(QObject* parent) : QObject(parent), pending_(std::make_shared<UiBatch>()) {}
 
-TrainingWorker::~TrainingWorker() = default;  // after RunSampler is complete
+// Here, where RunSampler is a complete type. The hook installed by initThread refers to this
+// object: it goes with it.
+TrainingWorker::~TrainingWorker() { metrics::work_hook() = nullptr; }
 
 // ---- thread-safe requests ----------------------------------------------------------------
 
