@@ -132,6 +132,14 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
   {
     QGroupBox* g = group(tr("Model"));
     auto* f = new QFormLayout(g);
+    model_ = new QComboBox;
+    model_->setObjectName(QStringLiteral("model"));
+    model_->addItem(tr("DCGAN"), QString::fromLatin1(model_family_name(ModelFamily::DCGAN)));
+    model_->addItem(tr("ResNet (SNGAN/BigGAN)"), QString::fromLatin1(model_family_name(ModelFamily::ResNet)));
+    model_->setToolTip(tr("DCGAN: transposed convolutions, batch norm. ResNet: residual blocks, spectral norm on "
+                          "every discriminator weight (its sigma stays FP32 in every precision); choosing it sets "
+                          "SNGAN's recipe: hinge loss, LR G 1e-4, LR D 4e-4, beta1 0."));
+    f->addRow(tr("Model"), model_);
     res_ = new QComboBox;
     for (int r : {32, 64, 128}) res_->addItem(QStringLiteral("%1 × %1").arg(r), r);
     res_->setToolTip(tr("Image resolution. The DCGAN doubles 4×4 up to this size."));
@@ -155,7 +163,7 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
     loss_->setToolTip(tr("GAN loss; computed in FP32 in every precision mode"));
     f->addRow(tr("Loss"), loss_);
     v->addWidget(g);
-    locked_while_running_ << res_ << width_ << batch_ << loss_;
+    locked_while_running_ << model_ << res_ << width_ << batch_ << loss_;
   }
 
   // ---- optimiser ----
@@ -183,6 +191,15 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
     f->addRow(tr("Seed"), seed_);
     v->addWidget(g);
     locked_while_running_ << beta1_ << beta2_ << seed_;
+    // Picking the ResNet applies SNGAN's recipe, as `ampgan train --model resnet` does; the
+    // fields stay editable afterwards.
+    connect(model_, &QComboBox::currentIndexChanged, this, [this] {
+      if (model_->currentData().toString() != QLatin1String(model_family_name(ModelFamily::ResNet))) return;
+      loss_->setCurrentIndex(loss_->findData(QString::fromLatin1(loss_name(LossKind::Hinge))));
+      lr_g_->setValue(1e-4);
+      lr_d_->setValue(4e-4);
+      beta1_->setValue(0.0);
+    });
   }
 
   // ---- precision ----
@@ -435,6 +452,7 @@ RunConfig ConfigPanel::config() const {
   c.width = width_->value();
   c.batch = batch_->value();
   c.steps = steps_->value();
+  c.model = parse_model_family(model_->currentData().toString().toStdString());
   c.loss = parse_loss(loss_->currentData().toString().toStdString());
   c.lr_g = static_cast<float>(lr_g_->value());
   c.lr_d = static_cast<float>(lr_d_->value());
@@ -486,6 +504,10 @@ void ConfigPanel::setConfig(const RunConfig& c) {
   width_->setValue(c.width);
   batch_->setValue(c.batch);
   steps_->setValue(static_cast<int>(std::min<int64_t>(c.steps, INT_MAX)));
+  {
+    const QSignalBlocker b(model_);  // showing a config must not apply the model's recipe over it
+    model_->setCurrentIndex(std::max(0, model_->findData(QString::fromLatin1(model_family_name(c.model)))));
+  }
   loss_->setCurrentIndex(std::max(0, loss_->findData(QString::fromLatin1(loss_name(c.loss)))));
   lr_g_->setValue(c.lr_g);
   lr_d_->setValue(c.lr_d);

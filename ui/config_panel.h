@@ -83,6 +83,7 @@ class ConfigPanel : public QWidget {
   QSpinBox* batch_ = nullptr;
   RangedSpinBox* steps_ = nullptr;
   QComboBox* loss_ = nullptr;
+  QComboBox* model_ = nullptr;
   ScientificSpinBox* lr_g_ = nullptr;
   ScientificSpinBox* lr_d_ = nullptr;
   QDoubleSpinBox* beta1_ = nullptr;

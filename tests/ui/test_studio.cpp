@@ -690,6 +690,29 @@ class TestStudio : public QObject {
   }
 
   // A preset sets every field it names and resets the others to the defaults.
+  // The model is a setting like any other: chosen in the panel, it reaches the run's config with
+  // its recipe (hinge, TTUR, beta1 0); a shown config keeps its own values.
+  void modelChoiceReachesTheRunConfig() {
+    ConfigPanel p;
+    auto* model = p.findChild<QComboBox*>(QStringLiteral("model"));
+    QVERIFY(model);
+    QVERIFY(p.config().model == ModelFamily::DCGAN);
+    model->setCurrentIndex(model->findData(QStringLiteral("resnet")));
+    RunConfig c = p.config();
+    QVERIFY(c.model == ModelFamily::ResNet);
+    QVERIFY(c.loss == LossKind::Hinge);
+    QCOMPARE(c.lr_d, 4e-4f);
+    QCOMPARE(c.beta1, 0.0f);
+    RunConfig shown = c;
+    shown.lr_d = 3e-4f;
+    shown.model = ModelFamily::DCGAN;
+    p.setConfig(shown);
+    shown.model = ModelFamily::ResNet;
+    p.setConfig(shown);
+    QCOMPARE(p.config().lr_d, 3e-4f);  // not overwritten by the recipe
+    QVERIFY(p.config().model == ModelFamily::ResNet);
+  }
+
   void presetResetsFieldsItDoesNotName() {
     ConfigPanel p;
     QVERIFY(p.loadPresets(QStringLiteral(":/presets.json")));
