@@ -1,5 +1,7 @@
 #include "core/metrics/feature_classifier.h"
 
+#include <cstdio>
+
 #include <cstdlib>
 #include <cstring>
 
@@ -167,7 +169,11 @@ void FeatureClassifier::save(const fs::path& file, double accuracy) const {
   add(*body_);
   add(*head_);
   f.metadata["format"] = kFormat;
-  f.metadata["accuracy"] = std::to_string(accuracy);
+  // All 17 digits: std::to_string keeps 6 decimals, so a classifier loaded from the cache
+  // reported a different accuracy than the one just trained (0.853333 vs 0.85333...).
+  char acc[32];
+  std::snprintf(acc, sizeof acc, "%.17g", accuracy);
+  f.metadata["accuracy"] = acc;
   io::ensure_writable_dir(file.parent_path());
   io::write_safetensors(file, f);
 }
