@@ -17,6 +17,7 @@
 #include <QTableWidget>
 #include <QVBoxLayout>
 
+#include "core/common/cpu_features.h"
 #include "ui/amp_glossary.h"
 #include "ui/image_canvas.h"
 
@@ -208,6 +209,7 @@ void CompareView::begin(Precision amp) {
 void CompareView::onRunStarted(const RunStartInfo& info) {
   const int i = info.tag == RunTag::CompareBaseline ? 0 : 1;
   runs_[i].dir = info.dir;
+  on_cpu_ = info.backend.startsWith(QStringLiteral("CPU"));
   status_->setText(tr("run %1 of 2: %2 on %3").arg(i + 1).arg(runs_[i].label, info.backend));
 }
 
@@ -264,13 +266,20 @@ void CompareView::onFinished(bool complete) {
   running_ = false;
   if (complete && summaries_[0].median_images_per_s > 0) {
     const double speedup = summaries_[1].median_images_per_s / summaries_[0].median_images_per_s;
-    status_->setText(tr("done: %1 is %2× the speed of FP32 here").arg(runs_[1].label).arg(speedup, 0, 'f', 2));
+    QString text = tr("done: %1 is %2× the speed of FP32 here").arg(runs_[1].label).arg(speedup, 0, 'f', 2);
+    // Say whether this CPU could have made it faster at all (core/common/cpu_features.h).
+    if (on_cpu_ && is_mixed(amp_))
+      text += tr(" · %1 on this CPU: %2")
+                  .arg(QString::fromLatin1(precision_name(amp_)),
+                       QString::fromStdString(cpu_precision_support(precision_name(amp_))));
+    status_->setText(text);
   } else {
     status_->setText(complete ? tr("done") : tr("stopped before both runs finished"));
   }
 }
 
 int CompareView::tableRows() const { return table_->rowCount(); }
+QString CompareView::statusText() const { return status_->text(); }
 
 QString CompareView::cell(int row, const QString& column) const {
   for (int c = 0; c < table_->columnCount(); ++c)

@@ -46,6 +46,7 @@ class CompareView : public QWidget {
 
   QTableWidget* table() const { return table_; }
   int tableRows() const;
+  QString statusText() const;
   QString cell(int row, const QString& column) const;  // by header text
   LivePlot* plot(const QString& id) const { return plots_.value(id); }
   const RunSummary& summary(int run) const { return summaries_[run]; }
@@ -72,6 +73,7 @@ class CompareView : public QWidget {
   QSpinBox* steps_box_ = nullptr;
   QPushButton* run_btn_ = nullptr;
   QLabel* status_ = nullptr;
+  bool on_cpu_ = false;  // the comparison ran on the CPU backend (its half modes are emulated)
   QTableWidget* table_ = nullptr;
   std::array<class ImageCanvas*, 2> grids_{};
   std::array<QLabel*, 2> grid_labels_{};
