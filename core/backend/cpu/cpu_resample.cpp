@@ -45,39 +45,35 @@ void CpuBackend::upsample2x_forward(const Tensor& x, Tensor& y) {
   });
 }
 
-// The 2x2 block of big (n, 2h, 2w, c) above small pixel (n, y, x), one channel: f(p00, p01, p10, p11).
-template <typename S, typename F>
-void each_block(const Nhwc& s, const typename S::T* big, F&& f) {
-  parallel_for(s.rows(), kRowGrain, [&](int64_t p0, int64_t p1) {
-    for (int64_t p = p0; p < p1; ++p) {
-      const int64_t n = p / (s.h * s.w), yx = p % (s.h * s.w), y = yx / s.w, x = yx % s.w;
-      const int64_t row = 2 * s.w * s.c;  // one row of big
-      const typename S::T* b00 = big + ((n * 2 * s.h + 2 * y) * 2 * s.w + 2 * x) * s.c;
-      for (int64_t ch = 0; ch < s.c; ++ch)
-        f(p * s.c + ch, S::load(b00[ch]), S::load(b00[s.c + ch]), S::load(b00[row + ch]),
-          S::load(b00[row + s.c + ch]));
-    }
+// small (n, h, w, c) = the sum (or mean) of each 2x2 block of big (n, 2h, 2w, c), per channel,
+// in the order of ew::sum4: upsampling's backward pass and average pooling's forward pass.
+template <bool kMean>
+void combine_blocks(const Nhwc& s, const Tensor& big, Tensor& small) {
+  dispatch_dtype(small.dtype(), [&](auto tag) {
+    using S = decltype(tag);
+    const typename S::T* in = big.as<typename S::T>();
+    typename S::T* out = small.as<typename S::T>();
+    parallel_for(s.rows(), kRowGrain, [&](int64_t p0, int64_t p1) {
+      for (int64_t p = p0; p < p1; ++p) {
+        const int64_t n = p / (s.h * s.w), yx = p % (s.h * s.w), y = yx / s.w, x = yx % s.w;
+        const int64_t row = 2 * s.w * s.c;  // one row of big
+        const typename S::T* b00 = in + ((n * 2 * s.h + 2 * y) * 2 * s.w + 2 * x) * s.c;
+        for (int64_t ch = 0; ch < s.c; ++ch) {
+          const float v00 = S::load(b00[ch]), v01 = S::load(b00[s.c + ch]);
+          const float v10 = S::load(b00[row + ch]), v11 = S::load(b00[row + s.c + ch]);
+          out[p * s.c + ch] = S::store(kMean ? ew::mean4(v00, v01, v10, v11) : ew::sum4(v00, v01, v10, v11));
+        }
+      }
+    });
   });
 }
 
 void CpuBackend::upsample2x_backward(const Tensor& dy, Tensor& dx) {
-  const Nhwc s = check_resample2x(dy, dx, "upsample2x_backward");
-  dispatch_dtype(dx.dtype(), [&](auto tag) {
-    using S = decltype(tag);
-    auto* out = dx.as<typename S::T>();
-    each_block<S>(s, dy.as<typename S::T>(),
-                  [&](int64_t i, float a, float b, float c, float d) { out[i] = S::store(ew::sum4(a, b, c, d)); });
-  });
+  combine_blocks<false>(check_resample2x(dy, dx, "upsample2x_backward"), dy, dx);
 }
 
 void CpuBackend::avgpool2x_forward(const Tensor& x, Tensor& y) {
-  const Nhwc s = check_resample2x(x, y, "avgpool2x_forward");
-  dispatch_dtype(y.dtype(), [&](auto tag) {
-    using S = decltype(tag);
-    auto* out = y.as<typename S::T>();
-    each_block<S>(s, x.as<typename S::T>(),
-                  [&](int64_t i, float a, float b, float c, float d) { out[i] = S::store(ew::mean4(a, b, c, d)); });
-  });
+  combine_blocks<true>(check_resample2x(x, y, "avgpool2x_forward"), x, y);
 }
 
 void CpuBackend::avgpool2x_backward(const Tensor& dy, Tensor& dx) {
