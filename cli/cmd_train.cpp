@@ -130,6 +130,9 @@ Args train_args() {
       .option("lr-d", "LR", "discriminator learning rate")
       .option("beta1", "B1", "Adam beta1 (0.5)")
       .option("beta2", "B2", "Adam beta2 (0.999)")
+      .option("ema-decay", "D", "generator EMA decay: 0 off (default), e.g. 0.999; samples, evaluation and\n"
+                                "export use the EMA generator; a skipped G step does not advance it")
+      .option("ema-rampup", "R", "EMA ramp-up: the decay is min(D, (1 + t) / (R + t)) at G step t (0: none)")
       .option("seed", "S", "seed of weights, data order and latents (0)")
       .section("Precision")
       .option("precision", "P", "fp32 (default), tf32, fp16 (AMP with loss scaling) or bf16 (AMP)")
@@ -177,8 +180,10 @@ RunConfig config_from(const Args& a) {
   };
   if (a.has("model")) {
     c.model = parse_model_family(a.str("model"));
-    if (c.model == ModelFamily::ResNet) {  // SNGAN's recipe: hinge loss, TTUR, Adam beta1 = 0
+    if (c.model == ModelFamily::ResNet) {  // SNGAN's recipe: hinge loss, TTUR, Adam beta1 = 0; an EMA G
       c.loss = LossKind::Hinge;
+      c.ema_decay = 0.999f;
+      c.ema_rampup = 10.0f;
       c.lr_g = 1e-4f;
       c.lr_d = 4e-4f;
       c.beta1 = 0.0f;
@@ -196,6 +201,8 @@ RunConfig config_from(const Args& a) {
   real("lr-d", "lr_d");
   real("beta1", "beta1");
   real("beta2", "beta2");
+  real("ema-decay", "ema_decay");
+  real("ema-rampup", "ema_rampup");
   whole("seed", "seed");
   if (a.has("precision")) c.precision = parse_precision(a.str("precision"));
   if (a.has("backend")) c.backend = a.str("backend");

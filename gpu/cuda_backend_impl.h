@@ -103,6 +103,8 @@ class CudaBackend final : public Backend, private Allocator {
   void grad_stats(const std::vector<Tensor>& grads, const Tensor& scaler_state, Tensor& scalars,
                   const GradStatSlots& slots) override;
   void grad_histogram(const std::vector<Tensor>& grads, Tensor& hist) override;
+  void ema_update(const std::vector<Tensor>& shadow, const std::vector<Tensor>& params, float decay, float rampup,
+                  const Tensor& step_count, const Tensor& scalars, int found_inf_slot) override;
   void adam_step(const std::vector<AdamTensor>& params, const AdamConfig& cfg, Tensor& step_count,
                  const Tensor& scaler_state, const Tensor& scalars, int found_inf_slot) override;
   void scaler_update(Tensor& scaler_state, const ew::ScalerConfig& cfg, const Tensor& scalars,

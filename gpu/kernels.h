@@ -121,6 +121,9 @@ void adam_step(cudaStream_t s, const AdamDesc* params, int count, const AdamConf
                float* step_count, const float* scaler_state, const float* scalars, int found_inf_slot);
 
 constexpr int kMaxScalerSlots = 16;
+// The generator's EMA over one tensor (kernels_ema.cu); nothing when scalars[found_inf_slot] != 0.
+void ema_update(cudaStream_t s, float* shadow, const float* param, int64_t n, float decay, float rampup,
+                const float* count, const float* scalars, int found_inf_slot);
 void scaler_update(cudaStream_t s, float* state, const ew::ScalerConfig& cfg, const float* scalars,
                    const int* slots, int nslots);
 

@@ -381,6 +381,27 @@ TEST(CpuAmp, FillNormalCounterPast2To24DrawsItsOwnStream) {
   EXPECT_NE(to_host(b, x), to_host(b, prev)) << "a different step draws different numbers";
 }
 
+TEST(CpuAmp, EmaFollowsTheRampedDecayAndSkipsWithG) {
+  CpuBackend b;
+  Tensor sh = make_tensor(b, Shape{3}, DType::F32, {1.0f, -2.0f, 0.5f});
+  Tensor p = make_tensor(b, Shape{3}, DType::F32, {3.0f, 2.0f, 0.5f});
+  Tensor t = b.empty(Shape{2}, DType::F32, MemCategory::Optimizer);
+  ew::count_store(t.as<float>(), 5);  // G's 5th applied step
+  Tensor s = make_tensor(b, Shape{4}, DType::F32, {0, 0, 0, 0});
+  b.ema_update({sh}, {p}, 0.999f, 10.0f, t, s, 2);
+  const float d = 6.0f / 15.0f;  // (1 + 5) / (10 + 5) < 0.999
+  const auto h = to_host(b, sh);
+  EXPECT_FLOAT_EQ(h[0], d * 1.0f + (1 - d) * 3.0f);
+  EXPECT_FLOAT_EQ(h[1], d * -2.0f + (1 - d) * 2.0f);
+  EXPECT_EQ(h[2], 0.5f);
+  s.as<float>()[2] = 1.0f;  // G's step was skipped: the average stays
+  b.ema_update({sh}, {p}, 0.999f, 10.0f, t, s, 2);
+  EXPECT_EQ(to_host(b, sh), h);
+  s.as<float>()[2] = 0.0f;
+  b.ema_update({sh}, {p}, 0.5f, 0.0f, t, s, 2);  // no ramp: the decay itself
+  EXPECT_FLOAT_EQ(to_host(b, sh)[0], 0.5f * h[0] + 0.5f * 3.0f);
+}
+
 TEST(CpuAmp, HistogramBinsExponents) {
   CpuBackend b;
   Tensor g = make_tensor(b, Shape{6}, DType::F16, {1.0f, 1.5f, 0.25f, 0.0f, INFINITY, std::ldexp(1.0f, -24)});

@@ -1348,3 +1348,19 @@ TEST_F(GpuParity, SpectralNormMatchesTheCpu) {
     EXPECT_LT(normalized_error(host(gpu(), dw.g), host(cpu(), dw.c)), e) << "spectral_norm_backward " << dt;
   }
 }
+
+// The generator's EMA: one multiply-add per element in FP32 and the same decay, so the shadow
+// must match the CPU's bit for bit (fmad off), and stay untouched on a skipped step.
+TEST_F(GpuParity, EmaUpdateIsExactAndSkipsWithG) {
+  const int64_t n = 3001;
+  Both sh = both(gpu(), Shape{n}, DType::F32, random_normal(n, 701)), p = both(gpu(), Shape{n}, DType::F32, random_normal(n, 702));
+  std::vector<float> tv(2);
+  ew::count_store(tv.data(), 7);
+  Both tt = both(gpu(), Shape{2}, DType::F32, tv);
+  for (float skip : {0.0f, 1.0f}) {
+    Both s = both(gpu(), Shape{4}, DType::F32, {0, 0, skip, 0});
+    cpu().ema_update({sh.c}, {p.c}, 0.999f, 10.0f, tt.c, s.c, 2);
+    gpu().ema_update({sh.g}, {p.g}, 0.999f, 10.0f, tt.g, s.g, 2);
+    EXPECT_TRUE(same_bits(skip ? "ema_update (skipped)" : "ema_update", gpu(), sh.c, sh.g));
+  }
+}

@@ -1,5 +1,6 @@
 // Runs on disk: the folder layout, exact resume, and bad input that must be refused clearly
 // without touching anything already there.
+#include <cmath>
 #include <filesystem>
 #include <cstring>
 #include <fstream>
@@ -11,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "core/common/error.h"
+#include "core/common/rng.h"
 #include "core/io/atomic_file.h"
 #include "core/io/image_io.h"
 #include "core/io/safetensors.h"
@@ -573,6 +575,8 @@ TEST(Session, ResnetRunResumesBitIdentically) {
   c.steps = 6;
   c.checkpoint_every = 3;
   c.precision = Precision::FP16;
+  c.ema_decay = 0.9f;  // the EMA generator is saved and resumed too
+  c.ema_rampup = 10.0f;
   auto a = Session::create(c);
   a->run();
   a->finish("finished");
@@ -592,11 +596,67 @@ TEST(Session, ResnetRunResumesBitIdentically) {
   const io::StFile fa = io::read_safetensors(tmp / "straight/checkpoints/step_000006.safetensors");
   const io::StFile fb = io::read_safetensors(tmp / "resumed/checkpoints/step_000006.safetensors");
   ASSERT_EQ(fa.tensors.size(), fb.tensors.size());
-  bool has_u = false;
+  bool has_u = false, has_ema = false;
   for (size_t i = 0; i < fa.tensors.size(); ++i) {
     EXPECT_EQ(fa.tensors[i].name, fb.tensors[i].name);
     EXPECT_TRUE(fa.tensors[i].data == fb.tensors[i].data) << fa.tensors[i].name;
     has_u |= fa.tensors[i].name == "D.blocks.0.conv1.weight_u";
+    has_ema |= fa.tensors[i].name == "G_ema.linear.weight";
   }
   EXPECT_TRUE(has_u) << "the spectral norm's u is saved";
+  EXPECT_TRUE(has_ema) << "the EMA generator is saved";
+}
+
+// The generator's EMA: training is unchanged by it (bit for bit, sampling included), samples
+// come from the averaged weights, and a step whose G update was skipped leaves the average alone.
+TEST(Training, GeneratorEmaIsSampledAndSkipsWithG) {
+  TrainerConfig c;
+  c.model.res = 32;
+  c.model.channels = 1;
+  c.model.width = 8;
+  c.batch = 8;
+  c.precision = Precision::FP16;
+  TrainerConfig ce = c;
+  ce.ema_decay = 0.5f;
+  Trainer plain(s_backend(), c), ema(s_backend(), ce);
+  std::vector<float> real(static_cast<size_t>(c.batch) * 32 * 32);
+  for (size_t i = 0; i < real.size(); ++i) real[i] = std::tanh(philox_normal(3, 4, i));
+  std::vector<float> z(static_cast<size_t>(c.batch) * c.model.latent);
+  for (size_t i = 0; i < z.size(); ++i) z[i] = philox_normal(5, 6, i);
+  for (int s = 0; s < 4; ++s) {
+    plain.step(real.data());
+    ema.step(real.data());
+  }
+  const auto raw = plain.generate(z, c.batch), averaged = ema.generate(z, c.batch);
+  EXPECT_NE(raw, averaged) << "samples come from the EMA weights";
+  auto shadow = [&](Trainer& t) {
+    std::vector<std::vector<float>> v;
+    for (const StateEntry& e : t.state())
+      if (e.name.rfind("G_ema.", 0) == 0) v.push_back(to_host(s_backend(), *e.tensor));
+    return v;
+  };
+  const auto before = shadow(ema);
+  ASSERT_FALSE(before.empty());
+  // Force an overflow in G's backward: a loss scale of 2^40 (both networks' scalers).
+  const float huge[2] = {1099511627776.0f, 0.0f};
+  for (Trainer* t : {&plain, &ema}) {
+    s_backend().upload(t->scaler_g().state(), huge, sizeof huge);
+    t->step(real.data());
+  }
+  const auto pm = plain.collect(true), em = ema.collect(true);
+  ASSERT_FALSE(em.empty());
+  EXPECT_EQ(em.back().skipped_g, 1);
+  EXPECT_EQ(shadow(ema), before) << "a skipped G step must not move the average";
+  ASSERT_EQ(pm.size(), em.size());
+  for (size_t i = 0; i < pm.size(); ++i) {
+    EXPECT_EQ(pm[i].loss_d, em[i].loss_d) << "step " << i;
+    EXPECT_EQ(pm[i].loss_g, em[i].loss_g) << "step " << i;
+  }
+  const float normal[2] = {1024.0f, 0.0f};  // 2^39 after the back-off would still overflow
+  s_backend().upload(ema.scaler_g().state(), normal, sizeof normal);
+  ema.step(real.data());
+  const auto last = ema.collect(true);
+  ASSERT_FALSE(last.empty());
+  ASSERT_EQ(last.back().skipped_g, 0);
+  EXPECT_NE(shadow(ema), before) << "a clean step moves it again";
 }

@@ -227,6 +227,12 @@ class Backend {
   virtual void adam_step(const std::vector<AdamTensor>& params, const AdamConfig& cfg,
                          Tensor& step_count, const Tensor& scaler_state, const Tensor& scalars,
                          int found_inf_slot) = 0;
+  // The generator's EMA, FP32: shadow[i] = d * shadow[i] + (1 - d) * params[i] with
+  // d = ew::ema_decay(decay, rampup, t), t = step_count (Adam's FP32 [lo, hi] count, after this
+  // step's increment). Does nothing when scalars[found_inf_slot] != 0: a skipped G update does
+  // not advance the average either.
+  virtual void ema_update(const std::vector<Tensor>& shadow, const std::vector<Tensor>& params, float decay,
+                          float rampup, const Tensor& step_count, const Tensor& scalars, int found_inf_slot) = 0;
   // scaler_state = [scale, growth_tracker]; backs off if any scalars[found_inf_slots[i]] != 0.
   virtual void scaler_update(Tensor& scaler_state, const ew::ScalerConfig& cfg,
                              const Tensor& scalars, const std::vector<int>& found_inf_slots) = 0;

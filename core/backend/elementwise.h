@@ -129,6 +129,16 @@ AMPGAN_HD float bn_backward_dx(float dy, float xhat, float gamma, float invstd, 
   return gamma * invstd * (dy - mean_dy - xhat * mean_dy_xhat);
 }
 
+// ---- exponential moving average of weights (the generator's EMA) ----
+// The decay at G's t-th applied step: decay itself, or with a ramp-up r > 0 the smaller
+// (1 + t) / (r + t), so early averages are not dominated by the random initial weights.
+AMPGAN_HD float ema_decay(float decay, float rampup, float t) {
+  if (rampup <= 0.0f) return decay;
+  const float ramp = (1.0f + t) / (rampup + t);
+  return ramp < decay ? ramp : decay;
+}
+AMPGAN_HD float ema_update(float shadow, float param, float d) { return d * shadow + (1.0f - d) * param; }
+
 // ---- counts in FP32 slots ------------------------------------------------------------------------
 // FP32 holds every integer only up to 2^24 = 16,777,216; past it `c += 1` stops counting. Counts
 // that can get there -- gradient values per network, Adam's t, the latent stream's step counter --

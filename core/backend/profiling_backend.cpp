@@ -186,6 +186,11 @@ void ProfilingBackend::adam_step(const std::vector<AdamTensor>& params, const Ad
   timed(OpFamily::Optimizer, 0,
         [&] { inner_.adam_step(params, cfg, step_count, scaler_state, scalars, found_inf_slot); });
 }
+void ProfilingBackend::ema_update(const std::vector<Tensor>& shadow, const std::vector<Tensor>& params, float decay,
+                                  float rampup, const Tensor& step_count, const Tensor& scalars, int found_inf_slot) {
+  timed(OpFamily::Optimizer, 0,
+        [&] { inner_.ema_update(shadow, params, decay, rampup, step_count, scalars, found_inf_slot); });
+}
 void ProfilingBackend::scaler_update(Tensor& scaler_state, const ew::ScalerConfig& cfg, const Tensor& scalars,
                                      const std::vector<int>& found_inf_slots) {
   timed(OpFamily::AmpPasses, 0, [&] { inner_.scaler_update(scaler_state, cfg, scalars, found_inf_slots); });

@@ -236,6 +236,8 @@ io::StFile export_generator(Trainer& trainer) {
   Backend& b = trainer.backend();
   Sequential& g = trainer.generator();
   io::StFile f;
+  // The EMA generator's weights when the run keeps an EMA (what its samples show).
+  trainer.with_generator_weights([&] {
   for (size_t i = 0; i < g.size(); ++i) {
     Layer& layer = g.layer(i);
     for (Parameter* p : layer.parameters()) {
@@ -268,7 +270,9 @@ io::StFile export_generator(Trainer& trainer) {
       (void)bn;
     }
   }
+  });
   const DcganSpec& s = trainer.config().model;
+  f.metadata["ema"] = trainer.has_ema() ? "1" : "0";
   f.metadata["format"] = "ampgan-generator-1";
   f.metadata["layout"] = "pytorch";
   f.metadata["res"] = std::to_string(s.res);

@@ -36,6 +36,8 @@ nlohmann::json RunConfig::to_json() const {
   j["lr_d"] = lr_d;
   j["beta1"] = beta1;
   j["beta2"] = beta2;
+  j["ema_decay"] = ema_decay;
+  j["ema_rampup"] = ema_rampup;
   j["seed"] = seed;
   j["init_scale"] = scaler.init_scale;
   j["growth_factor"] = scaler.growth_factor;
@@ -106,6 +108,8 @@ const RealSetting kRealSettings[] = {
     {"lr_d", [](RunConfig& c, float v) { c.lr_d = v; }},
     {"beta1", [](RunConfig& c, float v) { c.beta1 = v; }},
     {"beta2", [](RunConfig& c, float v) { c.beta2 = v; }},
+    {"ema_decay", [](RunConfig& c, float v) { c.ema_decay = v; }},
+    {"ema_rampup", [](RunConfig& c, float v) { c.ema_rampup = v; }},
     {"init_scale", [](RunConfig& c, float v) { c.scaler.init_scale = v; }},
     {"growth_factor", [](RunConfig& c, float v) { c.scaler.growth_factor = v; }},
     {"backoff_factor", [](RunConfig& c, float v) { c.scaler.backoff_factor = v; }},
@@ -239,6 +243,10 @@ void RunConfig::validate() const {
                   "DCGAN uses 0.0002");
   if (!(beta1 >= 0 && beta1 < 1 && beta2 >= 0 && beta2 < 1))
     throw Error("Adam betas must lie in [0, 1)", "--beta1/--beta2", "DCGAN uses 0.5 and 0.999");
+  if (!(ema_decay >= 0 && ema_decay < 1))
+    throw Error("EMA decay must lie in [0, 1)", "--ema-decay", "use 0 (off) or e.g. 0.999");
+  if (!(ema_rampup >= 0 && ema_rampup <= 1e9))
+    throw Error("EMA ramp-up must lie in [0, 1e9]", "--ema-rampup", "use 0 (none) or e.g. 10");
   if (gpu < 0) throw Error("GPU index must not be negative", "--gpu", "'ampgan devices' lists the GPUs");
   if (backend != "auto" && backend != "cpu" && backend != "cuda")
     throw Error("unknown backend '" + backend + "'", "--backend", "use auto, cpu or cuda");
@@ -275,6 +283,8 @@ TrainerConfig RunConfig::trainer_config(int dataset_channels) const {
   t.loss = loss;
   t.adam_g = {lr_g, beta1, beta2, 1e-8f};
   t.adam_d = {lr_d, beta1, beta2, 1e-8f};
+  t.ema_decay = ema_decay;
+  t.ema_rampup = ema_rampup;
   t.scaler = scaler;
   t.shared_scaler = shared_scaler;
   t.bf16_loss_scaling = bf16_loss_scaling;

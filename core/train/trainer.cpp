@@ -23,6 +23,11 @@ Trainer::Trainer(Backend& backend, const TrainerConfig& cfg)
   g_ = std::move(nets.g);
   d_ = std::move(nets.d);
   adam_g_ = std::make_unique<Adam>(backend_, g_->parameters(), cfg_.adam_g);
+  if (cfg_.ema_decay > 0.0f)
+    for (Parameter* p : g_->parameters()) {  // the EMA starts at the initial weights
+      ema_.push_back(backend_.empty(p->shape, DType::F32, MemCategory::Master));
+      backend_.copy(p->master, ema_.back());
+    }
   adam_d_ = std::make_unique<Adam>(backend_, d_->parameters(), cfg_.adam_d);
   scaler_d_ = std::make_unique<LossScaler>(backend_, cfg_.scaler);
   if (!cfg_.shared_scaler) scaler_g_ = std::make_unique<LossScaler>(backend_, cfg_.scaler);
@@ -129,6 +134,11 @@ void Trainer::enqueue_step_body() {
   d_->commit_running_stats(backend_, scalars_, {kSlotFoundInfD, kSlotFoundInfG});
   g_->commit_running_stats(backend_, scalars_, {kSlotFoundInfG});
   adam_g_->step(backend_, sg, scalars_, kSlotFoundInfG);
+  if (!ema_.empty()) {
+    std::vector<Tensor> masters;
+    for (Parameter* p : g_->parameters()) masters.push_back(p->master);
+    backend_.ema_update(ema_, masters, cfg_.ema_decay, cfg_.ema_rampup, adam_g_->step_count(), scalars_, kSlotFoundInfG);
+  }
   if (cfg_.shared_scaler) sg_scaler.update(backend_, scalars_, {kSlotFoundInfD, kSlotFoundInfG});
   else sg_scaler.update(backend_, scalars_, {kSlotFoundInfG});
 
@@ -226,6 +236,32 @@ std::vector<StepMetrics> Trainer::collect(bool wait) {
   return out;
 }
 
+void Trainer::with_generator_weights(const std::function<void()>& f) {
+  if (ema_.empty()) return f();
+  backend_.synchronize();  // no step may still read the masters being swapped
+  const std::vector<Parameter*> ps = g_->parameters();
+  std::vector<Tensor> saved;
+  for (size_t i = 0; i < ps.size(); ++i) {
+    saved.push_back(backend_.empty(ps[i]->shape, DType::F32, MemCategory::Workspace));
+    backend_.copy(ps[i]->master, saved.back());
+    backend_.copy(ema_[i], ps[i]->master);
+    ps[i]->refresh_working(backend_);
+  }
+  auto restore = [&] {
+    for (size_t i = 0; i < ps.size(); ++i) {
+      backend_.copy(saved[i], ps[i]->master);
+      ps[i]->refresh_working(backend_);
+    }
+  };
+  try {
+    f();
+  } catch (...) {
+    restore();
+    throw;
+  }
+  restore();
+}
+
 std::vector<float> Trainer::generate(const std::vector<float>& latents, int n) {
   const int nz = cfg_.model.latent, res = cfg_.model.res, nc = cfg_.model.channels;
   AMPGAN_CHECK(static_cast<int64_t>(latents.size()) >= int64_t{n} * nz, "too few latents");
@@ -235,6 +271,7 @@ std::vector<float> Trainer::generate(const std::vector<float>& latents, int n) {
   Tensor zc = dt == DType::F32 ? z32 : backend_.empty(Shape{cfg_.batch, 1, 1, nz}, dt, MemCategory::Data);
   Tensor img32;
   Context ctx{backend_, dt, Mode::Sample, false, false};
+  with_generator_weights([&] {
   for (int i0 = 0; i0 < n; i0 += cfg_.batch) {
     const int m = std::min(cfg_.batch, n - i0);
     Tensor zv = z32.view(Shape{m, 1, 1, nz});
@@ -252,6 +289,7 @@ std::vector<float> Trainer::generate(const std::vector<float>& latents, int n) {
       backend_.download(v, out.data() + static_cast<size_t>(i0) * res * res * nc, v.nbytes());
     }
   }
+  });
   return out;
 }
 
@@ -276,6 +314,8 @@ std::vector<StateEntry> Trainer::state() {
   };
   add_net("G", *g_);
   add_net("D", *d_);
+  const std::vector<Parameter*> gp = g_->parameters();
+  for (size_t i = 0; i < ema_.size(); ++i) out.push_back({"G_ema." + gp[i]->name, &ema_[i]});
   out.push_back({"G.adam_step", &adam_g_->step_count(), true});
   out.push_back({"D.adam_step", &adam_d_->step_count(), true});
   out.push_back({"scaler_d", &scaler_d_->state()});

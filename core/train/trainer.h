@@ -15,6 +15,7 @@
 
 #include <chrono>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -33,6 +34,8 @@ struct TrainerConfig {
   Precision precision = Precision::FP32;
   LossKind loss = LossKind::BCEWithLogits;
   AdamConfig adam_g, adam_d;
+  float ema_decay = 0.0f;   // generator EMA (0: off); see Backend::ema_update
+  float ema_rampup = 0.0f;
   ew::ScalerConfig scaler;
   bool shared_scaler = false;      // one scaler for both networks (as one GradScaler would)
   bool bf16_loss_scaling = false;  // bf16 trains without scaling unless asked
@@ -73,8 +76,14 @@ class Trainer {
   bool shared() const { return cfg_.shared_scaler; }
 
   // Generates images from host latents (n x latent FP32) with batch statistics and no change
-  // to any state, in groups of at most the training batch. Returns NHWC FP32 in [-1, 1].
+  // to any state, in groups of at most the training batch, with the EMA generator when the EMA
+  // is on. Returns NHWC FP32 in [-1, 1].
   std::vector<float> generate(const std::vector<float>& latents, int n);
+
+  bool has_ema() const { return !ema_.empty(); }
+  // Runs f with G's master weights (and working copies) replaced by the EMA's, then restores
+  // them bit for bit; without an EMA just runs f. For sampling, evaluation and export.
+  void with_generator_weights(const std::function<void()>& f);
 
   // Gradient exponent histograms of the last step (ew::kHistBins counts each), synchronous.
   void gradient_histograms(std::vector<float>& g_hist, std::vector<float>& d_hist);
@@ -97,6 +106,7 @@ class Trainer {
   std::unique_ptr<Sequential> g_, d_;
   std::unique_ptr<Adam> adam_g_, adam_d_;
   std::unique_ptr<LossScaler> scaler_d_, scaler_g_;
+  std::vector<Tensor> ema_;  // FP32 shadows of G's master weights, in parameter order (empty: off)
   Tensor real_f32_, real_, z_, dlogits_, scalars_, counter_, hist_;
   int64_t iteration_ = 0;
   bool captured_ = false;

@@ -349,6 +349,23 @@ void CpuBackend::adam_step(const std::vector<AdamTensor>& params, const AdamConf
   }
 }
 
+void CpuBackend::ema_update(const std::vector<Tensor>& shadow, const std::vector<Tensor>& params, float decay,
+                            float rampup, const Tensor& step_count, const Tensor& scalars, int found_inf_slot) {
+  require(shadow.size() == params.size(), "ema_update", "one shadow per parameter");
+  if (scalars.as<float>()[found_inf_slot] != 0.0f) return;  // G's step was skipped
+  const float d = ew::ema_decay(decay, rampup, static_cast<float>(ew::count_load(step_count.as<float>())));
+  for (size_t k = 0; k < params.size(); ++k) {
+    require(shadow[k].dtype() == DType::F32 && params[k].dtype() == DType::F32 &&
+                shadow[k].numel() == params[k].numel(),
+            "ema_update", "shadow and parameter must be FP32 of one size");
+    float* sh = shadow[k].as<float>();
+    const float* pv = params[k].as<float>();
+    parallel_for(params[k].numel(), kGrain, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) sh[i] = ew::ema_update(sh[i], pv[i], d);
+    });
+  }
+}
+
 void CpuBackend::scaler_update(Tensor& scaler_state, const ew::ScalerConfig& cfg,
                                const Tensor& scalars, const std::vector<int>& found_inf_slots) {
   bool found = false;
