@@ -13,23 +13,16 @@ __global__ void add_kernel(const typename S::T* a, const typename S::T* b, typen
   for (int64_t i = global_thread(); i < n; i += grid_stride()) y[i] = S::store(S::load(a[i]) + S::load(b[i]));
 }
 
-// One thread per element of the larger tensor (n, 2h, 2w, c): copies its small-side value.
-template <typename T>
-__global__ void upsample_kernel(const T* x, T* y, int64_t n, int64_t h, int64_t w, int64_t c) {
+// One thread per element of the larger tensor (n, 2h, 2w, c): its small-side value, copied bit
+// for bit (upsampling) or a quarter of it, rounded once (average pooling's backward pass).
+template <typename S, bool kQuarter>
+__global__ void spread_kernel(const typename S::T* small, typename S::T* big, int64_t n, int64_t h, int64_t w,
+                              int64_t c) {
   const int64_t total = n * 4 * h * w * c;
   for (int64_t i = global_thread(); i < total; i += grid_stride()) {
     const int64_t ch = i % c, p = i / c, ox = p % (2 * w), r = p / (2 * w), oy = r % (2 * h), b = r / (2 * h);
-    y[i] = x[((b * h + oy / 2) * w + ox / 2) * c + ch];
-  }
-}
-
-template <typename S>
-__global__ void quarter_kernel(const typename S::T* dy, typename S::T* dx, int64_t n, int64_t h, int64_t w,
-                               int64_t c) {
-  const int64_t total = n * 4 * h * w * c;
-  for (int64_t i = global_thread(); i < total; i += grid_stride()) {
-    const int64_t ch = i % c, p = i / c, ox = p % (2 * w), r = p / (2 * w), oy = r % (2 * h), b = r / (2 * h);
-    dx[i] = S::store(S::load(dy[((b * h + oy / 2) * w + ox / 2) * c + ch]) * 0.25f);
+    const typename S::T v = small[((b * h + oy / 2) * w + ox / 2) * c + ch];
+    big[i] = kQuarter ? S::store(S::load(v) * 0.25f) : v;
   }
 }
 
@@ -80,10 +73,12 @@ void upsample2x_forward(cudaStream_t s, DType t, const void* x, void* y, int64_t
   const int64_t total = n * 4 * h * w * c;
   if (total <= 0) return;
   dispatch(t, [&](auto tag) {
-    using T = typename decltype(tag)::T;
-    upsample_kernel<T><<<grid_for(total), kThreads, 0, s>>>(static_cast<const T*>(x), static_cast<T*>(y), n, h, w, c);
+    using S = decltype(tag);
+    using T = typename S::T;
+    spread_kernel<S, false><<<grid_for(total), kThreads, 0, s>>>(static_cast<const T*>(x), static_cast<T*>(y), n, h,
+                                                                 w, c);
   });
-  AMPGAN_LAUNCHED("upsample_kernel");
+  AMPGAN_LAUNCHED("spread_kernel (copy)");
 }
 
 void upsample2x_backward(cudaStream_t s, DType t, const void* dy, void* dx, int64_t n, int64_t h, int64_t w, int64_t c) {
@@ -116,9 +111,10 @@ void avgpool2x_backward(cudaStream_t s, DType t, const void* dy, void* dx, int64
   dispatch(t, [&](auto tag) {
     using S = decltype(tag);
     using T = typename S::T;
-    quarter_kernel<S><<<grid_for(total), kThreads, 0, s>>>(static_cast<const T*>(dy), static_cast<T*>(dx), n, h, w, c);
+    spread_kernel<S, true><<<grid_for(total), kThreads, 0, s>>>(static_cast<const T*>(dy), static_cast<T*>(dx), n, h,
+                                                                w, c);
   });
-  AMPGAN_LAUNCHED("quarter_kernel");
+  AMPGAN_LAUNCHED("spread_kernel (quarter)");
 }
 
 void global_sum_pool_forward(cudaStream_t s, DType t, const void* x, void* y, int64_t n, int64_t hw, int64_t c) {

@@ -26,23 +26,33 @@ void CpuBackend::add(const Tensor& a, const Tensor& b, Tensor& y) {
   });
 }
 
-void CpuBackend::upsample2x_forward(const Tensor& x, Tensor& y) {
-  const Nhwc s = check_resample2x(y, x, "upsample2x_forward");
-  dispatch_dtype(x.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::T;
-    const T* src = x.as<T>();
-    T* dst = y.as<T>();
-    // One job per output row (n, oy): copies, no arithmetic, so the bits are the input's.
+// big (n, 2h, 2w, c) = each pixel of small (n, h, w, c) spread over its 2x2 block: copied bit
+// for bit (upsampling's forward pass), or a quarter of it, rounded once (average pooling's
+// backward pass). One job per row of big.
+template <bool kQuarter>
+void spread_blocks(const Nhwc& s, const Tensor& small, Tensor& big) {
+  dispatch_dtype(big.dtype(), [&](auto tag) {
+    using S = decltype(tag);
+    using T = typename S::T;
+    const T* src = small.as<T>();
+    T* dst = big.as<T>();
     parallel_for(s.n * 2 * s.h, 4, [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r) {
         const int64_t n = r / (2 * s.h), oy = r % (2 * s.h);
         const T* in = src + ((n * s.h + oy / 2) * s.w) * s.c;
         T* out = dst + r * 2 * s.w * s.c;
         for (int64_t ox = 0; ox < 2 * s.w; ++ox)
-          for (int64_t ch = 0; ch < s.c; ++ch) out[ox * s.c + ch] = in[(ox / 2) * s.c + ch];
+          for (int64_t ch = 0; ch < s.c; ++ch) {
+            const T v = in[(ox / 2) * s.c + ch];
+            out[ox * s.c + ch] = kQuarter ? S::store(S::load(v) * 0.25f) : v;
+          }
       }
     });
   });
+}
+
+void CpuBackend::upsample2x_forward(const Tensor& x, Tensor& y) {
+  spread_blocks<false>(check_resample2x(y, x, "upsample2x_forward"), x, y);
 }
 
 // small (n, h, w, c) = the sum (or mean) of each 2x2 block of big (n, 2h, 2w, c), per channel,
@@ -77,22 +87,7 @@ void CpuBackend::avgpool2x_forward(const Tensor& x, Tensor& y) {
 }
 
 void CpuBackend::avgpool2x_backward(const Tensor& dy, Tensor& dx) {
-  const Nhwc s = check_resample2x(dx, dy, "avgpool2x_backward");
-  dispatch_dtype(dx.dtype(), [&](auto tag) {
-    using S = decltype(tag);
-    using T = typename S::T;
-    const T* g = dy.as<T>();
-    T* out = dx.as<T>();
-    parallel_for(s.n * 2 * s.h, 4, [&](int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r) {
-        const int64_t n = r / (2 * s.h), oy = r % (2 * s.h);
-        const T* in = g + ((n * s.h + oy / 2) * s.w) * s.c;
-        T* o = out + r * 2 * s.w * s.c;
-        for (int64_t ox = 0; ox < 2 * s.w; ++ox)
-          for (int64_t ch = 0; ch < s.c; ++ch) o[ox * s.c + ch] = S::store(S::load(in[(ox / 2) * s.c + ch]) * 0.25f);
-      }
-    });
-  });
+  spread_blocks<true>(check_resample2x(dx, dy, "avgpool2x_backward"), dy, dx);
 }
 
 void CpuBackend::global_sum_pool_forward(const Tensor& x, Tensor& y) {
