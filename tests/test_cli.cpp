@@ -168,6 +168,21 @@ TEST(Cli, TrainWritesARun) {
   EXPECT_TRUE(fs::exists(tmp / "run/checkpoints/step_000009.safetensors"));
 }
 
+// The option syntax (parsed by CLI11): "--name value" and "--name=value", the last occurrence
+// wins, a value may start with '-', flags take no value.
+TEST(Cli, OptionSyntax) {
+  TempDir tmp;
+  const Result r = cli("train --dataset=synthetic --steps 5 --steps=2 --seed 7 --out " + quote(tmp / "run") + kTiny);
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto cfg = nlohmann::json::parse(io::read_file(tmp / "run/config.json"));
+  EXPECT_EQ(cfg["steps"], 2);
+  EXPECT_EQ(cfg["seed"], 7);
+  expect_refused("train --quiet=yes", {"--quiet takes no value"}, 2);
+  expect_refused("train --lr -0.5 --dataset synthetic" + kTiny, {"learning rate", "--lr"});  // -0.5 is --lr's value
+  expect_refused("train --dataset synthetic stray" + kTiny, {"unexpected argument 'stray'"}, 2);
+  expect_refused("train --bogus=1", {"unknown option --bogus"}, 2);
+}
+
 TEST(Cli, CompareTrainsBothPrecisionsIntoOrdinaryRunFolders) {
   TempDir tmp;
   const Result r = cli("compare --amp bf16 --dataset synthetic --steps 4 --sample-every 0 --out " + quote(tmp / "cmp") + kTiny);
