@@ -50,6 +50,7 @@ nlohmann::json RunConfig::to_json() const {
   j["cuda_graphs"] = use_graphs;
   j["sample_every"] = sample_every;
   j["checkpoint_every"] = checkpoint_every;
+  j["keep_checkpoints"] = keep_checkpoints;
   j["eval_every"] = eval_every;
   j["eval_samples"] = eval_samples;
   j["hist_every"] = hist_every;
@@ -89,6 +90,7 @@ const IntSetting kIntSettings[] = {
     {"growth_interval", "--growth-interval", 1, kIntMax, "the default is 2000", AMPGAN_INT_FIELD(scaler.growth_interval)},
     {"sample_every", "--sample-every", 0, kIntMax, "0 means only at the end", AMPGAN_INT_FIELD(sample_every)},
     {"checkpoint_every", "--checkpoint-every", 0, kIntMax, "0 means only at the end", AMPGAN_INT_FIELD(checkpoint_every)},
+    {"keep_checkpoints", "--keep-checkpoints", 0, kIntMax, "0 keeps every checkpoint", AMPGAN_INT_FIELD(keep_checkpoints)},
     {"eval_every", "--eval-every", 0, kIntMax, "0 means never", AMPGAN_INT_FIELD(eval_every)},
     {"eval_samples", "--eval-samples", 2, 1'000'000, "use 1024 or more for stable numbers", AMPGAN_INT_FIELD(eval_samples)},
     {"hist_every", "hist_every", 0, kIntMax, "0 means never", AMPGAN_INT_FIELD(hist_every)},
@@ -220,6 +222,8 @@ void RunConfig::apply_json(const nlohmann::json& j, const std::string& source) {
 
 RunConfig RunConfig::from_json(const nlohmann::json& j, const std::string& source) {
   RunConfig c;
+  // A run started before checkpoints were pruned expects to keep them all.
+  if (j.is_object() && !j.contains("keep_checkpoints")) c.keep_checkpoints = 0;
   c.apply_json(j, source);
   return c;
 }
