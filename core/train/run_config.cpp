@@ -1,11 +1,13 @@
 #include "core/train/run_config.h"
 
 #include <cmath>
+#include <tuple>
 #include <limits>
 #include <filesystem>
 
 #include "core/amp/loss_scaler.h"
 #include "core/common/error.h"
+#include "core/common/utf8.h"
 
 namespace ampgan {
 
@@ -268,6 +270,16 @@ void RunConfig::validate() const {
   if (eval_every > 0 && eval_samples < 64)
     throw Error("evaluation needs at least 64 samples", "--eval-samples", "use 1024 or more for stable numbers");
   if (synthetic_count < 2) throw Error("synthetic dataset needs at least 2 images", "--synthetic-count");
+  // These go into config.json, events and checkpoints, which hold only UTF-8: refused here,
+  // before a run folder exists, instead of failing at the first write (or checkpoint).
+  for (auto [text, flag, hint] :
+       {std::tuple{&dataset, "--dataset", "give it under a UTF-8 name: make a link, e.g. ln -s 'PATH' data, and "
+                                          "pass --dataset data"},
+        std::tuple{&out_dir, "--out", "choose a folder name in UTF-8"},
+        std::tuple{&runs_root, "runs_root", "choose a folder name in UTF-8"},
+        std::tuple{&name, "--name", "use a name in UTF-8"}})
+    if (!is_valid_utf8(*text))
+      throw Error("'" + escape_invalid_utf8(*text) + "' is not valid UTF-8 (the \\xNN bytes)", flag, hint);
   // Every integer within its range, whoever set it (the GUI sets fields directly).
   for (const IntSetting& s : kIntSettings) {
     const int64_t v = s.get(*this);

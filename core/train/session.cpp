@@ -319,7 +319,10 @@ void Session::trim_logs(int64_t step) {
 void Session::emit_event(RunEvent e) {
   // The clock of metrics.csv's time_s: seconds trained, continued across resumes.
   if (e.time_s == 0 && trainer_) e.time_s = time_offset_ + trainer_->elapsed_s();
-  if (events_log_) events_log_->append_line(e.to_json().dump());
+  // Messages may quote file names that are not UTF-8 (a dataset's files, a renamed run folder):
+  // JSON can only hold UTF-8, so such bytes become U+FFFD instead of failing the write.
+  if (events_log_)
+    events_log_->append_line(e.to_json().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   if (listener_) listener_->on_event(e);
 }
 
