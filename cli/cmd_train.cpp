@@ -158,6 +158,7 @@ Args train_args(const std::string& command = "train", const std::string& usage =
       .option("name", "NAME", "run name used in the default folder")
       .option("sample-every", "N", "write a sample grid every N steps (100; 0 = only at the end)")
       .option("checkpoint-every", "N", "write a checkpoint every N steps (1000; 0 = only at the end)")
+      .option("keep-checkpoints", "N", "keep the newest N checkpoints plus every 10th interval's (5; 0 = all)")
       .option("eval-every", "N", "sample-quality metrics every N steps (0 = never)")
       .option("eval-samples", "N", "images per evaluation (1024)")
       .option("config", "FILE", "read settings from a JSON file (keys as in a run's config.json);\n" +
@@ -231,6 +232,7 @@ RunConfig config_from(const Args& a) {
   if (a.has("name")) c.name = a.str("name");
   whole("sample-every", "sample_every");
   whole("checkpoint-every", "checkpoint_every");
+  whole("keep-checkpoints", "keep_checkpoints");
   whole("eval-every", "eval_every");
   whole("eval-samples", "eval_samples");
   return c;
