@@ -114,7 +114,8 @@ Args train_args() {
          "events.jsonl, samples/step_NNNNNN.png and checkpoints/step_NNNNNN.safetensors.\n"
          "Ctrl-C stops cleanly: metrics are flushed and a checkpoint is written.");
   a.section("Data")
-      .option("dataset", "D", "synthetic (default), fashion-mnist, mnist, an IDX file or an image folder")
+      .option("dataset", "D", "synthetic (default), fashion-mnist, mnist, an IDX file, an image folder or a zip\n"
+                                "of images (StyleGAN dataset_tool's layout, optional dataset.json labels)")
       .option("nc", "C", "image channels: 1 or 3 (default: the dataset's own)")
       .option("synthetic-count", "N", "images in the synthetic dataset (10000)")
       .section("Model and optimiser")
