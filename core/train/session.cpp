@@ -11,6 +11,7 @@
 #include "core/common/rng.h"
 #include "core/metrics/evaluator.h"
 #include "core/train/checkpoint.h"
+#include "core/train/overflow_locator.h"
 
 namespace ampgan {
 
@@ -108,7 +109,7 @@ void check_same_run(const RunConfig& ck, const RunConfig& run, const fs::path& f
 fs::path set_aside(const fs::path& run_dir, const std::vector<fs::path>& files, int64_t step) {
   const fs::path dir = run_dir / "checkpoints" / ("superseded-after-" + std::to_string(step) + "-" + timestamp());
   io::ensure_writable_dir(dir);
-  for (const char* log : {"metrics.csv", "events.jsonl"})
+  for (const char* log : {"metrics.csv", "events.jsonl", "layers.csv"})
     if (fs::exists(run_dir / log)) io::write_file_atomic(dir / log, io::read_file(run_dir / log));
   for (const fs::path& f : files) {
     std::error_code ec;
@@ -182,6 +183,7 @@ std::unique_ptr<Session> Session::create(const RunConfig& cfg, const SessionOpti
   s->metrics_log_ = std::make_unique<io::AppendLog>(s->dir_ / "metrics.csv");
   s->metrics_log_->append_line(csv_header());
   s->events_log_ = std::make_unique<io::AppendLog>(s->dir_ / "events.jsonl");
+  s->layers_log_ = std::make_unique<LayersLog>(s->dir_ / "layers.csv", s->trainer_->tensor_names());
   RunEvent e;
   e.type = "start";
   e.message = "training " + s->data_->name + " (" + std::to_string(s->data_->count) + " images, " +
@@ -255,6 +257,8 @@ std::unique_ptr<Session> Session::resume(const fs::path& run_dir, int64_t total_
   io::write_file_atomic(run_dir / "config.json", cfg.to_json().dump(2) + "\n");
   s->metrics_log_ = std::make_unique<io::AppendLog>(run_dir / "metrics.csv");
   s->events_log_ = std::make_unique<io::AppendLog>(run_dir / "events.jsonl");
+  LayersLog::trim(run_dir / "layers.csv", info.step);
+  s->layers_log_ = std::make_unique<LayersLog>(run_dir / "layers.csv", s->trainer_->tensor_names());
   RunEvent e;
   e.step = info.step;
   e.type = "resume";
@@ -339,12 +343,15 @@ void Session::handle_rows(std::vector<StepMetrics> rows) {
   for (StepMetrics& m : rows) {
     m.time_s += time_offset_;
     metrics_log_->append_line(m.csv_row());
+    if (layers_log_ && (m.skipped_d || m.skipped_g || (cfg_.layers_every > 0 && m.step % cfg_.layers_every == 0)))
+      layers_log_->write(m);
     auto network_events = [&](const char* net, bool skipped, double scale, double& last, int& streak) {
       if (skipped) {
         ++streak;
         RunEvent e{m.step, m.time_s, "overflow", net,
                    std::string(net) + " gradients had inf/NaN at loss scale " + scale_label(scale) + ": step skipped"};
         e.data["scale"] = scale;
+        locate_overflow(trainer_->tensor_names(), m, net, e);
         emit_event(e);
       } else {
         streak = 0;
@@ -440,6 +447,7 @@ fs::path Session::save_checkpoint() {
   ampgan::save_checkpoint(p, *trainer_, cfg_, loader_->batches_consumed());
   metrics_log_->sync();
   events_log_->sync();
+  if (layers_log_) layers_log_->sync();
   last_checkpoint_step_ = it;
   RunEvent e{it, 0, "checkpoint", "", "checkpoint " + p.filename().string()};
   e.data["path"] = p.string();
@@ -491,6 +499,7 @@ void Session::finish(const std::string& reason) {
   emit_event({it, 0, "stop", "", "stopped at step " + std::to_string(it) + " (" + reason + ")"});
   metrics_log_->sync();
   events_log_->sync();
+  if (layers_log_) layers_log_->sync();
 }
 
 std::vector<StepMetrics> Session::read_metrics(const fs::path& run_dir) {

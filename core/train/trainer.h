@@ -88,6 +88,10 @@ class Trainer {
   // Gradient exponent histograms of the last step (ew::kHistBins counts each), synchronous.
   void gradient_histograms(std::vector<float>& g_hist, std::vector<float>& d_hist);
 
+  // Every gradient tensor, D's then G's, each in parameter order: the order of
+  // StepMetrics::tensors.
+  const std::vector<TensorName>& tensor_names() const { return tensor_names_; }
+
   // Things the caller should tell the user (e.g. a step that could not be captured as a graph).
   std::vector<std::string> take_warnings();
 
@@ -113,6 +117,8 @@ class Trainer {
   bool graphs_disabled_ = false;
   std::vector<std::string> warnings_;
   int eager_steps_since_change_ = 0;
+  std::vector<TensorName> tensor_names_;
+  int tensors_d_ = 0;  // D's tensor count: D's per-tensor slots come first, at kSlotCount
 
   struct Pending {
     int64_t step;
