@@ -16,4 +16,14 @@ void locate_overflow(const std::vector<TensorName>& names, const StepMetrics& m,
                std::to_string(t.nonfinite) + " of " + std::to_string(n.numel) + " values)";
 }
 
+void add_forward_location(const ForwardProbe& p, RunEvent& e) {
+  if (!p.found) return;
+  e.data["origin"] = "forward";
+  e.data["forward_layer"] = p.layer;
+  e.data["forward_type"] = p.type;
+  e.data["forward_input"] = p.input;
+  e.message += "; it started in the forward pass: the first activation with inf/NaN is " + p.layer + " (" + p.type +
+               ") on " + p.input;
+}
+
 }  // namespace ampgan

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/train/forward_probe.h"
 #include "core/train/run_event.h"
 #include "core/train/step_metrics.h"
 
@@ -16,5 +17,9 @@ namespace ampgan {
 // network skipped only because a shared scaler saw the other's overflow).
 void locate_overflow(const std::vector<TensorName>& names, const StepMetrics& m, const std::string& network,
                      RunEvent& e);
+
+// When the forward probe found an activation holding inf/NaN, the overflow started there: sets
+// "origin": "forward", "forward_layer", "forward_type", "forward_input" and says so.
+void add_forward_location(const ForwardProbe& p, RunEvent& e);
 
 }  // namespace ampgan

@@ -345,6 +345,8 @@ void Session::handle_rows(std::vector<StepMetrics> rows) {
     metrics_log_->append_line(m.csv_row());
     if (layers_log_ && (m.skipped_d || m.skipped_g || (cfg_.layers_every > 0 && m.step % cfg_.layers_every == 0)))
       layers_log_->write(m);
+    ForwardProbe probe;  // once per overflowing step, for the first network that needs it
+    bool probed = false;
     auto network_events = [&](const char* net, bool skipped, double scale, double& last, int& streak) {
       if (skipped) {
         ++streak;
@@ -352,6 +354,11 @@ void Session::handle_rows(std::vector<StepMetrics> rows) {
                    std::string(net) + " gradients had inf/NaN at loss scale " + scale_label(scale) + ": step skipped"};
         e.data["scale"] = scale;
         locate_overflow(trainer_->tensor_names(), m, net, e);
+        if (e.data.contains("layer")) {  // this network's own inf/NaN: did the forward pass make them?
+          if (!probed) probe = probe_forward(*trainer_);
+          probed = true;
+          add_forward_location(probe, e);
+        }
         emit_event(e);
       } else {
         streak = 0;

@@ -92,6 +92,10 @@ class Trainer {
   // StepMetrics::tensors.
   const std::vector<TensorName>& tensor_names() const { return tensor_names_; }
 
+  // The last step's latents and real batch (in the compute dtype), for the forward probe.
+  const Tensor& last_latents() const { return z_; }
+  const Tensor& last_real() const { return real_; }
+
   // Things the caller should tell the user (e.g. a step that could not be captured as a graph).
   std::vector<std::string> take_warnings();
 
