@@ -1,6 +1,7 @@
 // Where mixed precision breaks (issue 13): overflows planted in a chosen discriminator layer,
 // forward and backward, in fp16 and in bf16 with loss scaling, are named by the locator; the
 // run folder's layers.csv and overflow events carry them.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -11,6 +12,7 @@
 #include "core/common/rng.h"
 #include "core/io/atomic_file.h"
 #include "core/tensor/half.h"
+#include "core/train/alerts.h"
 #include "core/train/forward_probe.h"
 #include "core/train/layers_log.h"
 #include "core/train/overflow_locator.h"
@@ -194,5 +196,93 @@ TEST(OverflowLocator, SessionWritesLayersCsvAndNamesTheLayer) {
     }
   EXPECT_TRUE(named);
   s.reset();
+  fs::remove_all(dir);
+}
+
+// Each alert comes once per episode, with a remedy, and again only after the condition cleared.
+TEST(Alerts, RaisedOncePerEpisodeWithARemedy) {
+  AlertMonitor mon(AlertSettings{3, 5, 0.02});
+  std::vector<TensorName> names = {{"D", "D.0", "weight", 4}, {"D", "D.2", "weight", 4}, {"G", "G.0", "weight", 4}};
+  auto row = [&](int64_t step, bool skip_d, double scale_d) {
+    StepMetrics m;
+    m.step = step;
+    m.precision = Precision::FP16;
+    m.skipped_d = skip_d;
+    m.scale_d = scale_d;
+    m.scale_g = 1024;
+    m.loss_d = 1.0;
+    m.loss_g = 1.0;
+    m.d_real = 0.8;
+    m.d_fake = 0.2;
+    m.tensors.resize(3);
+    if (skip_d) m.tensors[0].nonfinite = m.tensors[1].nonfinite = 4;  // started in D.2
+    return m;
+  };
+  auto kinds = [](const std::vector<RunEvent>& ev) {
+    std::vector<std::string> k;
+    for (const RunEvent& e : ev) {
+      EXPECT_EQ(e.type, "warning");
+      EXPECT_FALSE(e.data.value("remedy", "").empty());
+      EXPECT_NE(e.message.find("Remedy: "), std::string::npos);
+      k.push_back(e.data.value("alert", ""));
+    }
+    return k;
+  };
+  EXPECT_TRUE(mon.observe(row(1, true, 4), true, 1, names).empty());
+  EXPECT_TRUE(mon.observe(row(2, true, 2), true, 1, names).empty());
+  const auto third = mon.observe(row(3, true, 1), true, 1, names);
+  EXPECT_EQ(kinds(third), (std::vector<std::string>{"skip_streak", "scale_floor"}));
+  EXPECT_NE(third[0].message.find("D.2"), std::string::npos) << third[0].message;
+  EXPECT_TRUE(mon.observe(row(4, true, 1), true, 1, names).empty()) << "once per episode";
+  EXPECT_TRUE(mon.observe(row(5, false, 1), true, 1, names).empty());
+  for (int s = 6; s <= 7; ++s) EXPECT_TRUE(mon.observe(row(s, true, 2), true, 1, names).empty());
+  EXPECT_EQ(kinds(mon.observe(row(8, true, 2), true, 1, names)), std::vector<std::string>{"skip_streak"})
+      << "a new streak, above the floor";
+  // Without loss scaling the floor means nothing (fp32's scale is 1 = the default floor).
+  AlertMonitor fp32(AlertSettings{100, 5, 0.02});
+  EXPECT_TRUE(fp32.observe(row(1, true, 1), false, 1, names).empty());
+  StepMetrics bad = row(9, false, 1024);
+  bad.loss_g = NAN;
+  EXPECT_EQ(kinds(mon.observe(bad, true, 1, names)), std::vector<std::string>{"nonfinite_loss"});
+  EXPECT_TRUE(mon.observe(bad, true, 1, names).empty());
+  // D collapsed: D(x) ~ D(G(z)) for 5 steps.
+  AlertMonitor col(AlertSettings{3, 5, 0.02});
+  for (int s = 1; s <= 5; ++s) {
+    StepMetrics m = row(s, false, 1024);
+    m.d_real = m.d_fake = 0.5;
+    const auto ev = col.observe(m, true, 1, names);
+    if (s < 5) EXPECT_TRUE(ev.empty()) << s;
+    else EXPECT_EQ(kinds(ev), std::vector<std::string>{"collapsed_d"});
+  }
+}
+
+// A run whose every step overflows at the floor warns, with a remedy, before it stops.
+TEST(Alerts, SessionWarnsWhenTheScaleIsStuckAtItsFloor) {
+  const fs::path dir = fs::temp_directory_path() / ("ampgan-alerts-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  RunConfig c;
+  c.dataset = "synthetic";
+  c.synthetic_count = 64;
+  c.res = 32;
+  c.width = 8;
+  c.batch = 8;
+  c.steps = 12;
+  c.backend = "cpu";
+  c.precision = Precision::FP16;
+  c.sample_every = 0;
+  c.checkpoint_every = 0;
+  c.scaler.init_scale = c.scaler.min_scale = c.scaler.max_scale = 1e30f;  // every step overflows
+  c.out_dir = dir.string();
+  {
+    auto s = Session::create(c);
+    for (int i = 0; i < 12; ++i) s->step();
+    s->finish("test");
+  }
+  std::vector<std::string> alerts;
+  for (const RunEvent& e : Session::read_events(dir))
+    if (e.type == "warning" && e.data.contains("alert")) alerts.push_back(e.data["alert"].get<std::string>() + " " + e.network);
+  EXPECT_NE(std::find(alerts.begin(), alerts.end(), "scale_floor D"), alerts.end());
+  EXPECT_NE(std::find(alerts.begin(), alerts.end(), "skip_streak D"), alerts.end());
+  EXPECT_EQ(std::count(alerts.begin(), alerts.end(), "skip_streak D"), 1);
   fs::remove_all(dir);
 }

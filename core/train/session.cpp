@@ -376,6 +376,8 @@ void Session::handle_rows(std::vector<StepMetrics> rows) {
     if (!trainer_->shared()) network_events("G", m.skipped_g, m.scale_g, last_scale_g_, consecutive_skips_g_);
     else if (m.skipped_g) network_events("G", true, m.scale_g, last_scale_g_, consecutive_skips_g_);
     else consecutive_skips_g_ = 0;
+    const bool scaling = m.precision == Precision::FP16 || (m.precision == Precision::BF16 && cfg_.bf16_loss_scaling);
+    for (const RunEvent& al : alerts_.observe(m, scaling, cfg_.scaler.min_scale, trainer_->tensor_names())) emit_event(al);
   }
   if (listener_) listener_->on_metrics(rows);
   const int worst = std::max(consecutive_skips_d_, consecutive_skips_g_);

@@ -124,7 +124,8 @@ void Trainer::enqueue_step_body() {
   const Tensor& sd = scaler_d_->active_state();
   backend_.copy_scalar(sd, 0, scalars_, kSlotScaleD);
   backend_.grad_stats(d_->gradients(), sd, scalars_,
-                      {kSlotFoundInfD, kSlotSumSqD, kSlotZerosD, kSlotSubnormalsD, kSlotCountD, kSlotCount});
+                      {kSlotFoundInfD, kSlotSumSqD, kSlotZerosD, kSlotSubnormalsD, kSlotCountD,
+                       cfg_.tensor_stats ? kSlotCount : -1});
   d_->commit_running_stats(backend_, scalars_, {kSlotFoundInfD});
   adam_d_->step(backend_, sd, scalars_, kSlotFoundInfD);
   if (!cfg_.shared_scaler) scaler_d_->update(backend_, scalars_, {kSlotFoundInfD});
@@ -140,7 +141,7 @@ void Trainer::enqueue_step_body() {
   backend_.copy_scalar(sg, 0, scalars_, kSlotScaleG);
   backend_.grad_stats(g_->gradients(), sg, scalars_,
                       {kSlotFoundInfG, kSlotSumSqG, kSlotZerosG, kSlotSubnormalsG, kSlotCountG,
-                       kSlotCount + kTensorStatSlots * tensors_d_});
+                       cfg_.tensor_stats ? kSlotCount + kTensorStatSlots * tensors_d_ : -1});
   // D's statistics from this pass count only if both networks' steps do (D's was taken above).
   d_->commit_running_stats(backend_, scalars_, {kSlotFoundInfD, kSlotFoundInfG});
   g_->commit_running_stats(backend_, scalars_, {kSlotFoundInfG});
@@ -231,8 +232,8 @@ std::vector<StepMetrics> Trainer::collect(bool wait) {
     };
     m.underflow_d = underflow(kSlotZerosD, kSlotSubnormalsD, kSlotCountD);
     m.underflow_g = underflow(kSlotZerosG, kSlotSubnormalsG, kSlotCountG);
-    m.tensors.resize(tensor_names_.size());
-    for (size_t k = 0; k < tensor_names_.size(); ++k) {
+    if (cfg_.tensor_stats) m.tensors.resize(tensor_names_.size());
+    for (size_t k = 0; k < m.tensors.size(); ++k) {
       const float* o = s + kSlotCount + kTensorStatSlots * k;
       const uint64_t n = static_cast<uint64_t>(tensor_names_[k].numel);
       m.tensors[k] = {o[kTensorMaxAbs], ew::count_load(o + kTensorNonFinite),

@@ -40,6 +40,7 @@ struct TrainerConfig {
   bool shared_scaler = false;      // one scaler for both networks (as one GradScaler would)
   bool bf16_loss_scaling = false;  // bf16 trains without scaling unless asked
   bool use_graphs = true;          // replay the step as a CUDA graph where the backend can
+  bool tensor_stats = true;        // per-tensor gradient statistics (off only to measure their cost)
   uint64_t seed = 0;
 };
 
