@@ -21,6 +21,7 @@
 
 #include "core/amp/loss_scaler.h"
 #include "core/amp/precision.h"
+#include "core/dist/step_sync.h"
 #include "core/models/model_family.h"
 #include "core/optim/adam.h"
 #include "core/train/step_metrics.h"
@@ -67,6 +68,8 @@ class Trainer {
   void set_precision(Precision p);                  // between steps; nothing is lost
   const TrainerConfig& config() const { return cfg_; }
   void set_learning_rates(float lr_g, float lr_d);
+  // Data-parallel training (core/dist): called around each grad_stats; nullptr: one device.
+  void set_step_sync(dist::StepSync* s) { sync_ = s; }
 
   Backend& backend() { return backend_; }
   Sequential& generator() { return *g_; }
@@ -113,6 +116,7 @@ class Trainer {
   bool graphs_disabled_ = false;
   std::vector<std::string> warnings_;
   int eager_steps_since_change_ = 0;
+  dist::StepSync* sync_ = nullptr;
 
   struct Pending {
     int64_t step;
