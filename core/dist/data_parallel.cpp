@@ -110,9 +110,13 @@ void DataParallel::join(const nlohmann::json& header, const nlohmann::json& mine
   std::vector<float> flags(keys.size() + static_cast<size_t>(n), 0.0f);
   std::vector<std::string> here;
   for (size_t i = 0; i < keys.size(); ++i) {
-    const nlohmann::json& a = i < fixed ? header[keys[i]] : cfg0[keys[i]];
+    const nlohmann::json& src = i < fixed ? header : cfg0;
+    const nlohmann::json a = src.contains(keys[i]) ? src[keys[i]] : nlohmann::json();
     const nlohmann::json* b = nullptr;
-    if (i < fixed) b = mine.contains(keys[i]) ? &mine[keys[i]] : nullptr;
+    if (i < fixed) {
+      if (!mine.contains(keys[i]) && a.is_null()) continue;  // neither side says
+      b = mine.contains(keys[i]) ? &mine[keys[i]] : nullptr;
+    }
     else if (mine.contains("config")) b = mine["config"].contains(keys[i]) ? &mine["config"][keys[i]] : nullptr;
     else continue;  // a rank without its own command line (resume) takes rank 0's
     if (!b || *b != a) {
