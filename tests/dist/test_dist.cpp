@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "core/backend/cuda_plugin.h"
 #include "core/common/rng.h"
 #include "core/dist/data_parallel.h"
 #include "core/train/step_metrics.h"
@@ -219,6 +220,46 @@ TEST(DataParallel, TheAllReducedGradientIsTheMeanOfTheTwoRanksGradients) {
     }
     EXPECT_EQ(bad, 0u) << (k == 2 ? "D" : "G") << ": values differing from the mean of the two ranks' gradients";
   }
+}
+
+// NCCL on the GPUs: needs one GPU per rank on this machine (both ranks see the same count, so
+// both skip or both run).
+TEST(DataParallel, NcclOnTwoGpusReducesAndKeepsRanksIdentical) {
+  std::string why;
+  int usable = 0;
+  for (const GpuInfo& g : list_gpus(&why)) usable += g.usable;
+  if (usable < comm().size())
+    GTEST_SKIP() << "NCCL test needs " << comm().size() << " usable GPUs, found " << usable
+                 << (why.empty() ? "" : " (" + why + ")");
+  std::unique_ptr<Backend> cuda = create_backend("cuda", nullptr, comm().local_rank());
+  std::unique_ptr<Communicator> nccl(cuda_plugin()->make_nccl(*cuda, comm(), &why));
+  ASSERT_TRUE(nccl) << why;
+  // Sum, max, mean and broadcast of rank-dependent values.
+  const float r = static_cast<float>(comm().rank());
+  Tensor t = testing::make_tensor(*cuda, Shape{4}, DType::F32, {1 + r, -r, 10 * r, 3});
+  nccl->all_reduce(t, 0, 2, ReduceOp::Sum);
+  nccl->all_reduce(t, 2, 1, ReduceOp::Max);
+  nccl->all_reduce(t, 3, 1, ReduceOp::Sum, 0.5f);
+  cuda->synchronize();
+  EXPECT_EQ(testing::to_host(*cuda, t), (std::vector<float>{3, -1, 10, 3}));
+  Tensor b = testing::make_tensor(*cuda, Shape{2}, DType::F32, {r, r + 5});
+  nccl->broadcast(b, 1);
+  cuda->synchronize();
+  EXPECT_EQ(testing::to_host(*cuda, b), (std::vector<float>{1, 6}));
+  nccl.reset();
+  // A few FP16 steps on the GPUs (DataParallel picks NCCL itself): the ranks stay identical.
+  TrainerConfig c = small_config(Precision::FP16);
+  DataParallel dp(comm(), *cuda, c);
+  Trainer trainer(*cuda, dp.rank_config());
+  dp.attach(trainer);
+  dp.join(nlohmann::json::object(), nlohmann::json::object());
+  EXPECT_NE(dp.describe().find("NCCL"), std::string::npos) << dp.describe();
+  for (int i = 0; i < 5; ++i) {
+    const std::vector<float> batch = global_batch(c, i);
+    trainer.step(dp.slice(batch.data()));
+  }
+  trainer.collect(true);
+  EXPECT_TRUE(same_as_rank0(state_bytes(trainer)));
 }
 
 }  // namespace
