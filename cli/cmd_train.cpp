@@ -10,6 +10,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/guard.h"
+#include "core/dist/replica.h"
 #include "core/io/atomic_file.h"
 #include "core/run/compare.h"
 #include "core/run/run_summary.h"
@@ -167,7 +168,10 @@ Args train_args(const std::string& command = "train", const std::string& usage =
                                         std::string(28, ' ') + "(50; 0 = only on overflow steps, which always get them)")
       .option("config", "FILE", "read settings from a JSON file (keys as in a run's config.json);\n" +
                                     std::string(28, ' ') + "options given here override it")
-      .flag("quiet", "print only errors and the final line");
+      .flag("quiet", "print only errors and the final line")
+      .section("Several ranks (mpirun -np N ampgan train ...)")
+      .option("collective-timeout", "S", "seconds a rank waits for the others in a collective before it\n" +
+                                             std::string(28, ' ') + "stops the run (120; README.md, 'Training on several devices')");
   return a;
 }
 
@@ -263,17 +267,46 @@ int drive(Session& s, Progress& progress) {
 
 }  // namespace
 
+// Under mpirun (world() is nullptr otherwise): rank 0 runs the Session, the others follow it. An
+// error that only this rank saw ends every rank (the others would wait in a collective); one that
+// every rank raised (dist::CollectiveError) lets each print it and stop normally.
+template <typename F>
+int guarded_ranks(const char* command, std::unique_ptr<dist::Communicator>& comm, F&& body) {
+  bool collective = false;
+  const int rc = guarded(command, [&] {
+    try {
+      return body();
+    } catch (const dist::CollectiveError&) {
+      collective = true;
+      throw;
+    }
+  });
+  if (comm && rc != 0 && rc != 130 && !collective) comm->abort(rc);
+  return rc;
+}
+
+void start_ranks(const Args& a, std::unique_ptr<dist::Communicator>& comm) {
+  const double timeout = a.real("collective-timeout", dist::kDefaultTimeoutS);
+  if (!(timeout > 0) || timeout > 1e6)
+    throw UsageError("the collective timeout must lie in (0, 1e6] seconds", "--collective-timeout", "the default is 120");
+  comm = dist::world(timeout);
+}
+
 int cmd_train(int argc, char** argv) {
   Args a = train_args();
-  return guarded("train", [&] {
+  std::unique_ptr<dist::Communicator> comm;
+  return guarded_ranks("train", comm, [&] {
     if (!a.parse_or_help(argc, argv, 2)) return 0;
     install_signal_handlers();
     if (!a.positional().empty())
       throw UsageError("unexpected argument '" + a.positional()[0] + "'", "ampgan train", "options start with --");
     const RunConfig cfg = config_from(a);
+    start_ranks(a, comm);
+    if (comm && comm->rank() > 0) return dist::run_replica(*comm, &cfg), 0;
     Progress progress(cfg.steps, a.has("quiet"));
     SessionOptions opt;
     opt.listener = &progress;
+    opt.comm = comm.get();
     auto session = Session::create(cfg, opt);
     return drive(*session, progress);
   });
@@ -286,15 +319,20 @@ int cmd_resume(int argc, char** argv) {
   a.option("steps", "N", "train until step N")
       .option("checkpoint", "FILE", "continue from this checkpoint of the run instead of the newest; later\n" +
                                         std::string(28, ' ') + "checkpoints and the logs are moved to checkpoints/superseded-*")
-      .flag("quiet", "print only errors and the final line");
-  return guarded("resume", [&] {
+      .flag("quiet", "print only errors and the final line")
+      .option("collective-timeout", "S", "under mpirun: seconds a rank waits for the others in a collective (120)");
+  std::unique_ptr<dist::Communicator> comm;
+  return guarded_ranks("resume", comm, [&] {
     if (!a.parse_or_help(argc, argv, 2)) return 0;
     install_signal_handlers();
     if (a.positional().size() != 1)
       throw UsageError("resume takes one run folder", "ampgan resume", "usage: ampgan resume RUN_DIR [--steps N]");
+    start_ranks(a, comm);
+    if (comm && comm->rank() > 0) return dist::run_replica(*comm, nullptr), 0;
     Progress progress(0, a.has("quiet"));
     SessionOptions opt;
     opt.listener = &progress;
+    opt.comm = comm.get();
     auto session = Session::resume(a.positional()[0], a.integer("steps", 0), opt, a.str("checkpoint"));
     progress.set_total(session->config().steps);
     return drive(*session, progress);

@@ -59,6 +59,7 @@ nlohmann::json RunConfig::to_json() const {
   j["hist_every"] = hist_every;
   j["layers_every"] = layers_every;
   j["name"] = name;
+  j["world_size"] = world_size;
   return j;
 }
 
@@ -218,6 +219,8 @@ void RunConfig::apply_json(const nlohmann::json& j, const std::string& source) {
       else if (k == "cuda_graphs") use_graphs = v.get<bool>();
       else if (k == "name") name = v.get<std::string>();
       else if (k == "out") out_dir = v.get<std::string>();
+      else if (k == "world_size")
+        world_size = whole_number<int>(v, k, "'" + k + "' in " + source, 1, 1 << 20, "it records how many ranks trained the run");
       else throw Error("unknown setting '" + k + "'", source, "check the spelling; README.md lists the keys");
     } catch (const nlohmann::json::exception&) {
       throw Error("setting '" + k + "' has the wrong type (" + v.dump() + ")", source,

@@ -57,6 +57,8 @@ struct RunConfig {
   std::string out_dir;
   std::string runs_root = "runs";
   std::string name;
+  // Recorded, not a setting: how many ranks trained the run last (core/dist; 1 on one device).
+  int world_size = 1;
 
   nlohmann::json to_json() const;
   // Unknown keys are an error (a typo must not silently train something else).

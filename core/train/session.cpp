@@ -10,6 +10,7 @@
 #include "core/common/error.h"
 #include "core/common/rng.h"
 #include "core/common/timestamp.h"
+#include "core/dist/data_parallel.h"
 #include "core/metrics/evaluator.h"
 #include "core/train/checkpoint.h"
 #include "core/train/checkpoint_integrity.h"
@@ -135,8 +136,12 @@ void Session::build(const SessionOptions& opt, int channels_override) {
     throw Error("batch size " + std::to_string(cfg_.batch) + " is larger than the dataset (" +
                     std::to_string(data_->count) + " images)",
                 "--batch", "use a batch of at most " + std::to_string(data_->count) + ", or add images");
-  backend_ = create_backend(cfg_.backend, &backend_note_, cfg_.gpu);
-  trainer_ = std::make_unique<Trainer>(*backend_, cfg_.trainer_config(data_->channels));
+  // Ranks on one machine take consecutive GPUs from --gpu.
+  backend_ = create_backend(cfg_.backend, &backend_note_, cfg_.gpu + (opt.comm ? opt.comm->local_rank() : 0));
+  TrainerConfig tc = cfg_.trainer_config(data_->channels);
+  if (opt.comm) parallel_ = std::make_unique<dist::DataParallel>(*opt.comm, *backend_, tc);
+  trainer_ = std::make_unique<Trainer>(*backend_, parallel_ ? parallel_->rank_config() : tc);
+  if (parallel_) parallel_->attach(*trainer_);
   const int nz = trainer_->config().model.latent;
   fixed_latents_.resize(static_cast<size_t>(kGridSide * kGridSide) * nz);
   for (size_t i = 0; i < fixed_latents_.size(); ++i)
@@ -153,6 +158,7 @@ std::unique_ptr<Session> Session::create(const RunConfig& cfg, const SessionOpti
   std::unique_ptr<Session> s(new Session());
   s->cfg_ = cfg;
   if (s->cfg_.name.empty()) s->cfg_.name = cfg.default_name();
+  s->cfg_.world_size = opt.comm ? opt.comm->size() : 1;
   s->dir_ = cfg.out_dir.empty() ? fs::path(cfg.runs_root) / (local_timestamp() + "-" + s->cfg_.name) : fs::path(cfg.out_dir);
   std::error_code ec;
   if (fs::exists(s->dir_, ec)) {
@@ -162,6 +168,8 @@ std::unique_ptr<Session> Session::create(const RunConfig& cfg, const SessionOpti
   }
   // Load and check everything before creating the folder, so bad input leaves nothing behind.
   s->build(opt, 0);
+  // The ranks agree before anything is written (a mismatch leaves no folder behind).
+  const std::vector<std::string> notes = s->parallel_ ? s->start_parallel(0, 0, 1) : std::vector<std::string>();
   io::ensure_writable_dir(s->dir_);
   // Under the lock the emptiness check and the first write are one step: of two writers started
   // at once, one gets the lock and the other an error, and a writer that got the lock after
@@ -196,6 +204,7 @@ std::unique_ptr<Session> Session::create(const RunConfig& cfg, const SessionOpti
   for (const std::string& w : s->data_->warnings) s->emit_event({0, 0, "warning", "", w});
   s->loader_ = std::make_unique<data::BatchLoader>(*s->data_, cfg.batch, cfg.seed, 0);
   s->report_swept(swept, 0);
+  for (const std::string& n : notes) s->emit_event({0, 0, "info", "", n});
   return s;
 }
 
@@ -232,6 +241,8 @@ std::unique_ptr<Session> Session::resume(const fs::path& run_dir, int64_t total_
     throw Error("the run is already at step " + std::to_string(info.step), "--steps",
                 "give a target above " + std::to_string(info.step));
   cfg.validate();
+  const int previous_world_size = cfg.world_size;
+  cfg.world_size = opt.comm ? opt.comm->size() : 1;
   s->cfg_ = cfg;
   s->build(opt, info.channels);
   if (s->data_->channels != info.channels)
@@ -245,6 +256,7 @@ std::unique_ptr<Session> Session::resume(const fs::path& run_dir, int64_t total_
   s->last_checkpoint_step_ = info.step;
   s->last_samples_step_ = info.step;
   s->loader_ = std::make_unique<data::BatchLoader>(*s->data_, cfg.batch, cfg.seed, info.batches_consumed);
+  const std::vector<std::string> notes = s->start_parallel(info.step, info.batches_consumed, previous_world_size);
   // The first write to the folder: everything fallible above is done.
   fs::path aside;
   if (!newer.empty()) aside = set_aside(run_dir, newer, info.step);
@@ -273,6 +285,7 @@ std::unique_ptr<Session> Session::resume(const fs::path& run_dir, int64_t total_
                    "took over the run folder's lock from a writer that ended without releasing it (" +
                        s->lock_->stale_holder() + ")"});
   s->report_swept(swept, info.step);
+  for (const std::string& n : notes) s->emit_event({info.step, 0, "info", "", n});
   return s;
 }
 
@@ -323,7 +336,9 @@ void Session::emit_event(RunEvent e) {
 }
 
 void Session::step() {
-  trainer_->step([this] { return loader_->next(); });  // n_dis batches
+  if (parallel_) parallel_->next_step(true);
+  // n_dis batches a step; under data parallelism each rank trains on its slice of each.
+  trainer_->step([this] { return parallel_ ? parallel_->slice(loader_->next()) : loader_->next(); });
   const int64_t it = trainer_->iteration();
   for (const std::string& w : trainer_->take_warnings()) emit_event({it, 0, "warning", "", w});
   const bool eval_now = evaluator_ && cfg_.eval_every > 0 && it % cfg_.eval_every == 0;
@@ -343,6 +358,7 @@ void Session::handle_rows(std::vector<StepMetrics> rows) {
   if (rows.empty()) return;
   for (StepMetrics& m : rows) {
     m.time_s += time_offset_;
+    if (parallel_) m.images_per_s *= parallel_->size();  // the global batch's
     metrics_log_->append_line(m.csv_row());
     if (layers_log_ && (m.skipped_d || m.skipped_g || (cfg_.layers_every > 0 && m.step % cfg_.layers_every == 0)))
       layers_log_->write(m);
@@ -528,6 +544,7 @@ void Session::run(const std::atomic<bool>* stop) {
 }
 
 void Session::finish(const std::string& reason) {
+  if (parallel_) parallel_->next_step(false);  // the other ranks end here
   handle_rows(trainer_->collect(true));
   const int64_t it = trainer_->iteration();
   if (it > 0 && last_samples_step_ != it) write_samples();

@@ -118,9 +118,11 @@ void Trainer::d_step(const Tensor& real, const Tensor& fake) {
   forward_backward_d(fake, LossRole::DFake, kSlotLossDFake, kSlotDFake);
   const Tensor& sd = scaler_d_->active_state();
   backend_.copy_scalar(sd, 0, scalars_, kSlotScaleD);
+  if (sync_) sync_->before_check(d_->gradients());
   backend_.grad_stats(d_->gradients(), sd, scalars_,
                       {kSlotFoundInfD, kSlotSumSqD, kSlotZerosD, kSlotSubnormalsD, kSlotCountD,
                        cfg_.tensor_stats ? kSlotCount : -1});
+  if (sync_) sync_->after_check(scalars_, kSlotFoundInfD, 0, 0);
   d_->commit_running_stats(backend_, scalars_, {kSlotFoundInfD});
   adam_d_->step(backend_, sd, scalars_, kSlotFoundInfD);
   if (!cfg_.shared_scaler) scaler_d_->update(backend_, scalars_, {kSlotFoundInfD});
@@ -147,9 +149,11 @@ void Trainer::enqueue_step_body() {
   const Tensor& dfake = d_->backward(dctx, dlogits_, true);
   g_->backward(gctx, dfake, false);
   backend_.copy_scalar(sg, 0, scalars_, kSlotScaleG);
+  if (sync_) sync_->before_check(g_->gradients());
   backend_.grad_stats(g_->gradients(), sg, scalars_,
                       {kSlotFoundInfG, kSlotSumSqG, kSlotZerosG, kSlotSubnormalsG, kSlotCountG,
                        cfg_.tensor_stats ? kSlotCount + kTensorStatSlots * tensors_d_ : -1});
+  if (sync_) sync_->after_check(scalars_, kSlotFoundInfG, kSlotLossDReal, kSlotDFakeG + 1);
   // D's statistics from this pass count only if both networks' steps do (D's was taken above).
   d_->commit_running_stats(backend_, scalars_, {kSlotFoundInfD, kSlotFoundInfG});
   g_->commit_running_stats(backend_, scalars_, {kSlotFoundInfG});

@@ -21,6 +21,7 @@
 
 #include "core/amp/loss_scaler.h"
 #include "core/amp/precision.h"
+#include "core/dist/step_sync.h"
 #include "core/models/model_family.h"
 #include "core/optim/adam.h"
 #include "core/train/step_metrics.h"
@@ -73,6 +74,8 @@ class Trainer {
   void set_precision(Precision p);                  // between steps; nothing is lost
   const TrainerConfig& config() const { return cfg_; }
   void set_learning_rates(float lr_g, float lr_d);
+  // Data-parallel training (core/dist): called around each grad_stats; nullptr: one device.
+  void set_step_sync(dist::StepSync* s) { sync_ = s; }
 
   Backend& backend() { return backend_; }
   Sequential& generator() { return *g_; }
@@ -137,6 +140,7 @@ class Trainer {
   int eager_steps_since_change_ = 0;
   std::vector<TensorName> tensor_names_;
   int tensors_d_ = 0;  // D's tensor count: D's per-tensor slots come first, at kSlotCount
+  dist::StepSync* sync_ = nullptr;
 
   struct Pending {
     int64_t step;
