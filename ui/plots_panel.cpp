@@ -85,12 +85,16 @@ PlotsPanel::PlotsPanel(QWidget* parent) : QWidget(parent) {
   addCurve(dout, tr("D(x)"), QColor(44, 160, 44), [](const StepMetrics& m) { return m.d_real; }, true);
   addCurve(dout, tr("D(G(z))"), QColor(148, 103, 189), [](const StepMetrics& m) { return m.d_fake; }, true);
 
-  auto quality = makePlot(QStringLiteral("quality"), tr("Sample quality (SWD, FD)"), glossary::sample_quality());
+  // SWD and FD get a chart each: on two autoscaled axes of one chart their curves lay on top of
+  // each other and read as one.
+  auto quality = makePlot(QStringLiteral("quality"), tr("Sample quality: SWD"), glossary::sample_quality());
   swd_ = quality->addSeries(tr("SWD ×1e3"), QColor(23, 190, 207), Qt::SolidLine, 1.6);
   swd_->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 5));
-  fd_ = quality->addSeries(tr("FD (right)"), QColor(188, 189, 34), Qt::SolidLine, 1.6, true);
+  quality->setAxisLabels(tr("SWD ×1e3"));
+  auto fd = makePlot(QStringLiteral("fd"), tr("Sample quality: FD"), glossary::sample_quality());
+  fd_ = fd->addSeries(tr("FD"), QColor(160, 150, 20), Qt::DashLine, 1.6);
   fd_->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDiamond, 6));
-  quality->setAxisLabels(tr("SWD"), tr("FD"));
+  fd->setAxisLabels(tr("FD"));
   setEvaluationInterval(0);
 
   auto scale = makePlot(QStringLiteral("loss_scale"), tr("Loss scale and overflows"),
@@ -122,6 +126,8 @@ PlotsPanel::PlotsPanel(QWidget* parent) : QWidget(parent) {
 
   hist_g_ = new HistogramPlot(QStringLiteral("G"), color_g());
   hist_d_ = new HistogramPlot(QStringLiteral("D"), color_d());
+  hist_g_->setObjectName(QStringLiteral("hist_g"));
+  hist_d_->setObjectName(QStringLiteral("hist_d"));
   for (HistogramPlot* h : {hist_g_, hist_d_})
     connect(h, &LivePlot::maximizeRequested, this, [this, h] { toggleMaximized(h); });
 
@@ -135,7 +141,7 @@ PlotsPanel::PlotsPanel(QWidget* parent) : QWidget(parent) {
   perf->setAxisLabels(tr("images/s"), tr("MiB"));
 
   // Grid order: what a loss curve does, then what AMP does, then histograms and cost.
-  cells_ = {loss, dout, quality, scale, norms, under, hist_g_, hist_d_, perf};
+  cells_ = {loss, dout, quality, fd, scale, norms, under, hist_g_, hist_d_, perf};
   layoutCells(3);
 
   timer_.setInterval(50);
@@ -215,12 +221,13 @@ void PlotsPanel::appendRow(const StepMetrics& m) {
   LivePlot* scale = plots_.value(QStringLiteral("loss_scale"));
   if (m.skipped_d) scale->append(over_d_, x, m.scale_d);
   if (m.skipped_g) scale->append(over_g_, x, m.scale_g);
-  LivePlot* q = plots_.value(QStringLiteral("quality"));
   if (!std::isnan(m.swd)) {
+    LivePlot* q = plots_.value(QStringLiteral("quality"));
     q->append(swd_, x, m.swd);
     q->markDirty();
   }
   if (!std::isnan(m.fd)) {
+    LivePlot* q = plots_.value(QStringLiteral("fd"));
     q->append(fd_, x, m.fd);
     q->markDirty();
   }
@@ -323,7 +330,8 @@ void PlotsPanel::refreshNow() {
 
 void PlotsPanel::setEvaluationInterval(int every) {
   // "Set Evaluation under Settings" would mislead a run that evaluates but has not yet.
-  plots_.value(QStringLiteral("quality"))
+  for (const char* id : {"quality", "fd"})
+    plots_.value(QString::fromLatin1(id))
       ->setEmptyText(every > 0 ? tr("First evaluation at step %1\n(the first one on a dataset also trains\nthe "
                                     "feature classifier: see the status bar)")
                                      .arg(every)
@@ -340,7 +348,12 @@ void PlotsPanel::toggleMaximized(LivePlot* p) {
 void PlotsPanel::layoutCells(int columns) {
   columns_ = std::clamp(columns, 1, 3);
   for (QWidget* c : cells_) grid_->removeWidget(c);
-  for (int i = 0; i < cells_.size(); ++i) grid_->addWidget(cells_[i], i / columns_, i % columns_);
+  for (int i = 0; i < cells_.size(); ++i) {
+    // The last cell of an incomplete row takes the rest of it (no hole at the bottom right).
+    const bool last = i == cells_.size() - 1;
+    const int span = last ? columns_ - i % columns_ : 1;
+    grid_->addWidget(cells_[i], i / columns_, i % columns_, 1, span);
+  }
   const int rows = (static_cast<int>(cells_.size()) + columns_ - 1) / columns_;
   int max_row = -1, max_col = -1;
   if (maximized_) {

@@ -1,6 +1,6 @@
-// The live charts of one run, in a 3 x 3 grid: losses, D outputs, sample quality; loss scale with
-// overflow markers, gradient norms, underflow; the G and D gradient-exponent histograms and
-// throughput/memory. Rows arrive in batches (TrainingWorker); the panel appends them to every
+// The live charts of one run, in a grid of up to 3 columns: losses, D outputs, sample quality
+// (SWD and FD, a chart each); loss scale with overflow markers, gradient norms, underflow; the G
+// and D gradient-exponent histograms and throughput/memory. Rows arrive in batches (TrainingWorker); the panel appends them to every
 // chart (addData), marks precision switches on every time chart, and replots dirty, visible
 // charts from one timer (at most 20 times a second), whatever the step rate.
 #pragma once
@@ -45,7 +45,8 @@ class PlotsPanel : public QWidget {
   }
   void resetViews();
 
-  // Charts by id: losses, d_outputs, quality, loss_scale, grad_norms, underflow, throughput.
+  // Charts by id: losses, d_outputs, quality (SWD), fd, loss_scale, grad_norms, underflow,
+  // throughput.
   LivePlot* plot(const QString& id) const { return plots_.value(id); }
   HistogramPlot* histogram(char network) const { return network == 'G' ? hist_g_ : hist_d_; }
   QList<LivePlot*> allPlots() const;  // including the histograms, in grid order
