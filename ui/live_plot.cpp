@@ -320,8 +320,16 @@ void LivePlot::clearVerticalMarkers() {
   markDirty();
 }
 
+void LivePlot::removeSeries(QCPGraph* g) {
+  ranges_.remove(g);
+  kept_.remove(g);
+  removeGraph(g);
+  markDirty();
+}
+
 void LivePlot::clearAllData() {
   for (int i = 0; i < graphCount(); ++i) {
+    if (kept_.contains(graph(i))) continue;
     graph(i)->data()->clear();
     ranges_[graph(i)] = Range{};
   }

@@ -49,6 +49,9 @@ class LivePlot : public QCustomPlot {
   // up to date, so following the run costs O(series), not O(points), per replot.
   void append(QCPGraph* g, double key, double value);
   void setSeriesData(QCPGraph* g, const QVector<double>& keys, const QVector<double>& values);
+  // Series that clearAllData() keeps (another run drawn over this one's).
+  void setKeptOnClear(QCPGraph* g) { kept_ << g; }
+  void removeSeries(QCPGraph* g);
   // Points only (no line): overflow markers and the like.
   QCPGraph* addMarkers(const QString& name, const QColor& color, QCPScatterStyle::ScatterShape shape,
                        double size = 7, bool right_axis = false);
@@ -130,6 +133,7 @@ class LivePlot : public QCustomPlot {
   bool overTitle(const QPoint& p) const;
   static constexpr int kMarkerStrip = 11;  // px above the data area for switch glyphs
   QHash<const QCPGraph*, Range> ranges_;
+  QSet<const QCPGraph*> kept_;
   QVector<Marker> markers_;
   bool dirty_ = false;
   int log_base_ = 0;

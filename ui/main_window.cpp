@@ -39,6 +39,7 @@
 #include "ui/plots_panel.h"
 #include "ui/run_controller.h"
 #include "ui/run_exports.h"
+#include "ui/runs_panel.h"
 #include "ui/sample_view.h"
 #include "ui/status_progress.h"
 
@@ -85,7 +86,19 @@ MainWindow::MainWindow(const Options& options, QWidget* parent) : QMainWindow(pa
   tabs_->setDocumentMode(true);
   tabs_->addTab(plots_, tr("Live training"));
   tabs_->addTab(compare_, tr("Compare FP32 vs AMP"));
+  runs_panel_ = new RunsPanel;
+  tabs_->addTab(runs_panel_, tr("Runs"));
   setCentralWidget(tabs_);
+  connect(runs_panel_, &RunsPanel::overlaysChanged, plots_, &PlotsPanel::setOverlays);
+  connect(runs_panel_, &RunsPanel::openRequested, this, &MainWindow::openRun);
+  // The Runs tab reads its folder when first shown and after each run (not at every launch).
+  connect(tabs_, &QTabWidget::currentChanged, this, [this] {
+    if (tabs_->currentWidget() != runs_panel_) return;
+    const QString root = QString::fromStdString(config_->config().runs_root);
+    if (runs_panel_->runsFolder().isEmpty() && !root.isEmpty()) runs_panel_->setRunsFolder(QFileInfo(root).absoluteFilePath());
+    else if (runs_stale_) runs_panel_->rescan();
+    runs_stale_ = false;
+  });
 
   config_ = new ConfigPanel;
   config_->loadPresets(QStringLiteral(":/presets.json"));
@@ -123,6 +136,7 @@ MainWindow::MainWindow(const Options& options, QWidget* parent) : QMainWindow(pa
   ex.report = [this](const QString& d, const QString& w, const QString& h) { report(d, w, h); };
   ex.busy = [this] { return busy(); };
   exports_ = new RunExports(std::move(ex), this);
+  connectWatcher();
 
   worker_ = new TrainingWorker;
   worker_->moveToThread(&thread_);
@@ -218,6 +232,11 @@ void MainWindow::buildActions() {
   resume_ = make("actionResume", tr("Resume run"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Return),
                  tr("Continue the run shown from its newest checkpoint, up to the Steps setting"));
   connect(resume_, &QAction::triggered, this, [this] { resumeRun(runs_->dir()); });
+  watch_ = make("actionWatch", tr("Watch run folder…"), {},
+                tr("Follow a run that another process writes (ampgan train, an MPI job, a shared disk), live and read-only"));
+  connect(watch_, &QAction::triggered, this, &MainWindow::chooseAndWatchRun);
+  unwatch_ = make("actionStopWatching", tr("Stop watching"), {}, tr("Stop following the watched run folder"));
+  connect(unwatch_, &QAction::triggered, this, &MainWindow::stopWatching);
   resume_ckpt_ = make("actionResumeCheckpoint", tr("Resume from checkpoint…"), {},
                       tr("Continue a run from a checkpoint file of your choice"));
   connect(resume_ckpt_, &QAction::triggered, this, &MainWindow::chooseAndResumeCheckpoint);
@@ -238,6 +257,8 @@ void MainWindow::buildActions() {
 void MainWindow::buildMenusAndToolbar() {
   QMenu* file = menuBar()->addMenu(tr("&File"));
   file->addAction(open_);
+  file->addAction(watch_);
+  file->addAction(unwatch_);
   file->addAction(resume_);
   file->addAction(resume_ckpt_);
   file->addSeparator();
@@ -448,7 +469,9 @@ void MainWindow::applyOptions(const AppOptions& o) {
     resize(o.size);
     if (!restored_layout_) applyDefaultLayout();
   }
-  if (o.tab == QStringLiteral("compare") || o.compare) tabs_->setCurrentWidget(compare_);
+  if (!o.runs.isEmpty()) runs_panel_->setRunsFolder(QFileInfo(o.runs).absoluteFilePath());
+  if (o.tab == QStringLiteral("runs")) tabs_->setCurrentWidget(runs_panel_);
+  else if (o.tab == QStringLiteral("compare") || o.compare) tabs_->setCurrentWidget(compare_);
   else if (o.tab == QStringLiteral("live") || o.start) tabs_->setCurrentWidget(plots_);
 }
 
@@ -469,8 +492,14 @@ bool MainWindow::checkRanges(const QString& during) {
   return false;
 }
 
+bool MainWindow::refusedWhileWatching() {
+  if (!watching()) return false;
+  statusBar()->showMessage(tr("Watching a run read-only: File > Stop watching first"), 5000);
+  return true;
+}
+
 bool MainWindow::startTraining(bool paused, int steps) {
-  if (busy()) return false;
+  if (busy() || refusedWhileWatching()) return false;
   if (!checkRanges(tr("checking the settings"))) return false;
   RunConfig cfg = config_->config();
   try {
@@ -531,7 +560,7 @@ void MainWindow::switchPrecision(Precision p) {
 }
 
 bool MainWindow::runComparison() {
-  if (busy()) return false;
+  if (busy() || refusedWhileWatching()) return false;
   if (!checkRanges(tr("checking the settings"))) return false;
   RunConfig cfg = config_->config();
   cfg.steps = compare_->steps();
@@ -575,11 +604,12 @@ void MainWindow::openRun(const QString& dir) {
     report(tr("opening a run"), tr("a run is in progress"), tr("stop it first"));
     return;
   }
+  stopWatching();
   QMetaObject::invokeMethod(worker_, [w = worker_, dir] { w->openRun(dir); }, Qt::QueuedConnection);
 }
 
 bool MainWindow::resumeRun(const QString& dir, const QString& checkpoint) {
-  if (busy() || dir.isEmpty()) return false;
+  if (busy() || dir.isEmpty() || refusedWhileWatching()) return false;
   if (!checkRanges(tr("resuming the run"))) return false;
   // Resuming from an earlier checkpoint retrains the steps after it: their metrics and events
   // are dropped and later checkpoints get overwritten. Only with the user's yes.
@@ -761,6 +791,7 @@ void MainWindow::onRunFinished(const RunEndInfo& info) {
                                  .arg(info.step)
                                  .arg(info.reason, info.dir);
   log_->addNote(info.ok ? QStringLiteral("info") : QStringLiteral("warning"), text, info.step);
+  runs_stale_ = true;
   emit runFinished(info.dir, info.reason);
   maybeScreenshot(true);
 }
@@ -832,7 +863,8 @@ void MainWindow::onRunOpened(const std::shared_ptr<const OpenedRun>& run) {
 }
 
 void MainWindow::updateActions() {
-  const bool idle = state_ == State::Idle;
+  const bool watch = watching();  // read-only: nothing that trains or writes into the folder
+  const bool idle = state_ == State::Idle && !watch;
   const bool running = state_ == State::Running;
   const bool paused = state_ == State::Paused;
   start_->setEnabled(idle);
@@ -842,17 +874,20 @@ void MainWindow::updateActions() {
   stop_->setEnabled(!idle && state_ != State::Stopping);
   compare_act_->setEnabled(idle);
   compare_->setBusy(!idle);
-  checkpoint_->setEnabled(has_session_ && !comparing_ && state_ != State::Stopping && state_ != State::Loading);
+  checkpoint_->setEnabled(has_session_ && !watch && !comparing_ && state_ != State::Stopping && state_ != State::Loading);
   // Sampling only from the current run's own generator (never a previously trained one).
   const bool can_sample = runs_->canSample();
   export_samples_->setEnabled(can_sample && state_ != State::Stopping && state_ != State::Loading);
   samples_->setSampleNowEnabled(can_sample && !comparing_ && (running || paused || idle));
-  open_->setEnabled(idle);
+  open_->setEnabled(state_ == State::Idle);
+  watch_->setEnabled(state_ == State::Idle);
+  unwatch_->setEnabled(watch);
   resume_->setEnabled(idle && runs_->resumable());
   resume_ckpt_->setEnabled(idle);
-  for (QAction* a : precision_actions_) a->setEnabled(!comparing_);
-  precision_box_->setEnabled(!comparing_);
+  for (QAction* a : precision_actions_) a->setEnabled(!comparing_ && !watch);
+  precision_box_->setEnabled(!comparing_ && !watch);
   config_->setRunning(!idle);
+  config_->setEnabled(!watch);
 }
 
 void MainWindow::updateStepText() {
@@ -886,6 +921,12 @@ void MainWindow::closeEvent(QCloseEvent* e) {
 }
 
 // ---- dialogs --------------------------------------------------------------------------------------
+
+void MainWindow::chooseAndWatchRun() {
+  const QString start = runs_->hasRun() ? QFileInfo(runs_->dir()).path() : QString::fromStdString(config_->config().runs_root);
+  const QString dir = QFileDialog::getExistingDirectory(this, tr("Watch a run folder"), start);
+  if (!dir.isEmpty()) watchRun(dir);
+}
 
 void MainWindow::chooseAndOpenRun() {
   const QString start = runs_->hasRun() ? QFileInfo(runs_->dir()).path() : QString::fromStdString(config_->config().runs_root);

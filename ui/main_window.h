@@ -32,6 +32,8 @@ class CompareView;
 class ConfigPanel;
 class RunController;
 class RunExports;
+class RunWatcher;
+class RunsPanel;
 class StatusProgress;
 class EventLog;
 class PlotsPanel;
@@ -64,6 +66,12 @@ class MainWindow : public QMainWindow {
   bool exportMetricsCsv(const QString& path);
   bool exportPlot(const QString& id, const QString& path);
   void openRun(const QString& dir);  // async; runOpened() follows
+  // Follows a run folder another process writes, read-only (see RunWatcher); the training
+  // controls are off until stopWatching(), Open run or a new watch.
+  void watchRun(const QString& dir);
+  void stopWatching();
+  bool watching() const;
+  RunWatcher* watcher() const { return watcher_; }
   // false: busy, no folder, or the user declined dropping later history.
   bool resumeRun(const QString& dir, const QString& checkpoint = {});
   bool saveCheckpoint();
@@ -83,11 +91,13 @@ class MainWindow : public QMainWindow {
   SampleView* samples() const { return samples_; }
   EventLog* eventLog() const { return log_; }
   CompareView* compareView() const { return compare_; }
+  RunsPanel* runsPanel() const { return runs_panel_; }
   TrainingWorker* worker() const { return worker_; }
   StatusProgress* statusProgress() const { return progress_; }
   QTabWidget* tabs() const { return tabs_; }
   QAction* action(const QString& name) const;  // by objectName, e.g. "actionStart"
   RunController* runs() const { return runs_; }
+  RunExports* exports() const { return exports_; }
 
   TrainingWorker::State state() const { return state_; }
   bool busy() const { return state_ != TrainingWorker::State::Idle; }
@@ -129,6 +139,9 @@ class MainWindow : public QMainWindow {
   void onLoading(int done, int total);
   void maybeScreenshot(bool run_ended);
 
+  void connectWatcher();  // main_window_watch.cpp
+  bool refusedWhileWatching();  // true (and a hint) while watching
+  void chooseAndWatchRun();
   void chooseAndOpenRun();
   void chooseAndResumeCheckpoint();
   void chooseAndExportSamples();
@@ -143,6 +156,8 @@ class MainWindow : public QMainWindow {
   SampleView* samples_ = nullptr;
   EventLog* log_ = nullptr;
   CompareView* compare_ = nullptr;
+  RunsPanel* runs_panel_ = nullptr;
+  bool runs_stale_ = false;  // a run ended since the Runs tab last read its folder
   QTabWidget* tabs_ = nullptr;
   QDockWidget *settings_dock_ = nullptr, *samples_dock_ = nullptr, *log_dock_ = nullptr;
   QComboBox* precision_box_ = nullptr;
@@ -158,6 +173,8 @@ class MainWindow : public QMainWindow {
   bool has_session_ = false;
   RunController* runs_ = nullptr;  // the current run every view refers to
   RunExports* exports_ = nullptr;   // grid, CSV and chart exports of that run
+  RunWatcher* watcher_ = nullptr;   // a run another process writes, when watching one
+  QAction *watch_ = nullptr, *unwatch_ = nullptr;
   bool closing_ = false;
   bool restored_layout_ = false;
   bool comparing_ = false;

@@ -263,6 +263,7 @@ void PlotsPanel::setSmoothing(double alpha) {
     slider_->setValue(static_cast<int>(std::lround(alpha * 100)));
   }
   rebuildSmoothed();
+  if (!overlays_.empty()) drawOverlays();
   emit smoothingChanged(alpha_);
 }
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include <QHash>
@@ -23,6 +24,15 @@ class QSlider;
 
 namespace ampgan::ui {
 
+// A run drawn over the current run's charts (ticked in the Runs panel), in its own colour on
+// every time chart. Several members: a seed group, drawn as their mean with a ± 1 sd band over
+// the steps all members logged.
+struct RunOverlay {
+  QString label;
+  QColor color;
+  std::vector<std::shared_ptr<const std::vector<StepMetrics>>> members;
+};
+
 class PlotsPanel : public QWidget {
   Q_OBJECT
 
@@ -35,6 +45,9 @@ class PlotsPanel : public QWidget {
   void appendRows(const std::vector<StepMetrics>& rows);
   void setHistory(const std::vector<StepMetrics>& rows);  // replaces everything (opened/resumed run)
   void setHistograms(int64_t step, const std::vector<float>& g, const std::vector<float>& d);
+  // Replaces the overlays (plots_overlay.cpp); they stay through clear() and new runs.
+  void setOverlays(const std::vector<RunOverlay>& overlays);
+  int overlayCount() const { return static_cast<int>(overlays_.size()); }
 
   // 0 (raw) .. 0.99 (very smooth); recomputes the smoothed curves.
   void setSmoothing(double alpha);
@@ -76,6 +89,7 @@ class PlotsPanel : public QWidget {
   void appendRow(const StepMetrics& m);
   void addSwitch(const StepMetrics& prev, const StepMetrics& now);
   void rebuildSmoothed();
+  void drawOverlays();
   void onTick();
   void toggleMaximized(LivePlot* p);
   void layoutCells(int columns);  // the charts in a grid of 1-3 columns
@@ -98,6 +112,8 @@ class PlotsPanel : public QWidget {
   HistogramPlot* hist_d_ = nullptr;
   QCPGraph *over_d_ = nullptr, *over_g_ = nullptr, *swd_ = nullptr, *fd_ = nullptr;
   std::vector<Curve> curves_;
+  std::vector<RunOverlay> overlays_;
+  std::vector<std::pair<LivePlot*, QCPGraph*>> overlay_graphs_;
   std::vector<StepMetrics> rows_;
   double alpha_ = 0.9;
   int switch_count_ = 0;

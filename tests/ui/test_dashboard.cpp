@@ -6,12 +6,25 @@
 #include <QFile>
 #include <QImage>
 #include <QImageReader>
+#include <QAction>
+#include <QDir>
+#include <QDirIterator>
 #include <QMouseEvent>
+#include <QProcess>
 #include <QSignalSpy>
+#include <QTableWidget>
 #include <QTemporaryDir>
 #include <QtTest>
 
 #include "core/train/session.h"
+#include "ui/config_panel.h"
+#include "ui/event_log.h"
+#include "ui/main_window.h"
+#include "ui/run_controller.h"
+#include "ui/run_index.h"
+#include "ui/run_watcher.h"
+#include "ui/runs_panel.h"
+#include "ui/sample_view.h"
 #include "ui/live_plot.h"
 #include "ui/plot_export.h"
 #include "ui/plots_panel.h"
@@ -53,6 +66,55 @@ std::vector<StepMetrics> rows(int n, int switch_at = 0, int switches = 0) {
     out.push_back(m);
   }
   return out;
+}
+
+constexpr int kTimeout = 90000;  // ms; a loaded 2-core CI machine is slow, not broken
+
+MainWindow::Options no_settings() {
+  MainWindow::Options o;
+  o.restore_settings = false;
+  o.save_settings = false;
+  return o;
+}
+
+int csv_rows(const QString& csv) {
+  QFile f(csv);
+  if (!f.open(QIODevice::ReadOnly)) return -1;
+  return static_cast<int>(f.readAll().trimmed().split('\n').size()) - 1;  // minus the header
+}
+
+QStringList files_under(const QString& dir) {
+  QStringList out;
+  QDirIterator it(dir, QDir::Files | QDir::Hidden, QDirIterator::Subdirectories);
+  while (it.hasNext()) out << it.next();
+  out.sort();
+  return out;
+}
+
+// A finished run written by the engine alone (as the CLI would).
+void engine_run(const QString& dir, int64_t steps, uint64_t seed, float lr_g) {
+  RunConfig c;
+  c.dataset = "synthetic";
+  c.synthetic_count = 256;
+  c.res = 32;
+  c.width = 8;
+  c.batch = 8;
+  c.steps = steps;
+  c.precision = Precision::FP32;
+  c.backend = "cpu";
+  c.sample_every = 10;
+  c.checkpoint_every = 0;
+  c.seed = seed;
+  c.lr_g = lr_g;
+  c.out_dir = dir.toStdString();
+  auto s = Session::create(c);
+  s->run();
+  s->finish("finished");
+}
+
+double value_at(const QCPGraph* g, double key) {
+  auto it = g->data()->findBegin(key, false);
+  return it != g->data()->constEnd() && it->key == key ? it->value : NAN;
 }
 
 }  // namespace
@@ -191,6 +253,207 @@ class TestDashboard : public QObject {
     const QByteArray bytes = pdf.readAll();
     QVERIFY(bytes.startsWith("%PDF"));
     QCOMPARE(bytes.count("/Type /Page\n") + bytes.count("/Type /Page\r") + bytes.count("/Type /Page "), 10LL);
+  }
+
+  // File > Watch run folder: a run that another process (the CLI) writes is followed live, its
+  // curves grow while it trains, the training controls stay off, nothing is written into it, and
+  // when the writer ends the window says so and holds every row of metrics.csv.
+  void watchFollowsARunAnotherProcessWrites() {
+    const QString dir = path(QStringLiteral("watched"));
+    MainWindow w(no_settings());
+    QList<UiError> shown;
+    w.setErrorPresenter([&](const UiError& e) { shown << e; });
+    w.show();
+    w.watcher()->setIntervalMs(100);
+    w.watchRun(dir);  // before the folder exists: the watcher waits for it
+    QVERIFY(w.watching());
+    QCOMPARE(w.currentRunDir(), QFileInfo(dir).absoluteFilePath());
+    QProcess cli;
+    cli.setProgram(QStringLiteral(AMPGAN_CLI_PATH));
+    cli.setArguments({QStringLiteral("train"), QStringLiteral("--dataset"), QStringLiteral("synthetic"),
+                      QStringLiteral("--synthetic-count"), QStringLiteral("256"), QStringLiteral("--width"),
+                      QStringLiteral("8"), QStringLiteral("--batch"), QStringLiteral("8"), QStringLiteral("--steps"),
+                      QStringLiteral("100000"), QStringLiteral("--backend"), QStringLiteral("cpu"),
+                      QStringLiteral("--sample-every"), QStringLiteral("10"), QStringLiteral("--checkpoint-every"),
+                      QStringLiteral("0"), QStringLiteral("--out"), dir, QStringLiteral("--quiet")});
+    cli.setProcessChannelMode(QProcess::ForwardedChannels);
+    cli.start();
+    QVERIFY(cli.waitForStarted());
+    LivePlot* losses = w.plots()->plot(QStringLiteral("losses"));
+    QTRY_VERIFY_WITH_TIMEOUT(losses->pointCount(QStringLiteral("loss D")) >= 20, kTimeout);
+    // Live: it keeps growing while the other process trains.
+    const int seen = losses->pointCount(QStringLiteral("loss D"));
+    QTRY_VERIFY_WITH_TIMEOUT(losses->pointCount(QStringLiteral("loss D")) >= seen + 20, kTimeout);
+    QTRY_VERIFY_WITH_TIMEOUT(w.samples()->count() >= 2, kTimeout);
+    QTRY_VERIFY_WITH_TIMEOUT(!w.watcher()->writer().isEmpty(), kTimeout);
+    QVERIFY2(w.statusText().contains(QStringLiteral("watching live")), qPrintable(w.statusText()));
+    QCOMPARE(w.configPanel()->config().width, 8);  // the watched run's settings are shown
+    // Read-only: nothing that trains or writes is offered.
+    for (const char* a : {"actionStart", "actionResume", "actionCompare", "actionCheckpoint", "actionStep",
+                          "actionExportSamples", "actionPrecision3"})
+      QVERIFY2(!w.action(QString::fromLatin1(a))->isEnabled(), a);
+    QVERIFY(!w.configPanel()->isEnabled());
+    QVERIFY(w.action(QStringLiteral("actionStopWatching"))->isEnabled());
+    QVERIFY(!w.startTraining());
+    // The export dialogs propose places outside the watched folder.
+    QVERIFY(!w.runs()->gridExportPath(1).startsWith(dir));
+    QVERIFY(!w.runs()->metricsExportPath().startsWith(dir));
+
+    cli.terminate();  // SIGTERM: the CLI stops after the step and saves
+    QVERIFY(cli.waitForFinished(kTimeout));
+    QTRY_VERIFY_WITH_TIMEOUT(w.watcher()->writer().isEmpty(), kTimeout);
+    QTRY_VERIFY_WITH_TIMEOUT(w.statusText().contains(QStringLiteral("no writer")), kTimeout);
+    const int rows_on_disk = csv_rows(QDir(dir).filePath(QStringLiteral("metrics.csv")));
+    QVERIFY(rows_on_disk > seen);
+    QTRY_COMPARE_WITH_TIMEOUT(static_cast<int>(w.plots()->rows().size()), rows_on_disk, kTimeout);
+    QTRY_VERIFY_WITH_TIMEOUT(w.eventLog()->rowCount() > 0, kTimeout);
+    // The studio wrote nothing there: the folder is what the CLI left, byte for byte.
+    const QStringList before = files_under(dir);
+    QTest::qWait(500);
+    QCOMPARE(files_under(dir), before);
+    QVERIFY(shown.isEmpty());
+    w.stopWatching();
+    QVERIFY(!w.watching());
+    QVERIFY(w.action(QStringLiteral("actionStart"))->isEnabled());
+    QVERIFY(w.configPanel()->isEnabled());
+  }
+
+  // A watched metrics.csv that gets shorter (a resume from an earlier checkpoint rewrote it)
+  // replaces the history; a half-written last line waits for its end.
+  void watchedFolderThatIsRewrittenStartsOver() {
+    const QString dir = path(QStringLiteral("rewritten"));
+    QVERIFY(QDir().mkpath(dir));
+    const QString csv = QDir(dir).filePath(QStringLiteral("metrics.csv"));
+    auto write = [&](const std::vector<StepMetrics>& rs, const QByteArray& tail, bool append) {
+      QFile f(csv);
+      QVERIFY(f.open(append ? QIODevice::Append : QIODevice::WriteOnly | QIODevice::Truncate));
+      if (!append) {
+        std::string h;
+        for (const std::string& c : StepMetrics::columns()) h += (h.empty() ? "" : ",") + c;
+        f.write(QByteArray::fromStdString(h + "\n"));
+      }
+      for (const StepMetrics& m : rs) f.write(QByteArray::fromStdString(m.csv_row() + "\n"));
+      f.write(tail);
+    };
+    std::vector<StepMetrics> all = rows(50);
+    write(std::vector<StepMetrics>(all.begin(), all.begin() + 40), {}, false);
+    RunWatcher watcher;
+    std::vector<StepMetrics> got;
+    int replaced = 0;
+    connect(&watcher, &RunWatcher::rowsArrived, this, [&](const std::vector<StepMetrics>& r, bool replace) {
+      if (replace) {
+        got.clear();
+        ++replaced;
+      }
+      got.insert(got.end(), r.begin(), r.end());
+    });
+    watcher.start(dir);
+    QCOMPARE(static_cast<int>(got.size()), 40);
+    // Half a row: not shown until its end arrives.
+    const std::string row41 = all[40].csv_row();
+    write({}, QByteArray::fromStdString(row41.substr(0, row41.size() / 2)), true);
+    watcher.pollNow();
+    QCOMPARE(static_cast<int>(got.size()), 40);
+    write({}, QByteArray::fromStdString(row41.substr(row41.size() / 2) + "\n"), true);
+    watcher.pollNow();
+    QCOMPARE(static_cast<int>(got.size()), 41);
+    QCOMPARE(got.back().step, int64_t{41});
+    QVERIFY(std::fabs(got.back().loss_d - all[40].loss_d) < 1e-5);
+    // Rewritten shorter: the history starts over.
+    write(std::vector<StepMetrics>(all.begin(), all.begin() + 20), {}, false);
+    watcher.pollNow();
+    QCOMPARE(replaced, 2);
+    QCOMPARE(static_cast<int>(got.size()), 20);
+    QCOMPARE(got.back().step, int64_t{20});
+  }
+
+  // The Runs tab: three runs in a table with their final scores; ticked, they are drawn over
+  // the Live charts in a colour each; "group seeds" turns the two that differ only in the seed
+  // into one mean ± sd overlay; the config diff names what differs; two runs' sample grids
+  // side by side on one step slider.
+  void runsPanelOverlaysThreeRunsAndGroupsTwoSeeds() {
+    const QString root = path(QStringLiteral("runs-overlay"));
+    engine_run(QDir(root).filePath(QStringLiteral("a-seed1")), 30, 1, 2e-4f);
+    engine_run(QDir(root).filePath(QStringLiteral("b-seed2")), 30, 2, 2e-4f);
+    engine_run(QDir(root).filePath(QStringLiteral("c-lr")), 30, 1, 5e-4f);
+    QVERIFY(QDir().mkpath(QDir(root).filePath(QStringLiteral("not-a-run"))));
+
+    MainWindow w(no_settings());
+    w.show();
+    RunsPanel* panel = w.runsPanel();
+    QSignalSpy scanned(panel, &RunsPanel::scanned);
+    panel->setRunsFolder(root);
+    QTRY_VERIFY_WITH_TIMEOUT(scanned.count() == 1, kTimeout);
+    QCOMPARE(panel->table()->rowCount(), 3);
+    const std::vector<RunRecord>& runs = panel->runs();
+    for (const RunRecord& r : runs) {
+      const std::vector<StepMetrics> m = Session::read_metrics(r.dir.toStdString());
+      QCOMPARE(r.steps, int64_t{30});
+      QCOMPARE(r.loss_d, m.back().loss_d);
+      QCOMPARE(r.precision, QStringLiteral("FP32"));
+    }
+    // Sorting by a number column sorts by value.
+    panel->table()->sortItems(4, Qt::AscendingOrder);  // loss D
+    QVERIFY(panel->table()->item(0, 4)->data(Qt::DisplayRole).toDouble() <=
+            panel->table()->item(2, 4)->data(Qt::DisplayRole).toDouble());
+
+    w.plots()->setSmoothing(0);  // raw values, so the group's mean is checked exactly
+    for (const char* n : {"a-seed1", "b-seed2", "c-lr"}) panel->setTicked(QString::fromLatin1(n), true);
+    QCOMPARE(w.plots()->overlayCount(), 3);
+    LivePlot* losses = w.plots()->plot(QStringLiteral("losses"));
+    QSet<QRgb> colours;
+    for (const char* n : {"a-seed1", "b-seed2", "c-lr"}) {
+      const QCPGraph* g = losses->series(QString::fromLatin1(n) + QStringLiteral(" · loss D"));
+      QVERIFY2(g, n);
+      QCOMPARE(g->data()->size(), 30);
+      colours << g->pen().color().rgb();
+    }
+    QCOMPARE(colours.size(), 3);
+    // Overlays stay when the current run's charts are cleared (a new run starts).
+    w.plots()->clear();
+    QCOMPARE(losses->series(QStringLiteral("c-lr · loss D"))->data()->size(), 30);
+
+    // Group seeds: a and b differ only in the seed.
+    panel->setGroupSeeds(true);
+    QCOMPARE(w.plots()->overlayCount(), 2);
+    const std::vector<RunOverlay> ov = panel->overlays();
+    QCOMPARE(static_cast<int>(ov[0].members.size()), 2);
+    QVERIFY2(ov[0].label.contains(QStringLiteral("mean ± sd")), qPrintable(ov[0].label));
+    const QString name = ov[0].label + QStringLiteral(" · loss D");
+    const QCPGraph* mean = losses->series(name);
+    const QCPGraph* lo = losses->series(name + QStringLiteral(" −sd"));
+    const QCPGraph* hi = losses->series(name + QStringLiteral(" +sd"));
+    QVERIFY(mean && lo && hi);
+    const auto ma = Session::read_metrics(QDir(root).filePath(QStringLiteral("a-seed1")).toStdString());
+    const auto mb = Session::read_metrics(QDir(root).filePath(QStringLiteral("b-seed2")).toStdString());
+    QVERIFY(ma[9].loss_d != mb[9].loss_d);  // the seeds did train differently
+    const double m = (ma[9].loss_d + mb[9].loss_d) / 2;
+    const double sd = std::fabs(ma[9].loss_d - mb[9].loss_d) / std::sqrt(2.0);
+    QVERIFY(std::fabs(value_at(mean, 10) - m) < 1e-9);
+    QVERIFY(std::fabs(value_at(hi, 10) - (m + sd)) < 1e-9);
+    QVERIFY(std::fabs(value_at(lo, 10) - (m - sd)) < 1e-9);
+    QVERIFY(losses->series(QStringLiteral("c-lr · loss D")));  // c is alone
+
+    // Config diff of the first two ticked runs (newest first: c, b).
+    panel->setTicked(QStringLiteral("a-seed1"), false);
+    const std::vector<ConfigDifference> d = panel->tickedDiff();
+    QStringList keys;
+    for (const ConfigDifference& x : d) keys << x.key;
+    QVERIFY2(keys.contains(QStringLiteral("seed")) && keys.contains(QStringLiteral("lr_g")), qPrintable(keys.join(',')));
+    QVERIFY(!keys.contains(QStringLiteral("width")));
+    const auto same = config_diff(runs[0].config, runs[0].config);
+    QVERIFY(same.empty());
+
+    // Side-by-side sample grids at one step.
+    panel->setSampleStep(20);
+    const QStringList t = panel->tickedNames();
+    QCOMPARE(t.size(), 2);
+    for (int k = 0; k < 2; ++k) {
+      const QImage want(QDir(QDir(root).filePath(t[k])).filePath(QStringLiteral("samples/step_000020.png")));
+      QVERIFY(!want.isNull());
+      QCOMPARE(panel->sideBySide(k).convertToFormat(QImage::Format_RGB32), want.convertToFormat(QImage::Format_RGB32));
+    }
+    QVERIFY(panel->sideBySide(0) != panel->sideBySide(1));
   }
 
  private:
