@@ -96,6 +96,8 @@ std::optional<AppOptions> parse_app_options(const QStringList& args, QString* er
   opt("tab", "T", QObject::tr("Tab shown first: live, compare or runs."));
   flag("fresh", QObject::tr("Ignore the saved settings and window layout."));
   opt("runs", "DIR", QObject::tr("Show the runs folder DIR in the Runs tab (default: the Settings' runs folder)."));
+  opt("overlay", "RUNS", QObject::tr("Draw these runs of the runs folder (names, comma-separated) over the Live charts."));
+  flag("group-seeds", QObject::tr("With --overlay: runs that differ only in the seed as their mean ± sd."));
   opt("watch", "DIR", QObject::tr("Follow the run folder DIR live and read-only (a run that ampgan train, an MPI job or another "
                                   "machine writes)."));
 
@@ -125,6 +127,9 @@ std::optional<AppOptions> parse_app_options(const QStringList& args, QString* er
   o.quit_after_screenshot = p.isSet(QStringLiteral("quit-after-screenshot"));
   o.watch = p.value(QStringLiteral("watch"));
   o.runs = p.value(QStringLiteral("runs"));
+  if (p.isSet(QStringLiteral("overlay")))
+    o.overlay = p.value(QStringLiteral("overlay")).split(QLatin1Char(','), Qt::SkipEmptyParts);
+  o.group_seeds = p.isSet(QStringLiteral("group-seeds"));
   if (!o.watch.isEmpty() && (o.start || o.compare)) {
     *error = QObject::tr("--watch follows another process's run: it cannot be combined with --start or --compare");
     return std::nullopt;

@@ -35,6 +35,8 @@ struct AppOptions {
   bool fresh_settings = false; // ignore saved settings (demos, screenshots)
   QString watch;               // follow this run folder (another process writes it), read-only
   QString runs;                // show this runs folder in the Runs tab
+  QStringList overlay;         // runs of that folder drawn over the Live charts
+  bool group_seeds = false;    // ... with seed groups as mean ± sd
 
   // Applies the run settings to cfg (validate() is the caller's business).
   void applyTo(RunConfig& cfg) const;

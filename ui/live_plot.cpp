@@ -396,18 +396,26 @@ void LivePlot::refresh() {
 }
 
 namespace {
-// Hides the hover marker for the lifetime of an export.
+// Hides the hover marker and the crosshair for the lifetime of an export.
 struct HoverHidden {
-  QCPItemTracer* tracer;
-  bool was;
-  explicit HoverHidden(QCPItemTracer* t) : tracer(t), was(t->visible()) { t->setVisible(false); }
-  ~HoverHidden() { tracer->setVisible(was); }
+  QCPAbstractItem* items[2];
+  bool was[2];
+  HoverHidden(QCPAbstractItem* tracer, QCPAbstractItem* cross) : items{tracer, cross} {
+    for (int i = 0; i < 2; ++i) {
+      was[i] = items[i] && items[i]->visible();
+      if (items[i]) items[i]->setVisible(false);
+    }
+  }
+  ~HoverHidden() {
+    for (int i = 0; i < 2; ++i)
+      if (items[i]) items[i]->setVisible(was[i]);
+  }
 };
 }  // namespace
 
 bool LivePlot::saveTo(const QString& path, int width, int height, int dpi) {
   if (follow_) rescaleFollow();
-  const HoverHidden hidden(tracer_);
+  const HoverHidden hidden(tracer_, cross_);
   if (path.endsWith(QStringLiteral(".pdf"), Qt::CaseInsensitive))
     return savePdf(path, width, height, QCP::epNoCosmetic, QStringLiteral("AMP GAN Studio"), title());
   const double scale = std::clamp(dpi, 48, 1200) / 96.0;
@@ -419,13 +427,13 @@ bool LivePlot::saveTo(const QString& path, int width, int height, int dpi) {
 
 void LivePlot::drawForExport(QCPPainter* painter, int width, int height) {
   if (follow_) rescaleFollow();
-  const HoverHidden hidden(tracer_);
+  const HoverHidden hidden(tracer_, cross_);
   toPainter(painter, width, height);
 }
 
 QPixmap LivePlot::exportPixmap(int width, int height, double scale) {
   if (follow_) rescaleFollow();
-  const HoverHidden hidden(tracer_);
+  const HoverHidden hidden(tracer_, cross_);
   return toPixmap(width, height, scale);
 }
 
@@ -466,11 +474,12 @@ QString LivePlot::hoverText(double key) const {
     if (std::isnan(step)) step = it->key;
     const bool pow2 = g->valueAxis()->scaleType() == QCPAxis::stLogarithmic && log_base_ == 2;
     text += QStringLiteral("\n%1: %2").arg(g->name(), format_value(it->value, pow2));
-    if (points_only) text += QStringLiteral(" (step %1)").arg(static_cast<qint64>(it->key));
+    if (points_only && !key_is_time_) text += QStringLiteral(" (step %1)").arg(static_cast<qint64>(it->key));
   }
   const QString marks = markerTextNear(key, px);
   if (text.isEmpty()) return marks;
-  QString head = QStringLiteral("step %1").arg(static_cast<qint64>(step));
+  QString head = key_is_time_ ? QStringLiteral("t = %1 s").arg(step, 0, 'f', 1)
+                              : QStringLiteral("step %1").arg(static_cast<qint64>(step));
   if (!marks.isEmpty()) head += QStringLiteral("\n") + marks;
   return head + text;
 }
@@ -509,6 +518,7 @@ void LivePlot::mouseMoveEvent(QMouseEvent* e) {
     return;
   }
   const double key = xAxis->pixelToCoord(pos.x());
+  emit hovered(key);
   const QString text = hoverText(key);
   if (text.isEmpty()) {
     QToolTip::hideText();
@@ -545,8 +555,35 @@ void LivePlot::wheelEvent(QWheelEvent* e) {
   QCustomPlot::wheelEvent(e);
 }
 
+void LivePlot::setKeyIsTime(bool on) {
+  key_is_time_ = on;
+  xAxis->setLabel(on ? tr("wall time (s)") : tr("step"));
+  markDirty();
+}
+
+void LivePlot::setCrosshair(double key) {
+  if (std::isnan(key) && !cross_) return;
+  if (!cross_) {
+    cross_ = new QCPItemStraightLine(this);
+    for (QCPItemPosition* p : {cross_->point1, cross_->point2}) {
+      p->setTypeX(QCPItemPosition::ptPlotCoords);
+      p->setTypeY(QCPItemPosition::ptAxisRectRatio);
+    }
+    cross_->setPen(QPen(QColor(90, 90, 90, 150), 1.0, Qt::SolidLine));
+    cross_->setSelectable(false);
+  }
+  cross_key_ = key;
+  cross_->setVisible(!std::isnan(key));
+  if (!std::isnan(key)) {
+    cross_->point1->setCoords(key, 0);
+    cross_->point2->setCoords(key, 1);
+  }
+  if (isVisible()) replot(rpQueuedReplot);
+}
+
 void LivePlot::leaveEvent(QEvent* e) {
   QCustomPlot::leaveEvent(e);
+  emit hovered(NAN);
   if (tracer_->visible()) {
     tracer_->setVisible(false);
     replot(rpQueuedReplot);
@@ -593,7 +630,7 @@ void LivePlot::contextMenuEvent(QContextMenuEvent* e) {
     a->setCheckable(true);
     a->setChecked(log_base_ != 0);
     connect(a, &QAction::toggled, this, [this](bool on) {
-      setLogY(on ? 10 : 0);
+      setLogY(on ? log_toggle_base_ : 0);
       refresh();
     });
   }

@@ -59,7 +59,19 @@ class LivePlot : public QCustomPlot {
   // 0: linear; 2: log axis with "2^k" labels; 10: log axis. Non-positive values are not drawn.
   void setLogY(int base);
   int logBase() const { return log_base_; }
-  void setLogToggleAllowed(bool allowed) { log_toggle_ = allowed; }
+  // The context menu's "Logarithmic y axis" (on: back to `base`, 10 or 2).
+  void setLogToggleAllowed(bool allowed, int base = 10) {
+    log_toggle_ = allowed;
+    log_toggle_base_ = base;
+  }
+  bool logToggleAllowed() const { return log_toggle_; }
+  // x is wall time (seconds) instead of the step: the axis label and hover text say so.
+  void setKeyIsTime(bool on);
+  bool keyIsTime() const { return key_is_time_; }
+  // A vertical line at key (NaN: none), drawn on every chart at the key hovered in one of them
+  // when the panel links them (PlotsPanel::setCrosshair).
+  void setCrosshair(double key);
+  double crosshair() const { return cross_key_; }
   void setTitleToolTip(const QString& html) { title_tip_ = html; }
   // Shown in the middle of the chart while it has no data (e.g. how to turn evaluations on).
   void setEmptyText(const QString& text);
@@ -98,6 +110,7 @@ class LivePlot : public QCustomPlot {
 
  signals:
   void maximizeRequested();
+  void hovered(double key);  // NaN: the mouse left the data area
 
  protected:
   virtual QString hoverText(double key) const;  // the hover tooltip at this x; empty: none
@@ -138,6 +151,10 @@ class LivePlot : public QCustomPlot {
   bool dirty_ = false;
   int log_base_ = 0;
   bool log_toggle_ = false;
+  int log_toggle_base_ = 10;
+  bool key_is_time_ = false;
+  QCPItemStraightLine* cross_ = nullptr;
+  double cross_key_ = NAN;
   double key_lower_ = 0;
   QString title_tip_;
 };

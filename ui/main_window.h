@@ -18,6 +18,7 @@
 #include "ui/app_options.h"
 #include "ui/training_worker.h"
 #include "ui/ui_types.h"
+#include "ui/window_settings.h"
 
 class QAction;
 class QComboBox;
@@ -34,9 +35,11 @@ class RunController;
 class RunExports;
 class RunWatcher;
 class RunsPanel;
+class StatusFields;
 class StatusProgress;
 class EventLog;
 class PlotsPanel;
+class PrecisionActions;
 class SampleView;
 
 class MainWindow : public QMainWindow {
@@ -74,6 +77,9 @@ class MainWindow : public QMainWindow {
   RunWatcher* watcher() const { return watcher_; }
   // false: busy, no folder, or the user declined dropping later history.
   bool resumeRun(const QString& dir, const QString& checkpoint = {});
+  // Continues from `checkpoint` in a new folder next to the run (ui/run_branch), which is left
+  // as it is; false (and reported) when the copy fails.
+  bool resumeRunAsBranch(const QString& dir, const QString& checkpoint);
   bool saveCheckpoint();
   bool grabWindow(const QString& png_path);
 
@@ -124,6 +130,7 @@ class MainWindow : public QMainWindow {
   void connectWorker();
   void restoreSettings();
   void saveSettings();
+  WindowParts settingsParts();
   void updateActions();
   void showError(const UiError& e);
   void report(const QString& during, const QString& what, const QString& hint = {});
@@ -143,7 +150,7 @@ class MainWindow : public QMainWindow {
   bool refusedWhileWatching();  // true (and a hint) while watching
   void chooseAndWatchRun();
   void chooseAndOpenRun();
-  void chooseAndResumeCheckpoint();
+  void chooseAndResumeCheckpoint(bool branch = false);
   void chooseAndExportSamples();
   void showGlossary();
   void showAbout();
@@ -160,13 +167,11 @@ class MainWindow : public QMainWindow {
   bool runs_stale_ = false;  // a run ended since the Runs tab last read its folder
   QTabWidget* tabs_ = nullptr;
   QDockWidget *settings_dock_ = nullptr, *samples_dock_ = nullptr, *log_dock_ = nullptr;
-  QComboBox* precision_box_ = nullptr;
+  PrecisionActions* precision_ = nullptr;  // the one exclusive precision choice
   QAction *start_ = nullptr, *pause_ = nullptr, *step_act_ = nullptr, *stop_ = nullptr, *compare_act_ = nullptr,
           *checkpoint_ = nullptr, *export_grid_ = nullptr, *export_samples_ = nullptr, *export_csv_ = nullptr,
-          *export_plots_ = nullptr, *open_ = nullptr, *resume_ = nullptr, *resume_ckpt_ = nullptr, *quit_ = nullptr;
-  QList<QAction*> precision_actions_;
-  QLabel *st_state_ = nullptr, *st_device_ = nullptr, *st_step_ = nullptr, *st_ips_ = nullptr, *st_elapsed_ = nullptr,
-         *st_memory_ = nullptr, *st_precision_ = nullptr;
+          *export_plots_ = nullptr, *open_ = nullptr, *resume_ = nullptr, *resume_ckpt_ = nullptr, *resume_branch_ = nullptr, *quit_ = nullptr;
+  StatusFields* status_ = nullptr;  // the status bar's fields
   StatusProgress* progress_ = nullptr;
 
   TrainingWorker::State state_ = TrainingWorker::State::Idle;

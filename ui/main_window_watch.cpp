@@ -10,9 +10,11 @@
 #include "ui/event_log.h"
 #include "ui/main_window.h"
 #include "ui/plots_panel.h"
+#include "ui/precision_actions.h"
 #include "ui/run_controller.h"
 #include "ui/run_watcher.h"
 #include "ui/sample_view.h"
+#include "ui/status_fields.h"
 
 namespace ampgan::ui {
 
@@ -24,6 +26,7 @@ void MainWindow::connectWatcher() {
     RunConfig shown = c;
     shown.out_dir.clear();
     config_->setConfig(shown);
+    precision_->show(shown.precision);
     total_ = c.steps;
     plots_->setEvaluationInterval(c.eval_every);
     updateStepText();
@@ -34,10 +37,7 @@ void MainWindow::connectWatcher() {
     if (rows.empty()) return;
     const StepMetrics& last = rows.back();
     step_ = last.step;
-    st_precision_->setText(QString::fromLatin1(precision_label(last.precision)));
-    st_elapsed_->setText(format_duration(last.time_s));
-    st_ips_->setText(tr("%1 img/s").arg(last.images_per_s, 0, 'f', last.images_per_s < 100 ? 1 : 0));
-    if (last.memory_mb > 0) st_memory_->setText(format_bytes(last.memory_mb * 1024.0 * 1024.0));
+    status_->showRow(&last);
     if (total_ <= 0) total_ = step_;
     updateStepText();
     maybeScreenshot(false);
@@ -47,9 +47,9 @@ void MainWindow::connectWatcher() {
     for (const SampleShot& s : shots) samples_->addShot(s);
   });
   connect(watcher_, &RunWatcher::writerChanged, this, [this](const QString& w) {
-    st_state_->setText(w.isEmpty() ? tr("watching (no writer)") : tr("watching live"));
-    st_state_->setToolTip(w.isEmpty() ? tr("No process holds the folder: the run ended, or has not started yet")
-                                      : tr("Written by %1").arg(w));
+    status_->setState(w.isEmpty() ? tr("watching (no writer)") : tr("watching live"),
+                      w.isEmpty() ? tr("No process holds the folder: the run ended, or has not started yet")
+                                  : tr("Written by %1").arg(w));
     log_->addNote(QStringLiteral("info"), w.isEmpty() ? tr("watched run: no process writes it now")
                                                       : tr("watched run is written by %1").arg(w), step_);
   });
@@ -67,7 +67,7 @@ void MainWindow::watchRun(const QString& dir) {
   samples_->clear();
   log_->clear();
   step_ = total_ = 0;
-  st_step_->clear();
+  status_->clearStep();
   const QString abs = QFileInfo(dir).absoluteFilePath();
   runs_->setCurrent(abs, RunController::Origin::Watched);
   log_->addNote(QStringLiteral("info"),
@@ -82,8 +82,7 @@ void MainWindow::stopWatching() {
   if (!watching()) return;
   log_->addNote(QStringLiteral("info"), tr("stopped watching %1").arg(watcher_->dir()), step_);
   watcher_->stop();
-  st_state_->setText(tr("idle"));
-  st_state_->setToolTip(tr("What the worker is doing"));
+  status_->setState(tr("idle"));
   updateActions();
 }
 

@@ -10,8 +10,9 @@ namespace ampgan::ui {
 namespace {
 
 struct Point {
-  int64_t step;
+  int64_t step;  // members are aligned by step, whatever the x axis shows
   double value;
+  double time;
 };
 
 // One member's curve, smoothed like the live one when it is smoothed.
@@ -28,9 +29,9 @@ std::vector<Point> member_curve(const std::vector<StepMetrics>& rows, const std:
       ema = alpha * ema + (1 - alpha) * v;
       ++n;
       const double debias = 1 - std::pow(alpha, n);
-      out.push_back({m.step, debias > 0 ? ema / debias : v});
+      out.push_back({m.step, debias > 0 ? ema / debias : v, m.time_s});
     } else {
-      out.push_back({m.step, v});
+      out.push_back({m.step, v, m.time_s});
     }
   }
   return out;
@@ -81,11 +82,14 @@ void PlotsPanel::drawOverlays() {
       keys.reserve(static_cast<int>(all.size() / members + 1));
       for (size_t i = 0; i < all.size();) {
         size_t j = i;
-        double sum = 0;
-        while (j < all.size() && all[j].step == all[i].step) sum += all[j++].value;
+        double sum = 0, time = 0;
+        for (; j < all.size() && all[j].step == all[i].step; ++j) {
+          sum += all[j].value;
+          time += all[j].time;
+        }
         if (j - i == members) {  // steps every member logged
           const double m = sum / static_cast<double>(members);
-          keys << static_cast<double>(all[i].step);
+          keys << (wall_time_ ? time / static_cast<double>(members) : static_cast<double>(all[i].step));
           mean << m;
           if (members > 1) {
             double ss = 0;

@@ -17,6 +17,7 @@
 #include "ui/histogram_plot.h"
 #include "ui/live_plot.h"
 
+class QAction;
 class QGridLayout;
 class QLabel;
 class QScrollArea;
@@ -57,6 +58,12 @@ class PlotsPanel : public QWidget {
     timer_.setInterval(ms);
   }
   void resetViews();
+  // x = wall time (each row's time_s) instead of the step, on every time chart and overlay.
+  void setWallTime(bool on);
+  bool wallTime() const { return wall_time_; }
+  // Hovering one chart draws a vertical line at that x on all of them.
+  void setCrosshair(bool on);
+  bool crosshair() const { return crosshair_; }
 
   // Charts by id: losses, d_outputs, quality (SWD), fd, loss_scale, grad_norms, underflow,
   // throughput.
@@ -90,6 +97,7 @@ class PlotsPanel : public QWidget {
   void addSwitch(const StepMetrics& prev, const StepMetrics& now);
   void rebuildSmoothed();
   void drawOverlays();
+  double keyOf(const StepMetrics& m) const { return wall_time_ ? m.time_s : static_cast<double>(m.step); }
   void onTick();
   void toggleMaximized(LivePlot* p);
   void layoutCells(int columns);  // the charts in a grid of 1-3 columns
@@ -116,6 +124,9 @@ class PlotsPanel : public QWidget {
   std::vector<std::pair<LivePlot*, QCPGraph*>> overlay_graphs_;
   std::vector<StepMetrics> rows_;
   double alpha_ = 0.9;
+  bool wall_time_ = false, crosshair_ = false;
+  QAction* x_time_ = nullptr;
+  QAction* cross_act_ = nullptr;
   int switch_count_ = 0;
   qint64 replots_ = 0;
   LivePlot* maximized_ = nullptr;

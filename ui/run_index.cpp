@@ -7,6 +7,7 @@
 #include <QFileInfo>
 
 #include "core/io/atomic_file.h"
+#include "core/run/run_summary.h"
 #include "core/train/session.h"
 
 namespace ampgan::ui {
@@ -41,18 +42,17 @@ RunRecord read_run_record(const QString& dir) {
     rows = Session::read_metrics(dir.toStdString());
   } catch (const std::exception&) {
   }
-  for (const StepMetrics& m : rows) {
-    r.overflows += m.skipped_d + m.skipped_g;
-    if (!std::isnan(m.swd)) r.swd = m.swd;
-    if (!std::isnan(m.fd)) r.fd = m.fd;
-  }
   if (!rows.empty()) {
-    const StepMetrics& last = rows.back();
-    r.steps = last.step;
-    r.loss_d = last.loss_d;
-    r.loss_g = last.loss_g;
-    r.images_per_s = last.images_per_s;
-    r.precision = QString::fromLatin1(precision_label(last.precision));
+    // The same arithmetic as the Compare table and `ampgan compare` (core/run/run_summary).
+    const RunSummary sum = summarize(rows);
+    r.steps = sum.steps;
+    r.loss_d = sum.final_loss_d;
+    r.loss_g = sum.final_loss_g;
+    r.images_per_s = sum.median_images_per_s;
+    r.overflows = sum.skipped_d + sum.skipped_g;
+    r.swd = sum.swd;
+    r.fd = sum.fd;
+    r.precision = QString::fromLatin1(precision_label(rows.back().precision));
   } else if (r.config.is_object() && r.config.contains("precision")) {
     r.precision = cell(r.config["precision"]);
   }

@@ -21,8 +21,8 @@ struct RunRecord {
   nlohmann::json config;  // config.json as written (null when missing or unreadable)
   std::shared_ptr<const std::vector<StepMetrics>> rows;
   QDateTime started;
-  // Final values (NaN when the run has none): the last row's losses and speed, the last
-  // evaluation's SWD/FD, the overflow (skipped step) count.
+  // Final values as core/run/run_summary sums them up (NaN when the run has none): losses
+  // averaged over the last steps, median img/s, the last evaluation's SWD/FD, overflows.
   double loss_d = NAN, loss_g = NAN, swd = NAN, fd = NAN, images_per_s = NAN;
   int64_t steps = 0, overflows = 0;
   QString model, precision;  // as trained last (a run switched mid-run shows where it ended)

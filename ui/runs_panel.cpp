@@ -63,7 +63,11 @@ RunsPanel::RunsPanel(QWidget* parent) : QWidget(parent) {
   auto* bar = new QHBoxLayout;
   folder_ = new QLabel;
   folder_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  auto* choose = new QPushButton(tr("Runs folder…"));
+  // A long path must not set the window's minimum width (small screens).
+  folder_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+  folder_->setMinimumWidth(40);
+  auto* choose = new QPushButton(tr("Folder…"));
+  choose->setToolTip(tr("The runs folder this table shows"));
   connect(choose, &QPushButton::clicked, this, [this] {
     const QString d = QFileDialog::getExistingDirectory(this, tr("Runs folder"), root_);
     if (!d.isEmpty()) setRunsFolder(d);
@@ -71,7 +75,7 @@ RunsPanel::RunsPanel(QWidget* parent) : QWidget(parent) {
   auto* refresh = new QPushButton(tr("Refresh"));
   refresh->setObjectName(QStringLiteral("runsRefresh"));
   connect(refresh, &QPushButton::clicked, this, &RunsPanel::rescan);
-  group_ = new QCheckBox(tr("Group seeds (mean ± sd)"));
+  group_ = new QCheckBox(tr("Group seeds"));
   group_->setToolTip(tr("Ticked runs whose settings differ only in the seed are drawn as one curve, their mean, with "
                         "a band of ± one standard deviation"));
   connect(group_, &QCheckBox::toggled, this, &RunsPanel::ticksChanged);
@@ -84,12 +88,13 @@ RunsPanel::RunsPanel(QWidget* parent) : QWidget(parent) {
   auto* hint = new QLabel(tr("tick runs to draw them over the Live charts"));
   hint->setStyleSheet(QStringLiteral("color: gray"));
   hint->setMinimumWidth(20);
+  hint->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   bar->addWidget(choose);
   bar->addWidget(folder_, 1);
   bar->addWidget(refresh);
   bar->addWidget(group_);
   bar->addWidget(open);
-  bar->addWidget(hint);
+  hint->deleteLater();  // said by the table's tooltip instead: the bar stays narrow
   outer->addLayout(bar);
 
   auto* split = new QSplitter(Qt::Vertical);
@@ -102,6 +107,7 @@ RunsPanel::RunsPanel(QWidget* parent) : QWidget(parent) {
   table_->verticalHeader()->setVisible(false);
   table_->horizontalHeader()->setSectionResizeMode(kName, QHeaderView::Stretch);
   table_->setSortingEnabled(true);
+  table_->setToolTip(tr("Tick runs to draw them over the Live charts; click a header to sort"));
   connect(table_, &QTableWidget::itemChanged, this, [this](QTableWidgetItem* it) {
     if (!filling_ && it->column() == kName) ticksChanged();
   });
@@ -112,6 +118,8 @@ RunsPanel::RunsPanel(QWidget* parent) : QWidget(parent) {
   auto* dv = new QVBoxLayout(diff_box);
   dv->setContentsMargins(0, 0, 0, 0);
   diff_caption_ = new QLabel(tr("Tick two runs to see how their settings differ"));
+  diff_caption_->setWordWrap(true);
+  diff_caption_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   diff_ = new QTableWidget(0, 3);
   diff_->setObjectName(QStringLiteral("configDiff"));
   diff_->setHorizontalHeaderLabels({tr("Setting"), tr("first"), tr("second")});
@@ -131,7 +139,8 @@ RunsPanel::RunsPanel(QWidget* parent) : QWidget(parent) {
     sample_caption_[i] = new QLabel;
     sample_[i] = new ImageCanvas;
     sample_[i]->setPlaceholder(tr("tick a run"));
-    sample_[i]->setMinimumSize(120, 120);
+    sample_[i]->setMinimumSize(80, 80);
+    sample_caption_[i]->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
     col->addWidget(sample_caption_[i]);
     col->addWidget(sample_[i], 1);
     pair->addLayout(col, 1);

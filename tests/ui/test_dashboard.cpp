@@ -7,6 +7,7 @@
 #include <QImage>
 #include <QImageReader>
 #include <QAction>
+#include <QCryptographicHash>
 #include <QDir>
 #include <QDirIterator>
 #include <QMouseEvent>
@@ -16,6 +17,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "core/run/run_summary.h"
 #include "core/train/session.h"
 #include "ui/config_panel.h"
 #include "ui/event_log.h"
@@ -83,6 +85,18 @@ int csv_rows(const QString& csv) {
   return static_cast<int>(f.readAll().trimmed().split('\n').size()) - 1;  // minus the header
 }
 
+// Every file under dir with its bytes' hash: a folder left exactly as it was compares equal.
+QMap<QString, QByteArray> contents_under(const QString& dir) {
+  QMap<QString, QByteArray> out;
+  QDirIterator it(dir, QDir::Files | QDir::Hidden, QDirIterator::Subdirectories);
+  while (it.hasNext()) {
+    const QString f = it.next();
+    QFile file(f);
+    if (file.open(QIODevice::ReadOnly)) out.insert(f, QCryptographicHash::hash(file.readAll(), QCryptographicHash::Sha1));
+  }
+  return out;
+}
+
 QStringList files_under(const QString& dir) {
   QStringList out;
   QDirIterator it(dir, QDir::Files | QDir::Hidden, QDirIterator::Subdirectories);
@@ -92,7 +106,7 @@ QStringList files_under(const QString& dir) {
 }
 
 // A finished run written by the engine alone (as the CLI would).
-void engine_run(const QString& dir, int64_t steps, uint64_t seed, float lr_g) {
+void engine_run(const QString& dir, int64_t steps, uint64_t seed, float lr_g, int checkpoint_every = 0) {
   RunConfig c;
   c.dataset = "synthetic";
   c.synthetic_count = 256;
@@ -103,7 +117,7 @@ void engine_run(const QString& dir, int64_t steps, uint64_t seed, float lr_g) {
   c.precision = Precision::FP32;
   c.backend = "cpu";
   c.sample_every = 10;
-  c.checkpoint_every = 0;
+  c.checkpoint_every = checkpoint_every;
   c.seed = seed;
   c.lr_g = lr_g;
   c.out_dir = dir.toStdString();
@@ -389,7 +403,7 @@ class TestDashboard : public QObject {
     for (const RunRecord& r : runs) {
       const std::vector<StepMetrics> m = Session::read_metrics(r.dir.toStdString());
       QCOMPARE(r.steps, int64_t{30});
-      QCOMPARE(r.loss_d, m.back().loss_d);
+      QCOMPARE(r.loss_d, summarize(m).final_loss_d);
       QCOMPARE(r.precision, QStringLiteral("FP32"));
     }
     // Sorting by a number column sorts by value.
@@ -454,6 +468,115 @@ class TestDashboard : public QObject {
       QCOMPARE(panel->sideBySide(k).convertToFormat(QImage::Format_RGB32), want.convertToFormat(QImage::Format_RGB32));
     }
     QVERIFY(panel->sideBySide(0) != panel->sideBySide(1));
+  }
+
+  // Per-chart log/linear, x = step or wall time on every chart, a linked crosshair that exports
+  // leave out.
+  void plotAxesWallTimeLogAndCrosshair() {
+    PlotsPanel panel;
+    panel.resize(1200, 900);
+    panel.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    panel.setHistory(rows(100, 50, 1));
+    for (const QString& id : panel.plotIds()) QVERIFY2(panel.plot(id)->logToggleAllowed(), qPrintable(id));
+    LivePlot* losses = panel.plot(QStringLiteral("losses"));
+    const QCPGraph* d = losses->series(QStringLiteral("loss D (raw)"));
+    QVERIFY(d);
+    QCOMPARE((d->data()->constEnd() - 1)->key, 100.0);
+    panel.setWallTime(true);
+    QCOMPARE(d->data()->size(), 100);
+    QVERIFY(std::fabs((d->data()->constEnd() - 1)->key - 10.0) < 1e-9);  // time_s of step 100
+    QCOMPARE(losses->xAxis->label(), QStringLiteral("wall time (s)"));
+    QCOMPARE(losses->verticalMarkerCount(), 1);
+    QVERIFY(losses->hoverTextAt(5.0).startsWith(QStringLiteral("t = 5.0 s")));
+    panel.setWallTime(false);
+    QCOMPARE((d->data()->constEnd() - 1)->key, 100.0);
+    QCOMPARE(losses->xAxis->label(), QStringLiteral("step"));
+
+    // Log y on a linear chart and back, from the same switch the context menu uses.
+    LivePlot* dout = panel.plot(QStringLiteral("d_outputs"));
+    dout->setLogY(10);
+    QCOMPARE(dout->yAxis->scaleType(), QCPAxis::stLogarithmic);
+    dout->setLogY(0);
+    QCOMPARE(dout->yAxis->scaleType(), QCPAxis::stLinear);
+
+    // Crosshair: hovering one chart marks that x on all.
+    panel.setCrosshair(true);
+    panel.refreshNow();
+    losses->replot(QCustomPlot::rpImmediateRefresh);
+    QVERIFY(losses->saveTo(path(QStringLiteral("nocross.png")), 800, 500));
+    const QPoint mid = losses->axisRect()->center();
+    QMouseEvent move(QEvent::MouseMove, QPointF(mid), losses->mapToGlobal(QPointF(mid)), Qt::NoButton, Qt::NoButton,
+                     Qt::NoModifier);
+    QApplication::sendEvent(losses, &move);
+    const double key = losses->xAxis->pixelToCoord(mid.x());
+    for (const QString& id : panel.plotIds()) QVERIFY2(std::fabs(panel.plot(id)->crosshair() - key) < 1e-9, qPrintable(id));
+    QVERIFY(losses->saveTo(path(QStringLiteral("cross.png")), 800, 500));
+    QCOMPARE(rgb32(QImage(path(QStringLiteral("cross.png")))), rgb32(QImage(path(QStringLiteral("nocross.png")))));
+    panel.setCrosshair(false);
+    QVERIFY(std::isnan(panel.plot(QStringLiteral("fd"))->crosshair()));
+  }
+
+  // Resume into a branch: the run stays byte for byte as it was; the branch has the run's
+  // history up to the checkpoint and continues from there.
+  void resumeIntoABranchLeavesTheRunAsItIs() {
+    const QString run = path(QStringLiteral("branching/base"));
+    engine_run(run, 30, 1, 2e-4f, 10);
+    const auto before = contents_under(run);
+    QVERIFY(before.size() > 5);
+    MainWindow w(no_settings());
+    QList<UiError> shown;
+    w.setErrorPresenter([&](const UiError& e) { shown << e; });
+    int asked = 0;
+    w.setConfirmer([&](const QString&, const QString&) {
+      ++asked;
+      return false;
+    });
+    w.show();
+    QSignalSpy opened(&w, &MainWindow::runOpened);
+    w.openRun(run);
+    QTRY_VERIFY_WITH_TIMEOUT(opened.count() == 1, kTimeout);
+    RunConfig c = w.configPanel()->config();
+    c.steps = 40;
+    w.configPanel()->setConfig(c);
+    QSignalSpy finished(&w, &MainWindow::runFinished);
+    const bool resumed = w.resumeRunAsBranch(run, QDir(run).filePath(QStringLiteral("checkpoints/step_000010.safetensors")));
+    QVERIFY2(resumed, shown.isEmpty() ? "no error shown" : qPrintable(shown.first().text()));
+    QTRY_VERIFY_WITH_TIMEOUT(finished.count() == 1, kTimeout);
+    QVERIFY2(shown.isEmpty(), shown.isEmpty() ? "" : qPrintable(shown.first().text()));
+    QCOMPARE(asked, 0);  // nothing of the run is dropped, so nothing to ask
+    const QString branch = finished.first().at(0).toString();
+    QCOMPARE(QFileInfo(branch).fileName(), QStringLiteral("base-branch-step10"));
+    QCOMPARE(contents_under(run), before);
+    const auto base_rows = Session::read_metrics(run.toStdString());
+    const auto branch_rows = Session::read_metrics(branch.toStdString());
+    QCOMPARE(static_cast<int>(branch_rows.size()), 40);
+    for (int i = 0; i < 10; ++i) QCOMPARE(branch_rows[i].csv_row(), base_rows[i].csv_row());
+    QCOMPARE(branch_rows[10].step, int64_t{11});
+    QVERIFY(QFileInfo(QDir(branch).filePath(QStringLiteral("samples/step_000010.png"))).isFile());
+  }
+
+  // The quick-tour preset shows the AMP story at once: overflows (skipped steps) within the
+  // first steps, the loss scale backing off from 2^24.
+  void quickTourPresetShowsOverflowsEarly() {
+    MainWindow w(no_settings());
+    w.show();
+    const QString tour = w.configPanel()->presetNames().filter(QStringLiteral("Quick tour")).value(0);
+    QVERIFY(!tour.isEmpty());
+    QVERIFY(w.configPanel()->applyPreset(tour));
+    RunConfig c = w.configPanel()->config();
+    QCOMPARE(c.precision, Precision::FP16);
+    QCOMPARE(c.scaler.init_scale, 16777216.0f);
+    c.runs_root = path(QStringLiteral("tour-runs")).toStdString();
+    w.configPanel()->setConfig(c);
+    QVERIFY(w.startTraining());
+    QTRY_VERIFY_WITH_TIMEOUT(w.plots()->rows().size() >= 30, kTimeout);
+    w.stopTraining();
+    int skipped = 0;
+    for (int i = 0; i < 30; ++i) skipped += w.plots()->rows()[i].skipped_d || w.plots()->rows()[i].skipped_g;
+    QVERIFY2(skipped >= 3, qPrintable(QString::number(skipped)));
+    QVERIFY(w.plots()->rows()[29].scale_d < 16777216.0);
+    QTRY_VERIFY_WITH_TIMEOUT(!w.busy(), kTimeout);
   }
 
  private:
