@@ -5,7 +5,8 @@
 #   scripts/setup.sh          build and run (compiler, CMake, Qt 6, QCustomPlot, OpenCV, OpenBLAS,
 #                             nlohmann-json, zlib, GoogleTest, Fashion-MNIST)
 #   scripts/setup.sh --dev    also what the tests and benchmarks use: PyTorch (the peer and the
-#                             export check), desktop-file-utils, appstream, lintian, Xvfb
+#                             export check), desktop-file-utils, appstream, lintian, Xvfb, and
+#                             clang with its sanitizer and libFuzzer runtimes (scripts/sanitize.sh)
 #
 # The CUDA backend is built when the CUDA toolkit (with cuDNN) is at /usr/local/cuda or on
 # PATH; it is not a Debian package, so this script does not install it.
@@ -19,7 +20,8 @@ packages=(
   dataset-fashion-mnist
 )
 if [[ "${1:-}" == "--dev" ]]; then
-  packages+=(python3 python3-torch desktop-file-utils appstream lintian dpkg-dev fakeroot file xvfb xauth)
+  packages+=(python3 python3-torch desktop-file-utils appstream lintian dpkg-dev fakeroot file xvfb xauth
+             clang-14 libclang-rt-14-dev llvm-14)
 fi
 
 missing=()
