@@ -1,7 +1,11 @@
 #include "core/data/image_folder.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 
@@ -83,6 +87,32 @@ cv::Mat decode(const std::string& path, int res, int want, bool* too_large) {
   return out;
 }
 
+// While alive, the process's stderr goes to /dev/null: OpenCV's decoders (its own "imdecode_:
+// can't read header", libpng's and libjpeg's messages) print a line for every damaged file, and
+// a folder of thousands would bury the one warning that names them (see load_image_folder).
+class QuietStderr {
+ public:
+  QuietStderr() {
+    std::fflush(stderr);
+    saved_ = ::dup(2);
+    const int null = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (saved_ >= 0 && null >= 0) ::dup2(null, 2);
+    if (null >= 0) ::close(null);
+  }
+  ~QuietStderr() {
+    std::fflush(stderr);
+    if (saved_ >= 0) {
+      ::dup2(saved_, 2);
+      ::close(saved_);
+    }
+  }
+  QuietStderr(const QuietStderr&) = delete;
+  QuietStderr& operator=(const QuietStderr&) = delete;
+
+ private:
+  int saved_ = -1;
+};
+
 // True when the three channels are equal everywhere (a grey image stored as RGB).
 bool is_grey(const uint8_t* p, size_t pixels) {
   for (size_t i = 0; i < pixels; ++i)
@@ -140,22 +170,25 @@ ImageSet load_image_folder(const std::string& dir, const LoadOptions& opt) {
                           dir, opt.max_bytes);
   std::vector<uint8_t> pixels(size_t(n) * slot_size);
   std::vector<char> ok(n, 0), grey(n, 0), too_large(n, 0);
-  detail::for_blocks(n, opt, dir, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      bool large = false;
-      const cv::Mat img = decode(files[i].string(), res, opt.channels, &large);
-      too_large[i] = large;
-      if (img.empty()) continue;
-      uint8_t* dst = pixels.data() + i * slot_size;
-      if (img.channels() == slot_c) {
-        std::memcpy(dst, img.data, slot_size);
-      } else {  // natural mode, grey source: store as RGB for now
-        for (size_t p = 0; p < res2; ++p) dst[3 * p] = dst[3 * p + 1] = dst[3 * p + 2] = img.data[p];
+  {  // decoders' own messages off stderr (the warning below names the files)
+    const QuietStderr quiet;
+    detail::for_blocks(n, opt, dir, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        bool large = false;
+        const cv::Mat img = decode(files[i].string(), res, opt.channels, &large);
+        too_large[i] = large;
+        if (img.empty()) continue;
+        uint8_t* dst = pixels.data() + i * slot_size;
+        if (img.channels() == slot_c) {
+          std::memcpy(dst, img.data, slot_size);
+        } else {  // natural mode, grey source: store as RGB for now
+          for (size_t p = 0; p < res2; ++p) dst[3 * p] = dst[3 * p + 1] = dst[3 * p + 2] = img.data[p];
+        }
+        grey[i] = img.channels() == 1 || (slot_c == 3 && is_grey(dst, res2));
+        ok[i] = 1;
       }
-      grey[i] = img.channels() == 1 || (slot_c == 3 && is_grey(dst, res2));
-      ok[i] = 1;
-    }
-  });
+    });
+  }
 
   std::vector<std::string> failed, large;
   for (int i = 0; i < n; ++i)
