@@ -9,6 +9,7 @@
 
 #include "core/common/error.h"
 #include "core/common/rng.h"
+#include "core/common/timestamp.h"
 #include "core/metrics/evaluator.h"
 #include "core/train/checkpoint.h"
 #include "core/train/checkpoint_integrity.h"
@@ -25,15 +26,6 @@ namespace {
 // (see nonfinite_state), so the stop message checks rather than assumes.
 constexpr int kMaxConsecutiveSkips = 200;
 constexpr int kGridSide = 8;
-
-std::string timestamp() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  localtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &tm);
-  return buf;
-}
 
 std::string csv_header() {
   std::string h;
@@ -108,7 +100,7 @@ void check_same_run(const RunConfig& ck, const RunConfig& run, const fs::path& f
 
 // Moves `files` and copies of the logs into checkpoints/superseded-after-<step>-<time>/.
 fs::path set_aside(const fs::path& run_dir, const std::vector<fs::path>& files, int64_t step) {
-  const fs::path dir = run_dir / "checkpoints" / ("superseded-after-" + std::to_string(step) + "-" + timestamp());
+  const fs::path dir = run_dir / "checkpoints" / ("superseded-after-" + std::to_string(step) + "-" + local_timestamp());
   io::ensure_writable_dir(dir);
   for (const char* log : {"metrics.csv", "events.jsonl"})
     if (fs::exists(run_dir / log)) io::write_file_atomic(dir / log, io::read_file(run_dir / log));
@@ -160,7 +152,7 @@ std::unique_ptr<Session> Session::create(const RunConfig& cfg, const SessionOpti
   std::unique_ptr<Session> s(new Session());
   s->cfg_ = cfg;
   if (s->cfg_.name.empty()) s->cfg_.name = cfg.default_name();
-  s->dir_ = cfg.out_dir.empty() ? fs::path(cfg.runs_root) / (timestamp() + "-" + s->cfg_.name) : fs::path(cfg.out_dir);
+  s->dir_ = cfg.out_dir.empty() ? fs::path(cfg.runs_root) / (local_timestamp() + "-" + s->cfg_.name) : fs::path(cfg.out_dir);
   std::error_code ec;
   if (fs::exists(s->dir_, ec)) {
     if (!fs::is_directory(s->dir_, ec))
