@@ -12,6 +12,7 @@
 #include "cli/guard.h"
 #include "core/dist/replica.h"
 #include "core/io/atomic_file.h"
+#include "core/metrics/work_hook.h"
 #include "core/run/compare.h"
 #include "core/run/run_summary.h"
 #include "core/train/session.h"
@@ -21,7 +22,17 @@ namespace ampgan::cli {
 namespace {
 
 std::atomic<bool> g_stop{false};
-void on_signal(int) { g_stop.store(true); }
+// The first signal asks for a clean stop (end of the step, checkpoint). Long work checks the flag
+// too (dataset loading, the feature classifier's training: see drive). A second signal means the
+// user will not wait: exit at once. Every file on disk is whole then (write_file_atomic,
+// AppendLog), the newest checkpoint is kept, and a temporary file left is swept on resume.
+void on_signal(int) {
+  if (g_stop.exchange(true)) {
+    static const char msg[] = "\nampgan: second interrupt: exiting now; the newest checkpoint is kept\n";
+    (void)!::write(2, msg, sizeof msg - 1);
+    ::_exit(130);
+  }
+}
 
 // Ctrl-C, kill, a closed terminal or a dropped SSH session (SIGHUP) all stop training the same
 // way: at the end of the step, with a checkpoint and a "stop" event. SIGPIPE is ignored, so a
@@ -252,6 +263,9 @@ RunConfig config_from(const Args& a) {
 int drive(Session& s, Progress& progress) {
   std::printf("run folder: %s\n", s.dir().string().c_str());
   std::fflush(stdout);
+  // Evaluation work (training the feature classifier takes minutes) stops at a signal too: the
+  // evaluation ends without scores and the run stops at the end of its step.
+  metrics::ScopedWorkHook stop_evaluation([](const std::string&, int, int) { return !g_stop.load(); });
   s.run(&g_stop);
   progress.done();
   const bool interrupted = g_stop.load();
@@ -307,6 +321,7 @@ int cmd_train(int argc, char** argv) {
     SessionOptions opt;
     opt.listener = &progress;
     opt.comm = comm.get();
+    opt.cancel = &g_stop;
     auto session = Session::create(cfg, opt);
     return drive(*session, progress);
   });
@@ -333,6 +348,7 @@ int cmd_resume(int argc, char** argv) {
     SessionOptions opt;
     opt.listener = &progress;
     opt.comm = comm.get();
+    opt.cancel = &g_stop;
     auto session = Session::resume(a.positional()[0], a.integer("steps", 0), opt, a.str("checkpoint"));
     progress.set_total(session->config().steps);
     return drive(*session, progress);
@@ -376,6 +392,7 @@ int cmd_compare(int argc, char** argv) {
       Progress progress(cfg.steps, a.has("quiet"));
       SessionOptions opt;
       opt.listener = &progress;
+      opt.cancel = &g_stop;  // Ctrl-C also stops loading the dataset
       auto session = Session::create(cfg, opt);
       on_cpu = session->backend().name().rfind("CPU", 0) == 0;
       status = drive(*session, progress);

@@ -10,7 +10,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ampgan::data::LoadOptions opt;
   opt.res = (data[0] & 1) ? 8 : 16;
   opt.channels = (data[0] & 2) ? 3 : 0;
-  opt.max_bytes = 64u << 20;
+  opt.max_bytes = 4u << 20;
   const auto p = ampgan::fuzz::write_input("f-images-idx3-ubyte", data + 1, size - 1);
   try {
     const ampgan::data::ImageSet s = ampgan::data::load_idx(p.string(), "", opt);

@@ -23,7 +23,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::fclose(f);
   ampgan::data::LoadOptions opt;
   opt.res = 8;
-  opt.max_bytes = 64u << 20;
+  opt.max_bytes = 4u << 20;
   try {
     const auto set = ampgan::data::load_dataset(dir.string(), opt);
     if (set.count != 1) __builtin_trap();

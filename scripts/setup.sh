@@ -5,7 +5,8 @@
 #   scripts/setup.sh          build and run (compiler, CMake, Qt 6, QCustomPlot, OpenCV, OpenBLAS,
 #                             nlohmann-json, CLI11, zlib, GoogleTest, Fashion-MNIST)
 #   scripts/setup.sh --dev    also what the tests and benchmarks use: PyTorch (the peer and the
-#                             export check), desktop-file-utils, appstream, lintian, Xvfb
+#                             export check), desktop-file-utils, appstream, lintian, Xvfb, and
+#                             clang with its sanitizer and libFuzzer runtimes (scripts/sanitize.sh)
 #
 # openmpi-bin and libopenmpi-dev build multi-rank training (mpirun -np N ampgan train) and its
 # tests; without them the build leaves it out. The CUDA backend is built when the CUDA toolkit (with cuDNN) is at /usr/local/cuda or on
@@ -21,7 +22,8 @@ packages=(
   dataset-fashion-mnist
 )
 if [[ "${1:-}" == "--dev" ]]; then
-  packages+=(python3 python3-torch desktop-file-utils appstream lintian dpkg-dev fakeroot file xvfb xauth)
+  packages+=(python3 python3-torch desktop-file-utils appstream lintian dpkg-dev fakeroot file xvfb xauth
+             clang-14 libclang-rt-14-dev llvm-14)
 fi
 
 missing=()

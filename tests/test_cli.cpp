@@ -490,6 +490,57 @@ TEST(CliSignals, HangupStopsCleanly) {
   EXPECT_NE(last_event(run).find("interrupted"), std::string::npos) << last_event(run);
 }
 
+// Ctrl-C while the feature classifier trains (minutes, for the first evaluation) used to wait
+// for it to finish (~100 s). Now the evaluation ends without scores, the run stops at the end of
+// its step with a checkpoint, and nothing half-trained is cached.
+TEST(CliSignals, InterruptDuringClassifierTrainingStopsPromptly) {
+  TempDir tmp;
+  const fs::path run = tmp / "run";
+  setenv("AMPGAN_CACHE_DIR", (tmp / "cache").c_str(), 1);
+  const pid_t p = spawn_cli("train --dataset synthetic --synthetic-count 2000 --width 8 --batch 8 --backend cpu --quiet "
+                            "--steps 100 --eval-every 1 --eval-samples 64 --sample-every 0 --checkpoint-every 0 --out " +
+                                run.string(),
+                            tmp / "log");
+  unsetenv("AMPGAN_CACHE_DIR");
+  ASSERT_GT(p, 0);
+  const auto events = [&] { return fs::exists(run / "events.jsonl") ? io::read_file(run / "events.jsonl") : ""; };
+  ASSERT_TRUE(wait_until([&] { return events().find("training the feature classifier") != std::string::npos; }, 120))
+      << io::read_file(tmp / "log");
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const auto t0 = std::chrono::steady_clock::now();
+  kill(p, SIGINT);
+  EXPECT_EQ(wait_exit(p), 130) << io::read_file(tmp / "log");
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_LT(seconds, 30.0) << "training the classifier alone takes minutes here";
+  EXPECT_NE(events().find("evaluation cancelled"), std::string::npos) << events();
+  EXPECT_NE(last_event(run).find("interrupted"), std::string::npos) << last_event(run);
+  EXPECT_EQ(newest_step(run), 1);
+  EXPECT_TRUE(!fs::exists(tmp / "cache") || fs::is_empty(tmp / "cache")) << "a cancelled classifier was cached";
+}
+
+// A second Ctrl-C means "now": the process exits at once, in the middle of a long step, and the
+// files on disk are whole (the newest checkpoint loads).
+TEST(CliSignals, SecondInterruptExitsAtOnce) {
+  TempDir tmp;
+  const fs::path run = tmp / "run";
+  // Steps of a second or more: the first Ctrl-C alone would wait for the end of one.
+  const pid_t p = spawn_cli("train --dataset synthetic --synthetic-count 512 --width 64 --batch 256 --backend cpu "
+                            "--quiet --steps 1000 --sample-every 0 --checkpoint-every 1 --out " + run.string(),
+                            tmp / "log");
+  ASSERT_GT(p, 0);
+  ASSERT_TRUE(wait_until([&] { return fs::exists(run / "checkpoints/step_000001.safetensors"); }, 120))
+      << io::read_file(tmp / "log");
+  kill(p, SIGINT);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  kill(p, SIGINT);
+  EXPECT_EQ(wait_exit(p), 130);
+  const std::string log = io::read_file(tmp / "log");
+  EXPECT_NE(log.find("second interrupt: exiting now"), std::string::npos) << log;
+  CheckpointInfo info;
+  EXPECT_NO_THROW(read_checkpoint(newest_checkpoint(run), &info));
+  EXPECT_GE(info.step, 1);
+}
+
 // A reader of stdout that goes away (`| head -n 1`) must not stop the run: it trains to the end,
 // writes its checkpoint and exits 0 (SIGPIPE would end it with 141 and no checkpoint).
 TEST(CliSignals, VanishedStdoutDoesNotStopTraining) {

@@ -201,3 +201,19 @@ TEST(ReadLimits, PngOutputsAreSizedBeforeTheyAreMade) {
   EXPECT_EQ(g.width, 100000 * 32 + 100001 * 2);
   EXPECT_EQ(g.height, 36);
 }
+
+TEST(ReadLimits, DecodersStayOffStderrAndTheWarningNamesTheFiles) {
+  TempDir dir("ampgan-limits");
+  const auto ok = encode(".png", 16, 16);
+  write_bytes(dir / "fine.png", std::string(ok.begin(), ok.end()));
+  const auto big = encode(".png", 64, 64);
+  write_bytes(dir / "cut.png", std::string(big.begin(), big.begin() + big.size() / 2));  // libpng complains
+  const auto jpg = encode(".jpg", 32, 32);
+  write_bytes(dir / "cut.jpg", std::string(jpg.begin(), jpg.begin() + jpg.size() / 2));
+  ::testing::internal::CaptureStderr();
+  const data::ImageSet set = data::load_dataset(dir.path().string(), data::LoadOptions{});
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(err, "");
+  ASSERT_FALSE(set.warnings.empty());
+  EXPECT_NE(set.warnings.back().find("cut.png"), std::string::npos) << set.warnings.back();
+}

@@ -1,9 +1,14 @@
 #include "core/data/decode_images.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <cstdio>
 #include <cstring>
+#include <optional>
 
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
@@ -70,6 +75,32 @@ cv::Mat prepare(cv::Mat m, int res, int want, Conversions& conv) {
   return out;
 }
 
+// While alive, the process's stderr goes to /dev/null: OpenCV's decoders (its own "imdecode_:
+// can't read header", libpng's and libjpeg's messages) print a line for every damaged file, and
+// a folder of thousands would bury the one warning that names them (see decode_images).
+class QuietStderr {
+ public:
+  QuietStderr() {
+    std::fflush(stderr);
+    saved_ = ::dup(2);
+    const int null = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (saved_ >= 0 && null >= 0) ::dup2(null, 2);
+    if (null >= 0) ::close(null);
+  }
+  ~QuietStderr() {
+    std::fflush(stderr);
+    if (saved_ >= 0) {
+      ::dup2(saved_, 2);
+      ::close(saved_);
+    }
+  }
+  QuietStderr(const QuietStderr&) = delete;
+  QuietStderr& operator=(const QuietStderr&) = delete;
+
+ private:
+  int saved_ = -1;
+};
+
 }  // namespace
 
 bool has_image_extension(const std::string& name) {
@@ -96,6 +127,8 @@ void decode_images(ImageSet& set, int n, const std::function<std::string(int64_t
   std::vector<char> grey(n, 0), too_large(n, 0);
   ok.assign(n, 0);
   Conversions conv;
+  std::optional<QuietStderr> quiet;  // restored when decoding ends or throws; the warning below names the files
+  quiet.emplace();
   for_blocks(n, opt, subject, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       cv::Mat raw;
@@ -128,6 +161,8 @@ void decode_images(ImageSet& set, int n, const std::function<std::string(int64_t
       ok[i] = 1;
     }
   });
+
+  quiet.reset();
 
   std::vector<std::string> failed, large;
   for (int i = 0; i < n; ++i)
