@@ -10,6 +10,8 @@
 
 #include "core/common/error.h"
 #include "core/data/preprocess.h"
+#include "core/io/atomic_file.h"
+#include "core/io/read_limits.h"
 
 namespace fs = std::filesystem;
 
@@ -26,12 +28,27 @@ bool has_image_extension(const fs::path& p) {
   return std::any_of(std::begin(kExtensions), std::end(kExtensions), [&](const char* e) { return ext == e; });
 }
 
-// Decoded image at res x res, 8-bit, 1 or 3 channels (RGB order); empty Mat when unusable.
-// want: 0 natural (grey sources stay 1 channel), or 1/3 forced.
-cv::Mat decode(const std::string& path, int res, int want) {
+// The most bytes of one image file read into memory (an 8192 x 8192 PNG is well below it).
+constexpr uint64_t kMaxImageFileBytes = uint64_t{256} << 20;
+
+// Decoded image at res x res, 8-bit, 1 or 3 channels (RGB order); empty Mat when unusable, with
+// *too_large set when the header announces more pixels than io::kMaxImagePixels (checked before
+// the decoder allocates anything). want: 0 natural (grey sources stay 1 channel), or 1/3 forced.
+cv::Mat decode(const std::string& path, int res, int want, bool* too_large) {
   cv::Mat m;
   try {
-    m = cv::imread(path, cv::IMREAD_UNCHANGED);
+    const std::string bytes = io::read_file(path, kMaxImageFileBytes);
+    if (const auto size = io::sniff_image_size(bytes.data(), bytes.size())) {
+      if (size->width == 0 || size->height == 0) return {};
+      if (size->height > io::kMaxImagePixels / size->width) {
+        *too_large = true;
+        return {};
+      }
+    }
+    const cv::Mat raw(1, int(bytes.size()), CV_8UC1, const_cast<char*>(bytes.data()));
+    m = cv::imdecode(raw, cv::IMREAD_UNCHANGED);
+  } catch (const Error&) {
+    return {};  // not a regular file, or larger than any image we would decode
   } catch (const cv::Exception&) {
     return {};  // some decoders throw on malformed input instead of returning empty
   }
@@ -117,11 +134,17 @@ ImageSet load_image_folder(const std::string& dir, const LoadOptions& opt) {
   const int res = opt.res;
   const int slot_c = opt.channels == 0 ? 3 : opt.channels;  // natural: RGB until proven grey
   const size_t res2 = size_t(res) * res, slot_size = res2 * slot_c;
+  io::check_dataset_bytes(uint64_t(n) * slot_size,
+                          std::to_string(n) + " images at " + std::to_string(res) + "x" +
+                              std::to_string(res) + "x" + std::to_string(slot_c),
+                          dir, opt.max_bytes);
   std::vector<uint8_t> pixels(size_t(n) * slot_size);
-  std::vector<char> ok(n, 0), grey(n, 0);
+  std::vector<char> ok(n, 0), grey(n, 0), too_large(n, 0);
   detail::for_blocks(n, opt, dir, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
-      const cv::Mat img = decode(files[i].string(), res, opt.channels);
+      bool large = false;
+      const cv::Mat img = decode(files[i].string(), res, opt.channels, &large);
+      too_large[i] = large;
       if (img.empty()) continue;
       uint8_t* dst = pixels.data() + i * slot_size;
       if (img.channels() == slot_c) {
@@ -134,10 +157,15 @@ ImageSet load_image_folder(const std::string& dir, const LoadOptions& opt) {
     }
   });
 
-  std::vector<std::string> failed;
+  std::vector<std::string> failed, large;
   for (int i = 0; i < n; ++i)
-    if (!ok[i]) failed.push_back(files[i].lexically_relative(dir).generic_string());
-  const int count = n - static_cast<int>(failed.size());
+    if (!ok[i]) (too_large[i] ? large : failed).push_back(files[i].lexically_relative(dir).generic_string());
+  const int count = n - static_cast<int>(failed.size() + large.size());
+  const std::string large_note = std::to_string(large.size()) + " image(s) larger than 8192 x 8192 pixels (" +
+                                 std::to_string(io::kMaxImagePixels) + " pixels), not decoded: " +
+                                 detail::list_names(large);
+  if (count == 0 && failed.empty())
+    throw Error("all " + large_note, dir, "shrink the images (training uses at most 128 x 128 pixels)");
   if (count == 0)
     throw Error("none of the " + std::to_string(n) + " image file(s) could be decoded: " +
                     detail::list_names(failed),
@@ -172,6 +200,7 @@ ImageSet load_image_folder(const std::string& dir, const LoadOptions& opt) {
   if (!name.has_filename()) name = name.parent_path();  // "photos/" -> "photos"
   set.name = name.filename().string();
   set.source = dir;
+  if (!large.empty()) set.warnings.push_back("skipped " + large_note);
   if (!failed.empty())
     set.warnings.push_back("skipped " + std::to_string(failed.size()) + " unreadable file(s): " +
                            detail::list_names(failed));

@@ -113,6 +113,8 @@ class Session {
   // Data-parallel start (core/train/session_parallel.cpp): the ranks check their settings and
   // take rank 0's state; returns what to tell the user.
   std::vector<std::string> start_parallel(int64_t step, int64_t batches_consumed, int previous_world_size);
+  // A "warning" event naming the stale temporary files removed at start (sweep_stale_temporaries).
+  void report_swept(const std::vector<std::filesystem::path>& swept, int64_t step);
 
   // First member, so it is released last, after the logs are closed.
   std::unique_ptr<io::RunLock> lock_;
