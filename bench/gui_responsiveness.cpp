@@ -9,7 +9,10 @@
 //  3. the cost of appending a batch of rows to the panel when it already holds 100,000.
 //
 //   QT_QPA_PLATFORM=offscreen build-ui/bench/gui_responsiveness [--seconds 10] [--dataset synthetic]
-//       [--width 16] [--batch 16] [--points 100000] [--replots 30]
+//       [--width 16] [--batch 16] [--points 100000] [--replots 30] [--overlays 3]
+//
+// --overlays N draws N more runs of --points rows over every chart (as ticking them in the Runs
+// tab does) in the second watch and the replot test.
 //
 // Runs under Xvfb too (DISPLAY set, no QT_QPA_PLATFORM): then painting goes through X11.
 #include <algorithm>
@@ -31,6 +34,7 @@
 #include "ui/config_panel.h"
 #include "ui/main_window.h"
 #include "ui/plots_panel.h"
+#include "ui/runs_panel.h"
 
 using namespace ampgan;
 using namespace ampgan::ui;
@@ -149,11 +153,26 @@ int main(int argc, char** argv) {
   p.addOption({QStringLiteral("batch"), QStringLiteral("Batch size."), QStringLiteral("B"), QStringLiteral("16")});
   p.addOption({QStringLiteral("precision"), QStringLiteral("Precision."), QStringLiteral("P"), QStringLiteral("fp16")});
   p.addOption({QStringLiteral("points"), QStringLiteral("Points per curve for the replot test."), QStringLiteral("N"), QStringLiteral("100000")});
+  p.addOption({QStringLiteral("overlays"), QStringLiteral("Runs of --points rows each drawn over the charts (Runs tab) "
+                                                          "in the second watch and the replot test."), QStringLiteral("N"), QStringLiteral("0")});
   p.addOption({QStringLiteral("replots"), QStringLiteral("Replots per chart (median)."), QStringLiteral("N"), QStringLiteral("30")});
   p.process(app);
   const int seconds = p.value(QStringLiteral("seconds")).toInt();
   const int points = p.value(QStringLiteral("points")).toInt();
   const int replots = p.value(QStringLiteral("replots")).toInt();
+  const int overlays = p.value(QStringLiteral("overlays")).toInt();
+  auto overlay_runs = [overlays](int n) {
+    std::vector<RunOverlay> out;
+    for (int k = 0; k < overlays; ++k) {
+      auto rows = std::make_shared<std::vector<StepMetrics>>(fake_rows(n, 1));
+      for (StepMetrics& m : *rows) {
+        m.loss_d *= 1 + 0.1 * (k + 1);
+        m.loss_g *= 1 - 0.05 * (k + 1);
+      }
+      out.push_back({QStringLiteral("run %1").arg(k + 1), overlay_color(k), {rows}});
+    }
+    return out;
+  };
 
   QTemporaryDir tmp;
   QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, tmp.filePath(QStringLiteral("settings")));
@@ -198,6 +217,7 @@ int main(int argc, char** argv) {
       const std::vector<StepMetrics> live = w.plots()->rows();
       hist.insert(hist.end(), live.begin(), live.end());
       w.plots()->setHistory(hist);
+      if (overlays > 0) w.plots()->setOverlays(overlay_runs(preload));
     }
     std::vector<double> gaps;
     QElapsedTimer clock;
@@ -228,8 +248,9 @@ int main(int argc, char** argv) {
     wait_until([&] { return !w.busy(); }, 120000);
     const double stop_ms = stop_clock.elapsed();
     std::printf("== GUI event loop while training (%s, width %d, batch %d, %s, CPU), %d points per curve already "
-                "shown ==\n",
-                cfg.dataset.c_str(), cfg.width, cfg.batch, precision_label(cfg.precision), preload);
+                "shown%s ==\n",
+                cfg.dataset.c_str(), cfg.width, cfg.batch, precision_label(cfg.precision), preload,
+                preload > 0 && overlays > 0 ? qPrintable(QStringLiteral(", %1 overlaid runs of as many").arg(overlays)) : "");
     std::printf("watched %.1f s: %zu steps arrived (%.0f steps/s), %lld chart replots\n", seconds * 1.0, rows_seen,
                 rows_seen / double(seconds), static_cast<long long>(replots_done));
     std::printf("5 ms timer: %zu ticks, longest gap %.1f ms, p99 %.1f ms, median %.1f ms  (goal: longest < 50 ms)\n",
@@ -245,6 +266,7 @@ int main(int argc, char** argv) {
   // ---- 2. replot time with `points` points per curve ----
   PlotsPanel* panel = w.plots();
   panel->setHistory(fake_rows(points, 1));
+  if (overlays > 0) panel->setOverlays(overlay_runs(points));
   QCoreApplication::processEvents();
   std::printf("== Replot with %d points per curve (median of %d) ==\n", points, replots);
   double panel_total = 0;
@@ -274,7 +296,7 @@ int main(int argc, char** argv) {
     QCoreApplication::processEvents();  // the queued replots happen here
     whole.push_back(e.nsecsElapsed() / 1e6);
   }
-  std::printf("  sum of the nine charts: %.1f ms; whole panel refresh (follow + queued replot): median %.1f ms\n",
+  std::printf("  sum of the charts: %.1f ms; whole panel refresh (follow + queued replot): median %.1f ms\n",
               panel_total, median(whole));
 
   // ---- 3. appending a batch to full charts ----

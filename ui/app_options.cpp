@@ -93,8 +93,13 @@ std::optional<AppOptions> parse_app_options(const QStringList& args, QString* er
   opt("screenshot-step", "N", QObject::tr("Demo: the step of --screenshot (default: the end of the run)."));
   flag("quit-after-screenshot", QObject::tr("Demo: close the window (cleanly) after --screenshot."));
   opt("size", "WxH", QObject::tr("Window size, e.g. 1600x1000."));
-  opt("tab", "T", QObject::tr("Tab shown first: live or compare."));
+  opt("tab", "T", QObject::tr("Tab shown first: live, compare or runs."));
   flag("fresh", QObject::tr("Ignore the saved settings and window layout."));
+  opt("runs", "DIR", QObject::tr("Show the runs folder DIR in the Runs tab (default: the Settings' runs folder)."));
+  opt("overlay", "RUNS", QObject::tr("Draw these runs of the runs folder (names, comma-separated) over the Live charts."));
+  flag("group-seeds", QObject::tr("With --overlay: runs that differ only in the seed as their mean ± sd."));
+  opt("watch", "DIR", QObject::tr("Follow the run folder DIR live and read-only (a run that ampgan train, an MPI job or another "
+                                  "machine writes)."));
 
   if (!p.parse(args)) {
     *error = p.errorText() + QObject::tr("\nRun ampgan-studio --help for the options.");
@@ -120,6 +125,15 @@ std::optional<AppOptions> parse_app_options(const QStringList& args, QString* er
   o.compare = p.isSet(QStringLiteral("compare"));
   o.fresh_settings = p.isSet(QStringLiteral("fresh"));
   o.quit_after_screenshot = p.isSet(QStringLiteral("quit-after-screenshot"));
+  o.watch = p.value(QStringLiteral("watch"));
+  o.runs = p.value(QStringLiteral("runs"));
+  if (p.isSet(QStringLiteral("overlay")))
+    o.overlay = p.value(QStringLiteral("overlay")).split(QLatin1Char(','), Qt::SkipEmptyParts);
+  o.group_seeds = p.isSet(QStringLiteral("group-seeds"));
+  if (!o.watch.isEmpty() && (o.start || o.compare)) {
+    *error = QObject::tr("--watch follows another process's run: it cannot be combined with --start or --compare");
+    return std::nullopt;
+  }
   if (p.isSet(QStringLiteral("dataset"))) o.dataset = p.value(QStringLiteral("dataset")).toStdString();
   if (p.isSet(QStringLiteral("out"))) o.out = p.value(QStringLiteral("out")).toStdString();
   if (p.isSet(QStringLiteral("backend"))) {
@@ -197,8 +211,8 @@ std::optional<AppOptions> parse_app_options(const QStringList& args, QString* er
   }
   if (p.isSet(QStringLiteral("tab"))) {
     o.tab = p.value(QStringLiteral("tab")).toLower();
-    if (o.tab != QStringLiteral("live") && o.tab != QStringLiteral("compare")) {
-      *error = QObject::tr("--tab: use live or compare, not '%1'").arg(o.tab);
+    if (o.tab != QStringLiteral("live") && o.tab != QStringLiteral("compare") && o.tab != QStringLiteral("runs")) {
+      *error = QObject::tr("--tab: use live, compare or runs, not '%1'").arg(o.tab);
       return std::nullopt;
     }
   }

@@ -31,8 +31,12 @@ struct AppOptions {
   int64_t screenshot_step = 0; // ... once training reached this step (or the comparison finished)
   bool quit_after_screenshot = false;
   QSize size;                  // initial window size (empty: saved geometry)
-  QString tab;                 // "live" or "compare": the tab shown first
+  QString tab;                 // "live", "compare" or "runs": the tab shown first
   bool fresh_settings = false; // ignore saved settings (demos, screenshots)
+  QString watch;               // follow this run folder (another process writes it), read-only
+  QString runs;                // show this runs folder in the Runs tab
+  QStringList overlay;         // runs of that folder drawn over the Live charts
+  bool group_seeds = false;    // ... with seed groups as mean ± sd
 
   // Applies the run settings to cfg (validate() is the caller's business).
   void applyTo(RunConfig& cfg) const;

@@ -2,8 +2,11 @@
 
 #include <climits>
 
+#include <QComboBox>
 #include <QDialogButtonBox>
+#include <QDir>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -87,5 +90,46 @@ ExportSamplesDialog::ExportSamplesDialog(const QString& dir, int count, quint64 
 QString ExportSamplesDialog::dir() const { return dir_->text().trimmed(); }
 int ExportSamplesDialog::count() const { return count_->value(); }
 quint64 ExportSamplesDialog::seed() const { return static_cast<quint64>(seed_->value()); }
+
+ExportPlotsDialog::ExportPlotsDialog(const QString& folder, QWidget* parent) : QDialog(parent), folder_(folder) {
+  setWindowTitle(tr("Export all plots"));
+  auto* f = new QFormLayout(this);
+  kind_ = new QComboBox;
+  kind_->addItem(tr("One PDF, a page per chart"));
+  kind_->addItem(tr("One PNG with every chart (3 per row)"));
+  kind_->addItem(tr("A PNG per chart, into a folder"));
+  f->addRow(tr("Format"), kind_);
+  path_ = new QLineEdit(QDir(folder).filePath(QStringLiteral("plots.pdf")));
+  path_->setMinimumWidth(360);
+  f->addRow(tr("Save as"), path_row(path_, this, false, tr("PDF or PNG (*.pdf *.png)")));
+  connect(kind_, &QComboBox::currentIndexChanged, this, [this](int k) {
+    const QString name = k == 0 ? QStringLiteral("plots.pdf") : k == 1 ? QStringLiteral("plots.png") : QStringLiteral("plots");
+    path_->setText(QDir(QFileInfo(path_->text()).path()).filePath(name));
+  });
+  auto spin = [](int lo, int hi, int v, const QString& suffix) {
+    auto* s = new QSpinBox;
+    s->setRange(lo, hi);
+    s->setValue(v);
+    s->setSuffix(suffix);
+    return s;
+  };
+  w_ = spin(200, 10000, 1600, tr(" px"));
+  h_ = spin(150, 10000, 1000, tr(" px"));
+  dpi_ = spin(48, 1200, 96, tr(" dpi"));
+  dpi_->setToolTip(tr("Fonts and lines scale with it (96: as on screen; 192 for print at half the size)"));
+  f->addRow(tr("Width of one chart"), w_);
+  f->addRow(tr("Height of one chart"), h_);
+  f->addRow(tr("Resolution"), dpi_);
+  auto* b = new QDialogButtonBox(QDialogButtonBox::Save | QDialogButtonBox::Cancel);
+  connect(b, &QDialogButtonBox::accepted, this, &QDialog::accept);
+  connect(b, &QDialogButtonBox::rejected, this, &QDialog::reject);
+  f->addRow(b);
+}
+
+QString ExportPlotsDialog::path() const { return path_->text().trimmed(); }
+int ExportPlotsDialog::kind() const { return kind_->currentIndex(); }
+int ExportPlotsDialog::pixelWidth() const { return w_->value(); }
+int ExportPlotsDialog::pixelHeight() const { return h_->value(); }
+int ExportPlotsDialog::dpi() const { return dpi_->value(); }
 
 }  // namespace ampgan::ui

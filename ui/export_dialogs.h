@@ -5,6 +5,7 @@
 
 #include <QDialog>
 
+class QComboBox;
 class QLineEdit;
 class QSpinBox;
 
@@ -36,6 +37,25 @@ class ExportSamplesDialog : public QDialog {
   QLineEdit* dir_ = nullptr;
   QSpinBox* count_ = nullptr;
   QSpinBox* seed_ = nullptr;
+};
+
+// All charts: as one PDF (a page each), one grid PNG or a PNG each, at a size and DPI.
+class ExportPlotsDialog : public QDialog {
+  Q_OBJECT
+
+ public:
+  ExportPlotsDialog(const QString& folder, QWidget* parent = nullptr);
+  QString path() const;
+  int kind() const;  // RunExports::AllPlots
+  int pixelWidth() const;
+  int pixelHeight() const;
+  int dpi() const;
+
+ private:
+  QString folder_;
+  QLineEdit* path_ = nullptr;
+  QComboBox* kind_ = nullptr;
+  QSpinBox *w_ = nullptr, *h_ = nullptr, *dpi_ = nullptr;
 };
 
 }  // namespace ampgan::ui

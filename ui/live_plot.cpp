@@ -29,11 +29,6 @@ Log2Ticker::Log2Ticker() {
   setTickCount(4);  // every few powers of two, not a label per doubling
 }
 
-QString Log2Ticker::getTickLabel(double tick, const QLocale&, QChar, int) {
-  if (!(tick > 0)) return {};
-  return QStringLiteral("2^%1").arg(static_cast<int>(std::lround(std::log2(tick))));
-}
-
 namespace {
 QString compact(double v) {
   const double a = std::fabs(v);
@@ -47,6 +42,36 @@ QString compact(double v) {
   return QString::number(v, 'g', 3);
 }
 }  // namespace
+
+void Log2Ticker::generate(const QCPRange& range, const QLocale&, QChar, int, QVector<double>& ticks,
+                          QVector<double>* subTicks, QVector<QString>* tickLabels) {
+  ticks.clear();
+  if (subTicks) subTicks->clear();
+  if (tickLabels) tickLabels->clear();
+  const double lo = range.lower, hi = range.upper;
+  if (!(lo > 0) || !(hi > lo)) return;
+  const int e0 = static_cast<int>(std::ceil(std::log2(lo) - 1e-9)), e1 = static_cast<int>(std::floor(std::log2(hi) + 1e-9));
+  if (e1 < e0) {
+    // Narrower than one octave, no power of two inside: three plain numbers.
+    for (int i = 1; i <= 3; ++i) ticks << lo + (hi - lo) * i / 4;
+    if (tickLabels)
+      for (double t : ticks) *tickLabels << compact(t);
+    return;
+  }
+  const int every = std::max(1, static_cast<int>(std::ceil((e1 - e0 + 1) / static_cast<double>(tickCount()))));
+  for (int e = e0; e <= e1; ++e) {
+    if (e % every == 0) {
+      ticks << std::exp2(e);
+      if (tickLabels) *tickLabels << QStringLiteral("2^%1").arg(e);
+    } else if (subTicks) {
+      *subTicks << std::exp2(e);
+    }
+  }
+  if (ticks.isEmpty()) {  // the multiples of `every` all fell outside: label the lowest power
+    ticks << std::exp2(e0);
+    if (tickLabels) *tickLabels << QStringLiteral("2^%1").arg(e0);
+  }
+}
 
 void NiceLogTicker::generate(const QCPRange& range, const QLocale&, QChar, int, QVector<double>& ticks,
                              QVector<double>* subTicks, QVector<QString>* tickLabels) {
@@ -242,36 +267,69 @@ void LivePlot::addVerticalMarker(double x, const QString& label, const QColor& c
   }
   line->point1->setCoords(x, 0);
   line->point2->setCoords(x, 1);
-  line->setPen(QPen(color, 1.5, Qt::DashLine));
-  auto* text = new QCPItemText(this);
-  text->position->setTypeX(QCPItemPosition::ptPlotCoords);
-  text->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
-  // Successive labels step down so that switches close together stay readable.
-  text->position->setCoords(x, 0.01 + 0.09 * (markers_.size() % 3));
-  text->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
-  text->setText(label);
+  QColor faint_line = color;
+  faint_line.setAlpha(110);
+  line->setPen(QPen(faint_line, 1.0, Qt::DashLine));
+  line->setSelectable(false);
+  // The glyph sits in a strip above the data area (the axis rect's top margin), so however
+  // many switches there are, no label lies over a curve; hovering it (or the line) names it.
+  auto* glyph = new QCPItemText(this);
+  glyph->position->setTypeX(QCPItemPosition::ptPlotCoords);
+  glyph->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
+  glyph->position->setCoords(x, 0);
+  glyph->setPositionAlignment(Qt::AlignHCenter | Qt::AlignBottom);
+  glyph->setText(QStringLiteral("▼"));
   QFont f = font();
-  f.setPointSizeF(std::max(7.0, f.pointSizeF() - 1.5));
-  text->setFont(f);
-  text->setColor(color.darker(130));
-  text->setBrush(QColor(255, 255, 255, 210));
-  text->setPadding(QMargins(2, 0, 2, 0));
-  text->setClipToAxisRect(true);
-  markers_.push_back({line, text});
+  f.setPointSizeF(std::max(6.0, f.pointSizeF() - 3));
+  glyph->setFont(f);
+  glyph->setColor(color.darker(110));
+  glyph->setPadding(QMargins(0, 0, 0, 0));
+  glyph->setClipToAxisRect(false);
+  glyph->setSelectable(false);
+  if (axisRect()->minimumMargins().top() < kMarkerStrip) {
+    QMargins m = axisRect()->minimumMargins();
+    m.setTop(kMarkerStrip);
+    axisRect()->setMinimumMargins(m);
+  }
+  markers_.push_back({line, glyph, label, x});
   markDirty();
+}
+
+QString LivePlot::verticalMarkerGlyph(int i) const {
+  return i >= 0 && i < markers_.size() ? markers_[i].glyph->text() : QString();
+}
+
+QPointF LivePlot::verticalMarkerGlyphBottom(int i) {
+  if (i < 0 || i >= markers_.size()) return {};
+  return markers_[i].glyph->position->pixelPosition();
+}
+
+QString LivePlot::markerTextNear(double key, double tolerance) const {
+  QStringList out;
+  for (const Marker& m : markers_)
+    if (std::fabs(m.x - key) <= tolerance) out << m.label;
+  return out.join(QStringLiteral("\n"));
 }
 
 void LivePlot::clearVerticalMarkers() {
   for (const Marker& m : markers_) {
     removeItem(m.line);
-    removeItem(m.label);
+    removeItem(m.glyph);
   }
   markers_.clear();
   markDirty();
 }
 
+void LivePlot::removeSeries(QCPGraph* g) {
+  ranges_.remove(g);
+  kept_.remove(g);
+  removeGraph(g);
+  markDirty();
+}
+
 void LivePlot::clearAllData() {
   for (int i = 0; i < graphCount(); ++i) {
+    if (kept_.contains(graph(i))) continue;
     graph(i)->data()->clear();
     ranges_[graph(i)] = Range{};
   }
@@ -337,11 +395,46 @@ void LivePlot::refresh() {
   replot(QCustomPlot::rpQueuedReplot);
 }
 
-bool LivePlot::saveTo(const QString& path, int width, int height) {
+namespace {
+// Hides the hover marker and the crosshair for the lifetime of an export.
+struct HoverHidden {
+  QCPAbstractItem* items[2];
+  bool was[2];
+  HoverHidden(QCPAbstractItem* tracer, QCPAbstractItem* cross) : items{tracer, cross} {
+    for (int i = 0; i < 2; ++i) {
+      was[i] = items[i] && items[i]->visible();
+      if (items[i]) items[i]->setVisible(false);
+    }
+  }
+  ~HoverHidden() {
+    for (int i = 0; i < 2; ++i)
+      if (items[i]) items[i]->setVisible(was[i]);
+  }
+};
+}  // namespace
+
+bool LivePlot::saveTo(const QString& path, int width, int height, int dpi) {
   if (follow_) rescaleFollow();
+  const HoverHidden hidden(tracer_, cross_);
   if (path.endsWith(QStringLiteral(".pdf"), Qt::CaseInsensitive))
     return savePdf(path, width, height, QCP::epNoCosmetic, QStringLiteral("AMP GAN Studio"), title());
-  return savePng(path, width, height, 1.0, -1, 96);
+  const double scale = std::clamp(dpi, 48, 1200) / 96.0;
+  // savePng's size is in logical pixels, multiplied by scale: ask for the pixels wanted.
+  const int w = width > 0 ? static_cast<int>(std::lround(width / scale)) : 0;
+  const int h = height > 0 ? static_cast<int>(std::lround(height / scale)) : 0;
+  return savePng(path, w, h, scale, -1, std::clamp(dpi, 48, 1200));
+}
+
+void LivePlot::drawForExport(QCPPainter* painter, int width, int height) {
+  if (follow_) rescaleFollow();
+  const HoverHidden hidden(tracer_, cross_);
+  toPainter(painter, width, height);
+}
+
+QPixmap LivePlot::exportPixmap(int width, int height, double scale) {
+  if (follow_) rescaleFollow();
+  const HoverHidden hidden(tracer_, cross_);
+  return toPixmap(width, height, scale);
 }
 
 int LivePlot::pointCount(int i) const {
@@ -381,10 +474,14 @@ QString LivePlot::hoverText(double key) const {
     if (std::isnan(step)) step = it->key;
     const bool pow2 = g->valueAxis()->scaleType() == QCPAxis::stLogarithmic && log_base_ == 2;
     text += QStringLiteral("\n%1: %2").arg(g->name(), format_value(it->value, pow2));
-    if (points_only) text += QStringLiteral(" (step %1)").arg(static_cast<qint64>(it->key));
+    if (points_only && !key_is_time_) text += QStringLiteral(" (step %1)").arg(static_cast<qint64>(it->key));
   }
-  if (text.isEmpty()) return {};
-  return QStringLiteral("step %1").arg(static_cast<qint64>(step)) + text;
+  const QString marks = markerTextNear(key, px);
+  if (text.isEmpty()) return marks;
+  QString head = key_is_time_ ? QStringLiteral("t = %1 s").arg(step, 0, 'f', 1)
+                              : QStringLiteral("step %1").arg(static_cast<qint64>(step));
+  if (!marks.isEmpty()) head += QStringLiteral("\n") + marks;
+  return head + text;
 }
 
 void LivePlot::mouseMoveEvent(QMouseEvent* e) {
@@ -401,6 +498,18 @@ void LivePlot::mouseMoveEvent(QMouseEvent* e) {
     return;
   }
   if (!axisRect()->rect().contains(pos)) {
+    // The marker strip above the data: a glyph names its switch.
+    const QRect ar = axisRect()->rect();
+    if (!markers_.isEmpty() && pos.y() < ar.top() && pos.y() >= ar.top() - kMarkerStrip - 2 && pos.x() >= ar.left() &&
+        pos.x() <= ar.right()) {
+      const double key = xAxis->pixelToCoord(pos.x());
+      const double px = std::fabs(xAxis->pixelToCoord(6) - xAxis->pixelToCoord(0));
+      const QString marks = markerTextNear(key, px);
+      if (!marks.isEmpty()) {
+        QToolTip::showText(e->globalPosition().toPoint() + QPoint(10, 10), marks, this);
+        return;
+      }
+    }
     if (tracer_->visible()) {
       tracer_->setVisible(false);
       replot(rpQueuedReplot);
@@ -409,6 +518,7 @@ void LivePlot::mouseMoveEvent(QMouseEvent* e) {
     return;
   }
   const double key = xAxis->pixelToCoord(pos.x());
+  emit hovered(key);
   const QString text = hoverText(key);
   if (text.isEmpty()) {
     QToolTip::hideText();
@@ -445,8 +555,35 @@ void LivePlot::wheelEvent(QWheelEvent* e) {
   QCustomPlot::wheelEvent(e);
 }
 
+void LivePlot::setKeyIsTime(bool on) {
+  key_is_time_ = on;
+  xAxis->setLabel(on ? tr("wall time (s)") : tr("step"));
+  markDirty();
+}
+
+void LivePlot::setCrosshair(double key) {
+  if (std::isnan(key) && !cross_) return;
+  if (!cross_) {
+    cross_ = new QCPItemStraightLine(this);
+    for (QCPItemPosition* p : {cross_->point1, cross_->point2}) {
+      p->setTypeX(QCPItemPosition::ptPlotCoords);
+      p->setTypeY(QCPItemPosition::ptAxisRectRatio);
+    }
+    cross_->setPen(QPen(QColor(90, 90, 90, 150), 1.0, Qt::SolidLine));
+    cross_->setSelectable(false);
+  }
+  cross_key_ = key;
+  cross_->setVisible(!std::isnan(key));
+  if (!std::isnan(key)) {
+    cross_->point1->setCoords(key, 0);
+    cross_->point2->setCoords(key, 1);
+  }
+  if (isVisible()) replot(rpQueuedReplot);
+}
+
 void LivePlot::leaveEvent(QEvent* e) {
   QCustomPlot::leaveEvent(e);
+  emit hovered(NAN);
   if (tracer_->visible()) {
     tracer_->setVisible(false);
     replot(rpQueuedReplot);
@@ -493,7 +630,7 @@ void LivePlot::contextMenuEvent(QContextMenuEvent* e) {
     a->setCheckable(true);
     a->setChecked(log_base_ != 0);
     connect(a, &QAction::toggled, this, [this](bool on) {
-      setLogY(on ? 10 : 0);
+      setLogY(on ? log_toggle_base_ : 0);
       refresh();
     });
   }

@@ -18,12 +18,14 @@
 namespace ampgan::ui {
 
 // Log axis ticks labelled as powers of two ("2^16"): the loss scale lives on powers of two.
+// Ticks sit on whole powers of two only, so no two carry the same label (QCPAxisTickerLog put
+// several ticks inside one octave of a narrow axis, all rounded to "2^0"); an axis narrower than
+// one octave gets plain, distinct numbers.
 class Log2Ticker : public QCPAxisTickerLog {
  public:
   Log2Ticker();
-
- protected:
-  QString getTickLabel(double tick, const QLocale& locale, QChar formatChar, int precision) override;
+  void generate(const QCPRange& range, const QLocale& locale, QChar formatChar, int precision, QVector<double>& ticks,
+                QVector<double>* subTicks, QVector<QString>* tickLabels) override;
 };
 
 // Log-10 axis ticks that stay readable at any span: powers of ten over many decades, 1-2-5 over
@@ -47,6 +49,9 @@ class LivePlot : public QCustomPlot {
   // up to date, so following the run costs O(series), not O(points), per replot.
   void append(QCPGraph* g, double key, double value);
   void setSeriesData(QCPGraph* g, const QVector<double>& keys, const QVector<double>& values);
+  // Series that clearAllData() keeps (another run drawn over this one's).
+  void setKeptOnClear(QCPGraph* g) { kept_ << g; }
+  void removeSeries(QCPGraph* g);
   // Points only (no line): overflow markers and the like.
   QCPGraph* addMarkers(const QString& name, const QColor& color, QCPScatterStyle::ScatterShape shape,
                        double size = 7, bool right_axis = false);
@@ -54,16 +59,32 @@ class LivePlot : public QCustomPlot {
   // 0: linear; 2: log axis with "2^k" labels; 10: log axis. Non-positive values are not drawn.
   void setLogY(int base);
   int logBase() const { return log_base_; }
-  void setLogToggleAllowed(bool allowed) { log_toggle_ = allowed; }
+  // The context menu's "Logarithmic y axis" (on: back to `base`, 10 or 2).
+  void setLogToggleAllowed(bool allowed, int base = 10) {
+    log_toggle_ = allowed;
+    log_toggle_base_ = base;
+  }
+  bool logToggleAllowed() const { return log_toggle_; }
+  // x is wall time (seconds) instead of the step: the axis label and hover text say so.
+  void setKeyIsTime(bool on);
+  bool keyIsTime() const { return key_is_time_; }
+  // A vertical line at key (NaN: none), drawn on every chart at the key hovered in one of them
+  // when the panel links them (PlotsPanel::setCrosshair).
+  void setCrosshair(double key);
+  double crosshair() const { return cross_key_; }
   void setTitleToolTip(const QString& html) { title_tip_ = html; }
   // Shown in the middle of the chart while it has no data (e.g. how to turn evaluations on).
   void setEmptyText(const QString& text);
   QString emptyText() const;
   QString title() const;
 
-  // A vertical line at x with a label at its top (e.g. "FP32 -> FP16 AMP").
+  // A faint vertical line at x with a small glyph above the data area; the label (e.g.
+  // "FP32 -> FP16 AMP") is hover text, so markers close together never cover the curves.
   void addVerticalMarker(double x, const QString& label, const QColor& color);
   int verticalMarkerCount() const { return static_cast<int>(markers_.size()); }
+  QString verticalMarkerGlyph(int i) const;
+  QPointF verticalMarkerGlyphBottom(int i);  // pixel position of the glyph's lower edge
+  QString hoverTextAt(double key) const { return hoverText(key); }
   void clearVerticalMarkers();
   void clearAllData();  // every series and marker
 
@@ -75,14 +96,21 @@ class LivePlot : public QCustomPlot {
   bool follow() const { return follow_; }
   void setKeyLowerBound(double lower) { key_lower_ = lower; }
 
-  // By extension: .pdf vector, anything else PNG. width/height 0: the widget's size.
-  bool saveTo(const QString& path, int width = 0, int height = 0);
+  // By extension: .pdf vector, anything else PNG, at width x height pixels (0: the widget's
+  // size) and dpi (PNG metadata and scale of fonts and lines: 96 is 1:1). The hover marker is
+  // hidden while drawing, so an export never shows where the mouse happened to be.
+  bool saveTo(const QString& path, int width = 0, int height = 0, int dpi = 96);
+  // Draws the chart as it would be exported (no hover marker) into painter's w x h.
+  void drawForExport(QCPPainter* painter, int width, int height);
+  QPixmap exportPixmap(int width, int height, double scale = 1.0);
+  bool hoverVisible() const { return tracer_->visible(); }
   int pointCount(int graph_index) const;
   int pointCount(const QString& series_name) const;
   QCPGraph* series(const QString& name) const;
 
  signals:
   void maximizeRequested();
+  void hovered(double key);  // NaN: the mouse left the data area
 
  protected:
   virtual QString hoverText(double key) const;  // the hover tooltip at this x; empty: none
@@ -105,19 +133,28 @@ class LivePlot : public QCustomPlot {
  private:
   struct Marker {
     QCPItemStraightLine* line;
-    QCPItemText* label;
+    QCPItemText* glyph;
+    QString label;
+    double x;
   };
+  QString markerTextNear(double key, double tolerance) const;
   struct Range {
     double kmin = 0, kmax = 0, vmin = 0, vmax = 0, pmin = 0, pmax = 0;  // p: positive values only
     bool has = false, has_pos = false;
     void add(double k, double v);
   };
   bool overTitle(const QPoint& p) const;
+  static constexpr int kMarkerStrip = 11;  // px above the data area for switch glyphs
   QHash<const QCPGraph*, Range> ranges_;
+  QSet<const QCPGraph*> kept_;
   QVector<Marker> markers_;
   bool dirty_ = false;
   int log_base_ = 0;
   bool log_toggle_ = false;
+  int log_toggle_base_ = 10;
+  bool key_is_time_ = false;
+  QCPItemStraightLine* cross_ = nullptr;
+  double cross_key_ = NAN;
   double key_lower_ = 0;
   QString title_tip_;
 };

@@ -18,6 +18,7 @@
 #include "ui/app_options.h"
 #include "ui/training_worker.h"
 #include "ui/ui_types.h"
+#include "ui/window_settings.h"
 
 class QAction;
 class QComboBox;
@@ -32,9 +33,13 @@ class CompareView;
 class ConfigPanel;
 class RunController;
 class RunExports;
+class RunWatcher;
+class RunsPanel;
+class StatusFields;
 class StatusProgress;
 class EventLog;
 class PlotsPanel;
+class PrecisionActions;
 class SampleView;
 
 class MainWindow : public QMainWindow {
@@ -64,8 +69,17 @@ class MainWindow : public QMainWindow {
   bool exportMetricsCsv(const QString& path);
   bool exportPlot(const QString& id, const QString& path);
   void openRun(const QString& dir);  // async; runOpened() follows
+  // Follows a run folder another process writes, read-only (see RunWatcher); the training
+  // controls are off until stopWatching(), Open run or a new watch.
+  void watchRun(const QString& dir);
+  void stopWatching();
+  bool watching() const;
+  RunWatcher* watcher() const { return watcher_; }
   // false: busy, no folder, or the user declined dropping later history.
   bool resumeRun(const QString& dir, const QString& checkpoint = {});
+  // Continues from `checkpoint` in a new folder next to the run (ui/run_branch), which is left
+  // as it is; false (and reported) when the copy fails.
+  bool resumeRunAsBranch(const QString& dir, const QString& checkpoint);
   bool saveCheckpoint();
   bool grabWindow(const QString& png_path);
 
@@ -83,11 +97,13 @@ class MainWindow : public QMainWindow {
   SampleView* samples() const { return samples_; }
   EventLog* eventLog() const { return log_; }
   CompareView* compareView() const { return compare_; }
+  RunsPanel* runsPanel() const { return runs_panel_; }
   TrainingWorker* worker() const { return worker_; }
   StatusProgress* statusProgress() const { return progress_; }
   QTabWidget* tabs() const { return tabs_; }
   QAction* action(const QString& name) const;  // by objectName, e.g. "actionStart"
   RunController* runs() const { return runs_; }
+  RunExports* exports() const { return exports_; }
 
   TrainingWorker::State state() const { return state_; }
   bool busy() const { return state_ != TrainingWorker::State::Idle; }
@@ -114,6 +130,7 @@ class MainWindow : public QMainWindow {
   void connectWorker();
   void restoreSettings();
   void saveSettings();
+  WindowParts settingsParts();
   void updateActions();
   void showError(const UiError& e);
   void report(const QString& during, const QString& what, const QString& hint = {});
@@ -129,8 +146,11 @@ class MainWindow : public QMainWindow {
   void onLoading(int done, int total);
   void maybeScreenshot(bool run_ended);
 
+  void connectWatcher();  // main_window_watch.cpp
+  bool refusedWhileWatching();  // true (and a hint) while watching
+  void chooseAndWatchRun();
   void chooseAndOpenRun();
-  void chooseAndResumeCheckpoint();
+  void chooseAndResumeCheckpoint(bool branch = false);
   void chooseAndExportSamples();
   void showGlossary();
   void showAbout();
@@ -143,21 +163,23 @@ class MainWindow : public QMainWindow {
   SampleView* samples_ = nullptr;
   EventLog* log_ = nullptr;
   CompareView* compare_ = nullptr;
+  RunsPanel* runs_panel_ = nullptr;
+  bool runs_stale_ = false;  // a run ended since the Runs tab last read its folder
   QTabWidget* tabs_ = nullptr;
   QDockWidget *settings_dock_ = nullptr, *samples_dock_ = nullptr, *log_dock_ = nullptr;
-  QComboBox* precision_box_ = nullptr;
+  PrecisionActions* precision_ = nullptr;  // the one exclusive precision choice
   QAction *start_ = nullptr, *pause_ = nullptr, *step_act_ = nullptr, *stop_ = nullptr, *compare_act_ = nullptr,
           *checkpoint_ = nullptr, *export_grid_ = nullptr, *export_samples_ = nullptr, *export_csv_ = nullptr,
-          *export_plots_ = nullptr, *open_ = nullptr, *resume_ = nullptr, *resume_ckpt_ = nullptr, *quit_ = nullptr;
-  QList<QAction*> precision_actions_;
-  QLabel *st_state_ = nullptr, *st_device_ = nullptr, *st_step_ = nullptr, *st_ips_ = nullptr, *st_elapsed_ = nullptr,
-         *st_memory_ = nullptr, *st_precision_ = nullptr;
+          *export_plots_ = nullptr, *open_ = nullptr, *resume_ = nullptr, *resume_ckpt_ = nullptr, *resume_branch_ = nullptr, *quit_ = nullptr;
+  StatusFields* status_ = nullptr;  // the status bar's fields
   StatusProgress* progress_ = nullptr;
 
   TrainingWorker::State state_ = TrainingWorker::State::Idle;
   bool has_session_ = false;
   RunController* runs_ = nullptr;  // the current run every view refers to
   RunExports* exports_ = nullptr;   // grid, CSV and chart exports of that run
+  RunWatcher* watcher_ = nullptr;   // a run another process writes, when watching one
+  QAction *watch_ = nullptr, *unwatch_ = nullptr;
   bool closing_ = false;
   bool restored_layout_ = false;
   bool comparing_ = false;

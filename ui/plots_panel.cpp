@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <cmath>
 
+#include <QMenu>
 #include <QGridLayout>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QPushButton>
 #include <QScrollArea>
 #include <QSlider>
+#include <QToolButton>
 #include <QVBoxLayout>
 
 #include "ui/amp_glossary.h"
@@ -42,10 +44,25 @@ PlotsPanel::PlotsPanel(QWidget* parent) : QWidget(parent) {
   slider_label_ = new QLabel(QString::number(alpha_, 'f', 2));
   slider_label_->setMinimumWidth(32);
   connect(slider_, &QSlider::valueChanged, this, [this](int v) { setSmoothing(v / 100.0); });
-  auto* reset = new QPushButton(tr("Reset views"));
-  reset->setToolTip(tr("Show the whole run in every chart again (zooming or panning a chart stops it "
-                       "following the run; double-click a chart to reset only that one)"));
-  connect(reset, &QPushButton::clicked, this, &PlotsPanel::resetViews);
+  // "Reset views" with a drop-down for the axis options: one button's width on a small screen.
+  auto* reset = new QToolButton;
+  reset->setObjectName(QStringLiteral("plotsViewButton"));
+  reset->setText(tr("Reset views"));
+  reset->setPopupMode(QToolButton::MenuButtonPopup);
+  reset->setToolTip(tr("Show the whole run in every chart again (zooming or panning a chart stops it following the "
+                       "run; double-click a chart to reset only that one). The arrow: x axis and crosshair."));
+  connect(reset, &QToolButton::clicked, this, &PlotsPanel::resetViews);
+  auto* view_menu = new QMenu(reset);
+  x_time_ = view_menu->addAction(tr("x: wall time (else the step)"));
+  x_time_->setObjectName(QStringLiteral("plotsWallTime"));
+  x_time_->setCheckable(true);
+  x_time_->setToolTip(tr("The time charts' x axis: seconds since the run (or its resume) started"));
+  connect(x_time_, &QAction::toggled, this, &PlotsPanel::setWallTime);
+  cross_act_ = view_menu->addAction(tr("Crosshair on every chart"));
+  cross_act_->setObjectName(QStringLiteral("plotsCrosshair"));
+  cross_act_->setCheckable(true);
+  connect(cross_act_, &QAction::toggled, this, &PlotsPanel::setCrosshair);
+  reset->setMenu(view_menu);
   auto* hint = new QLabel(tr("wheel: zoom · drag: pan · double-click: reset · right-click: more"));
   hint->setToolTip(tr("Charts: the mouse wheel zooms, dragging pans, a double-click shows the whole run again, a "
                       "double-click on a title maximises that chart (and restores the grid), right-click for a log "
@@ -85,17 +102,22 @@ PlotsPanel::PlotsPanel(QWidget* parent) : QWidget(parent) {
   addCurve(dout, tr("D(x)"), QColor(44, 160, 44), [](const StepMetrics& m) { return m.d_real; }, true);
   addCurve(dout, tr("D(G(z))"), QColor(148, 103, 189), [](const StepMetrics& m) { return m.d_fake; }, true);
 
-  auto quality = makePlot(QStringLiteral("quality"), tr("Sample quality (SWD, FD)"), glossary::sample_quality());
+  // SWD and FD get a chart each: on two autoscaled axes of one chart their curves lay on top of
+  // each other and read as one.
+  auto quality = makePlot(QStringLiteral("quality"), tr("Sample quality: SWD"), glossary::sample_quality());
   swd_ = quality->addSeries(tr("SWD ×1e3"), QColor(23, 190, 207), Qt::SolidLine, 1.6);
   swd_->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 5));
-  fd_ = quality->addSeries(tr("FD (right)"), QColor(188, 189, 34), Qt::SolidLine, 1.6, true);
+  quality->setAxisLabels(tr("SWD ×1e3"));
+  auto fd = makePlot(QStringLiteral("fd"), tr("Sample quality: FD"), glossary::sample_quality());
+  fd_ = fd->addSeries(tr("FD"), QColor(160, 150, 20), Qt::DashLine, 1.6);
   fd_->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDiamond, 6));
-  quality->setAxisLabels(tr("SWD"), tr("FD"));
+  fd->setAxisLabels(tr("FD"));
   setEvaluationInterval(0);
 
   auto scale = makePlot(QStringLiteral("loss_scale"), tr("Loss scale and overflows"),
                         glossary::loss_scale() + QStringLiteral("<br><br>") + glossary::overflow());
   scale->setLogY(2);
+  scale->setLogToggleAllowed(true, 2);
   {
     QCPGraph* sd = scale->addSeries(tr("scale D"), color_d(), Qt::SolidLine, 1.6);
     sd->setLineStyle(QCPGraph::lsStepLeft);
@@ -122,6 +144,8 @@ PlotsPanel::PlotsPanel(QWidget* parent) : QWidget(parent) {
 
   hist_g_ = new HistogramPlot(QStringLiteral("G"), color_g());
   hist_d_ = new HistogramPlot(QStringLiteral("D"), color_d());
+  hist_g_->setObjectName(QStringLiteral("hist_g"));
+  hist_d_->setObjectName(QStringLiteral("hist_d"));
   for (HistogramPlot* h : {hist_g_, hist_d_})
     connect(h, &LivePlot::maximizeRequested, this, [this, h] { toggleMaximized(h); });
 
@@ -135,7 +159,7 @@ PlotsPanel::PlotsPanel(QWidget* parent) : QWidget(parent) {
   perf->setAxisLabels(tr("images/s"), tr("MiB"));
 
   // Grid order: what a loss curve does, then what AMP does, then histograms and cost.
-  cells_ = {loss, dout, quality, scale, norms, under, hist_g_, hist_d_, perf};
+  cells_ = {loss, dout, quality, fd, scale, norms, under, hist_g_, hist_d_, perf};
   layoutCells(3);
 
   timer_.setInterval(50);
@@ -146,6 +170,11 @@ PlotsPanel::PlotsPanel(QWidget* parent) : QWidget(parent) {
 LivePlot* PlotsPanel::makePlot(const QString& id, const QString& title, const QString& tooltip) {
   auto* p = new LivePlot(title);
   p->setTitleToolTip(tooltip);
+  p->setLogToggleAllowed(true);  // every time chart: log or linear y from its context menu
+  connect(p, &LivePlot::hovered, this, [this](double key) {
+    if (!crosshair_) return;
+    for (const QString& id : order_) plots_.value(id)->setCrosshair(key);
+  });
   p->setObjectName(id);
   plots_.insert(id, p);
   order_ << id;
@@ -190,14 +219,15 @@ void PlotsPanel::clear() {
 
 void PlotsPanel::addSwitch(const StepMetrics& prev, const StepMetrics& now) {
   const QString label = QStringLiteral("%1 → %2").arg(precision_label(prev.precision), precision_label(now.precision));
-  const double x = now.step - 0.5;  // between the last step in the old mode and the first in the new
+  // Between the last step in the old mode and the first in the new.
+  const double x = wall_time_ ? 0.5 * (prev.time_s + now.time_s) : now.step - 0.5;
   for (const QString& id : order_) plots_.value(id)->addVerticalMarker(x, label, QColor(60, 60, 60));
   ++switch_count_;
 }
 
 void PlotsPanel::appendRow(const StepMetrics& m) {
   if (!rows_.empty() && rows_.back().precision != m.precision) addSwitch(rows_.back(), m);
-  const double x = static_cast<double>(m.step);
+  const double x = keyOf(m);
   const double a = alpha_;
   for (Curve& c : curves_) {
     const double v = c.get(m);
@@ -215,12 +245,13 @@ void PlotsPanel::appendRow(const StepMetrics& m) {
   LivePlot* scale = plots_.value(QStringLiteral("loss_scale"));
   if (m.skipped_d) scale->append(over_d_, x, m.scale_d);
   if (m.skipped_g) scale->append(over_g_, x, m.scale_g);
-  LivePlot* q = plots_.value(QStringLiteral("quality"));
   if (!std::isnan(m.swd)) {
+    LivePlot* q = plots_.value(QStringLiteral("quality"));
     q->append(swd_, x, m.swd);
     q->markDirty();
   }
   if (!std::isnan(m.fd)) {
+    LivePlot* q = plots_.value(QStringLiteral("fd"));
     q->append(fd_, x, m.fd);
     q->markDirty();
   }
@@ -256,6 +287,7 @@ void PlotsPanel::setSmoothing(double alpha) {
     slider_->setValue(static_cast<int>(std::lround(alpha * 100)));
   }
   rebuildSmoothed();
+  if (!overlays_.empty()) drawOverlays();
   emit smoothingChanged(alpha_);
 }
 
@@ -274,12 +306,41 @@ void PlotsPanel::rebuildSmoothed() {
       c.ema_state = alpha_ * c.ema_state + (1 - alpha_) * v;
       ++c.ema_n;
       const double debias = 1 - std::pow(alpha_, c.ema_n);
-      keys << static_cast<double>(m.step);
+      keys << keyOf(m);
       values << (debias > 0 ? c.ema_state / debias : v);
     }
     c.plot->setSeriesData(c.ema, keys, values);
     c.plot->markDirty();
   }
+}
+
+void PlotsPanel::setWallTime(bool on) {
+  if (on == wall_time_) return;
+  wall_time_ = on;
+  if (x_time_->isChecked() != on) x_time_->setChecked(on);
+  // Every series is rebuilt with the other key: a settings change, not the live path.
+  // The histograms are per step, not per x: they stay as they are.
+  const std::vector<StepMetrics> rows = std::move(rows_);
+  rows_.clear();
+  for (Curve& c : curves_) {
+    c.ema_state = 0;
+    c.ema_n = 0;
+  }
+  switch_count_ = 0;
+  for (const QString& id : order_) {
+    plots_.value(id)->clearAllData();
+    plots_.value(id)->setKeyIsTime(on);
+  }
+  appendRows(rows);
+  if (!overlays_.empty()) drawOverlays();
+  resetViews();
+}
+
+void PlotsPanel::setCrosshair(bool on) {
+  crosshair_ = on;
+  if (cross_act_->isChecked() != on) cross_act_->setChecked(on);
+  if (!on)
+    for (const QString& id : order_) plots_.value(id)->setCrosshair(NAN);
 }
 
 void PlotsPanel::resetViews() {
@@ -323,7 +384,8 @@ void PlotsPanel::refreshNow() {
 
 void PlotsPanel::setEvaluationInterval(int every) {
   // "Set Evaluation under Settings" would mislead a run that evaluates but has not yet.
-  plots_.value(QStringLiteral("quality"))
+  for (const char* id : {"quality", "fd"})
+    plots_.value(QString::fromLatin1(id))
       ->setEmptyText(every > 0 ? tr("First evaluation at step %1\n(the first one on a dataset also trains\nthe "
                                     "feature classifier: see the status bar)")
                                      .arg(every)
@@ -340,7 +402,12 @@ void PlotsPanel::toggleMaximized(LivePlot* p) {
 void PlotsPanel::layoutCells(int columns) {
   columns_ = std::clamp(columns, 1, 3);
   for (QWidget* c : cells_) grid_->removeWidget(c);
-  for (int i = 0; i < cells_.size(); ++i) grid_->addWidget(cells_[i], i / columns_, i % columns_);
+  for (int i = 0; i < cells_.size(); ++i) {
+    // The last cell of an incomplete row takes the rest of it (no hole at the bottom right).
+    const bool last = i == cells_.size() - 1;
+    const int span = last ? columns_ - i % columns_ : 1;
+    grid_->addWidget(cells_[i], i / columns_, i % columns_, 1, span);
+  }
   const int rows = (static_cast<int>(cells_.size()) + columns_ - 1) / columns_;
   int max_row = -1, max_col = -1;
   if (maximized_) {

@@ -1,11 +1,12 @@
-// The live charts of one run, in a 3 x 3 grid: losses, D outputs, sample quality; loss scale with
-// overflow markers, gradient norms, underflow; the G and D gradient-exponent histograms and
-// throughput/memory. Rows arrive in batches (TrainingWorker); the panel appends them to every
+// The live charts of one run, in a grid of up to 3 columns: losses, D outputs, sample quality
+// (SWD and FD, a chart each); loss scale with overflow markers, gradient norms, underflow; the G
+// and D gradient-exponent histograms and throughput/memory. Rows arrive in batches (TrainingWorker); the panel appends them to every
 // chart (addData), marks precision switches on every time chart, and replots dirty, visible
 // charts from one timer (at most 20 times a second), whatever the step rate.
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include <QHash>
@@ -16,12 +17,22 @@
 #include "ui/histogram_plot.h"
 #include "ui/live_plot.h"
 
+class QAction;
 class QGridLayout;
 class QLabel;
 class QScrollArea;
 class QSlider;
 
 namespace ampgan::ui {
+
+// A run drawn over the current run's charts (ticked in the Runs panel), in its own colour on
+// every time chart. Several members: a seed group, drawn as their mean with a ± 1 sd band over
+// the steps all members logged.
+struct RunOverlay {
+  QString label;
+  QColor color;
+  std::vector<std::shared_ptr<const std::vector<StepMetrics>>> members;
+};
 
 class PlotsPanel : public QWidget {
   Q_OBJECT
@@ -35,6 +46,9 @@ class PlotsPanel : public QWidget {
   void appendRows(const std::vector<StepMetrics>& rows);
   void setHistory(const std::vector<StepMetrics>& rows);  // replaces everything (opened/resumed run)
   void setHistograms(int64_t step, const std::vector<float>& g, const std::vector<float>& d);
+  // Replaces the overlays (plots_overlay.cpp); they stay through clear() and new runs.
+  void setOverlays(const std::vector<RunOverlay>& overlays);
+  int overlayCount() const { return static_cast<int>(overlays_.size()); }
 
   // 0 (raw) .. 0.99 (very smooth); recomputes the smoothed curves.
   void setSmoothing(double alpha);
@@ -44,8 +58,15 @@ class PlotsPanel : public QWidget {
     timer_.setInterval(ms);
   }
   void resetViews();
+  // x = wall time (each row's time_s) instead of the step, on every time chart and overlay.
+  void setWallTime(bool on);
+  bool wallTime() const { return wall_time_; }
+  // Hovering one chart draws a vertical line at that x on all of them.
+  void setCrosshair(bool on);
+  bool crosshair() const { return crosshair_; }
 
-  // Charts by id: losses, d_outputs, quality, loss_scale, grad_norms, underflow, throughput.
+  // Charts by id: losses, d_outputs, quality (SWD), fd, loss_scale, grad_norms, underflow,
+  // throughput.
   LivePlot* plot(const QString& id) const { return plots_.value(id); }
   HistogramPlot* histogram(char network) const { return network == 'G' ? hist_g_ : hist_d_; }
   QList<LivePlot*> allPlots() const;  // including the histograms, in grid order
@@ -75,6 +96,8 @@ class PlotsPanel : public QWidget {
   void appendRow(const StepMetrics& m);
   void addSwitch(const StepMetrics& prev, const StepMetrics& now);
   void rebuildSmoothed();
+  void drawOverlays();
+  double keyOf(const StepMetrics& m) const { return wall_time_ ? m.time_s : static_cast<double>(m.step); }
   void onTick();
   void toggleMaximized(LivePlot* p);
   void layoutCells(int columns);  // the charts in a grid of 1-3 columns
@@ -97,8 +120,13 @@ class PlotsPanel : public QWidget {
   HistogramPlot* hist_d_ = nullptr;
   QCPGraph *over_d_ = nullptr, *over_g_ = nullptr, *swd_ = nullptr, *fd_ = nullptr;
   std::vector<Curve> curves_;
+  std::vector<RunOverlay> overlays_;
+  std::vector<std::pair<LivePlot*, QCPGraph*>> overlay_graphs_;
   std::vector<StepMetrics> rows_;
   double alpha_ = 0.9;
+  bool wall_time_ = false, crosshair_ = false;
+  QAction* x_time_ = nullptr;
+  QAction* cross_act_ = nullptr;
   int switch_count_ = 0;
   qint64 replots_ = 0;
   LivePlot* maximized_ = nullptr;

@@ -41,6 +41,10 @@ void RunController::setCurrent(const QString& dir, Origin origin) {
   emit currentRunChanged(dir_);
 }
 
+QString RunController::exportBase() const {
+  return hasRun() && origin_ != Origin::Watched ? dir_ : QDir::homePath();
+}
+
 bool RunController::canSample() const { return samePath(generator_dir_, dir_); }
 
 QString RunController::title() const {
@@ -54,15 +58,15 @@ QString RunController::title() const {
 
 QString RunController::gridExportPath(int64_t step) const {
   const QString name = QStringLiteral("grid_step_%1.png").arg(step, 6, 10, QChar('0'));
-  return QDir(hasRun() ? dir_ : QDir::homePath()).filePath(name);
+  return QDir(exportBase()).filePath(name);
 }
 
 QString RunController::samplesExportDir() const {
-  return hasRun() ? QDir(dir_).filePath(QStringLiteral("exported")) : QDir::homePath();
+  return origin_ == Origin::Watched ? QDir::homePath() : hasRun() ? QDir(dir_).filePath(QStringLiteral("exported")) : QDir::homePath();
 }
 
 QString RunController::metricsExportPath() const {
-  return QDir(hasRun() ? dir_ : QDir::homePath()).filePath(QStringLiteral("metrics-export.csv"));
+  return QDir(exportBase()).filePath(QStringLiteral("metrics-export.csv"));
 }
 
 QString RunController::metricsFile() const {

@@ -21,7 +21,7 @@ class RunController : public QObject {
   Q_OBJECT
 
  public:
-  enum class Origin { None, Trained, Compared, Opened };
+  enum class Origin { None, Trained, Compared, Opened, Watched };  // Watched: read-only
 
   explicit RunController(QObject* parent = nullptr);
   ~RunController() override;
@@ -44,7 +44,8 @@ class RunController : public QObject {
   bool canSample() const;
 
   QString title() const;  // the window title for the current run
-  // Defaults the export dialogs propose: inside the current run's folder (home without a run).
+  // Defaults the export dialogs propose: inside the current run's folder (home without a run,
+  // and for a watched run, whose folder belongs to another process).
   QString gridExportPath(int64_t step) const;
   QString samplesExportDir() const;
   QString metricsExportPath() const;
@@ -65,6 +66,8 @@ class RunController : public QObject {
   void currentRunChanged(const QString& dir);
 
  private:
+  QString exportBase() const;
+
   QString dir_;
   QString generator_dir_;
   Origin origin_ = Origin::None;

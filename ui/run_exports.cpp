@@ -69,12 +69,12 @@ bool RunExports::exportMetricsCsv(const QString& path) {
   return true;
 }
 
-bool RunExports::exportPlot(const QString& id, const QString& path) {
+bool RunExports::exportPlot(const QString& id, const QString& path, const PlotExportSize& size) {
   LivePlot* p = p_.plots->plot(id);
   if (!p && id == QStringLiteral("hist_g")) p = p_.plots->histogram('G');
   if (!p && id == QStringLiteral("hist_d")) p = p_.plots->histogram('D');
   if (!p) p = p_.compare->plot(id);
-  if (!p || !p->saveTo(path, std::max(p->width(), 640), std::max(p->height(), 400))) {
+  if (!p || !p->saveTo(path, size.width, size.height, size.dpi)) {
     p_.report(tr("exporting a plot"), tr("could not write %1").arg(path), tr("use a .png or .pdf name in a writable folder"));
     return false;
   }
@@ -97,15 +97,34 @@ void RunExports::chooseAndExportCsv() {
   if (!path.isEmpty()) exportMetricsCsv(path);
 }
 
-void RunExports::chooseAndExportPlots() {
-  const QString dir = QFileDialog::getExistingDirectory(p_.dialog_parent, tr("Folder for the plots"),
-                                                        p_.runs->hasRun() ? p_.runs->dir() : QDir::homePath());
-  if (dir.isEmpty()) return;
+int RunExports::exportAllPlots(const QString& path, AllPlots kind, const PlotExportSize& size) {
+  const QList<LivePlot*> plots = p_.plots->allPlots();
   int n = 0;
-  for (const QString& id : p_.plots->plotIds()) n += exportPlot(id, QDir(dir).filePath(id + QStringLiteral(".png")));
-  n += exportPlot(QStringLiteral("hist_g"), QDir(dir).filePath(QStringLiteral("hist_g.png")));
-  n += exportPlot(QStringLiteral("hist_d"), QDir(dir).filePath(QStringLiteral("hist_d.png")));
-  p_.log->addNote(QStringLiteral("export"), tr("%1 plots written to %2").arg(n).arg(dir));
+  if (kind == AllPlots::Pngs) {
+    QDir().mkpath(path);
+    for (LivePlot* p : plots) n += p->saveTo(QDir(path).filePath(p->objectName() + QStringLiteral(".png")), size.width,
+                                            size.height, size.dpi);
+  } else {
+    const bool ok = kind == AllPlots::Pdf ? export_plots_pdf(plots, path, size) : export_plots_grid_png(plots, path, 3, size);
+    n = ok ? static_cast<int>(plots.size()) : 0;
+  }
+  if (n == 0) {
+    p_.report(tr("exporting the plots"), tr("could not write %1").arg(path), tr("choose a writable place"));
+    return 0;
+  }
+  p_.log->addNote(QStringLiteral("export"), tr("%1 plots written to %2").arg(n).arg(path));
+  p_.status->showMessage(tr("%1 plots written to %2").arg(n).arg(path), 5000);
+  return n;
+}
+
+void RunExports::chooseAndExportPlots() {
+  ExportPlotsDialog d(p_.runs->hasRun() ? p_.runs->dir() : QDir::homePath(), p_.dialog_parent);
+  if (d.exec() != QDialog::Accepted || d.path().isEmpty()) return;
+  PlotExportSize size;
+  size.width = d.pixelWidth();
+  size.height = d.pixelHeight();
+  size.dpi = d.dpi();
+  exportAllPlots(d.path(), static_cast<AllPlots>(d.kind()), size);
 }
 
 }  // namespace ampgan::ui

@@ -8,6 +8,8 @@
 #include <QObject>
 #include <QString>
 
+#include "ui/plot_export.h"
+
 class QStatusBar;
 class QWidget;
 
@@ -38,7 +40,12 @@ class RunExports : public QObject {
 
   bool exportGrid(const QString& path, int factor);  // the grid shown in the Samples dock
   bool exportMetricsCsv(const QString& path);
-  bool exportPlot(const QString& id, const QString& path);
+  // One chart (ids as PlotsPanel's, plus hist_g/hist_d and the Compare tab's) at `size`.
+  bool exportPlot(const QString& id, const QString& path, const PlotExportSize& size = {});
+  // Every Live chart: kind Pdf (one page each), GridPng (one sheet, 3 per row) or Pngs (a file
+  // each into the folder `path`). Returns how many charts were written.
+  enum class AllPlots { Pdf, GridPng, Pngs };
+  int exportAllPlots(const QString& path, AllPlots kind, const PlotExportSize& size = {});
 
   void chooseAndExportGrid();
   void chooseAndExportCsv();

@@ -29,7 +29,7 @@ int64_t run_replica(Communicator& comm, const RunConfig* own) {
   trainer.set_iteration(start);
   data::BatchLoader loader(set, cfg.batch, cfg.seed, h.at("batches_consumed").get<int64_t>());
   while (dp.next_step()) {
-    trainer.step(dp.slice(loader.next()));
+    trainer.step([&] { return dp.slice(loader.next()); });  // n_dis batches, as on rank 0
     trainer.collect();
   }
   trainer.collect(true);

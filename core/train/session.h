@@ -19,6 +19,8 @@
 #include "core/io/atomic_file.h"
 #include "core/io/image_io.h"
 #include "core/io/run_lock.h"
+#include "core/train/alerts.h"
+#include "core/train/layers_log.h"
 #include "core/train/run_config.h"
 #include "core/train/run_event.h"
 #include "core/train/trainer.h"
@@ -110,11 +112,11 @@ class Session {
   void trim_logs(int64_t step);
 
   void take_lock(const SessionOptions& opt);
+  // A "warning" event naming the stale temporary files removed at start (sweep_stale_temporaries).
+  void report_swept(const std::vector<std::filesystem::path>& swept, int64_t step);
   // Data-parallel start (core/train/session_parallel.cpp): the ranks check their settings and
   // take rank 0's state; returns what to tell the user.
   std::vector<std::string> start_parallel(int64_t step, int64_t batches_consumed, int previous_world_size);
-  // A "warning" event naming the stale temporary files removed at start (sweep_stale_temporaries).
-  void report_swept(const std::vector<std::filesystem::path>& swept, int64_t step);
 
   // First member, so it is released last, after the logs are closed.
   std::unique_ptr<io::RunLock> lock_;
@@ -128,6 +130,8 @@ class Session {
   std::unique_ptr<metrics::Evaluator> evaluator_;
   std::unique_ptr<dist::DataParallel> parallel_;
   std::unique_ptr<io::AppendLog> metrics_log_, events_log_;
+  std::unique_ptr<LayersLog> layers_log_;  // layers.csv
+  AlertMonitor alerts_;
   SessionListener* listener_ = nullptr;
   std::vector<float> fixed_latents_;
   double time_offset_ = 0;  // seconds trained before a resume
