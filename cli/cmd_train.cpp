@@ -179,10 +179,7 @@ Args train_args(const std::string& command = "train", const std::string& usage =
                                         std::string(28, ' ') + "(50; 0 = only on overflow steps, which always get them)")
       .option("config", "FILE", "read settings from a JSON file (keys as in a run's config.json);\n" +
                                     std::string(28, ' ') + "options given here override it")
-      .flag("quiet", "print only errors and the final line")
-      .section("Several ranks (mpirun -np N ampgan train ...)")
-      .option("collective-timeout", "S", "seconds a rank waits for the others in a collective before it\n" +
-                                             std::string(28, ' ') + "stops the run (120; README.md, 'Training on several devices')");
+      .flag("quiet", "print only errors and the final line");
   return a;
 }
 
@@ -308,6 +305,9 @@ void start_ranks(const Args& a, std::unique_ptr<dist::Communicator>& comm) {
 
 int cmd_train(int argc, char** argv) {
   Args a = train_args();
+  a.section("Several ranks (mpirun -np N ampgan train ...)")
+      .option("collective-timeout", "S", "seconds a rank waits for the others in a collective before it\n" +
+                                             std::string(28, ' ') + "stops the run (120; README.md, 'Training on several devices')");
   std::unique_ptr<dist::Communicator> comm;
   return guarded_ranks("train", comm, [&] {
     if (!a.parse_or_help(argc, argv, 2)) return 0;
