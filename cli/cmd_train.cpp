@@ -10,6 +10,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/guard.h"
+#include "core/dist/replica.h"
 #include "core/io/atomic_file.h"
 #include "core/run/compare.h"
 #include "core/run/run_summary.h"
@@ -120,16 +121,18 @@ Args train_args(const std::string& command = "train", const std::string& usage =
                 const std::string& summary = kTrainSummary) {
   Args a(command, usage, summary);
   a.section("Data")
-      .option("dataset", "D", "synthetic (default), fashion-mnist, mnist, an IDX file or an image folder")
+      .option("dataset", "D", "synthetic (default), fashion-mnist, mnist, an IDX file, an image folder or a zip\n"
+                                "of images (StyleGAN dataset_tool's layout, optional dataset.json labels)")
       .option("nc", "C", "image channels: 1 or 3 (default: the dataset's own)")
       .option("synthetic-count", "N", "images in the synthetic dataset (10000)")
       .section("Model and optimiser")
       .option("model", "M", "dcgan (default) or resnet (SNGAN/BigGAN-style, spectrally normalised D; also sets\n"
-                            "hinge loss, lr-g 0.0001, lr-d 0.0004, beta1 0 unless given)")
+                            "hinge loss, lr-g 0.0001, lr-d 0.0004, beta1 0, n-dis 5 and an EMA unless given)")
       .option("res", "R", "resolution: 32 (default), 64 or 128")
       .option("width", "W", "network width, DCGAN's ngf/ndf (64)")
       .option("batch", "B", "batch size (64)")
-      .option("steps", "N", "training steps, one D and one G update each (2000)")
+      .option("steps", "N", "training steps, n-dis D updates and one G update each (2000)")
+      .option("n-dis", "N", "D updates per G update, each on its own real batch (1; resnet: 5)")
       .option("loss", "L", "bce (BCE with logits, default) or hinge")
       .option("lr", "LR", "learning rate of both networks (0.0002)")
       .option("lr-g", "LR", "generator learning rate")
@@ -158,11 +161,17 @@ Args train_args(const std::string& command = "train", const std::string& usage =
       .option("name", "NAME", "run name used in the default folder")
       .option("sample-every", "N", "write a sample grid every N steps (100; 0 = only at the end)")
       .option("checkpoint-every", "N", "write a checkpoint every N steps (1000; 0 = only at the end)")
+      .option("keep-checkpoints", "N", "keep the newest N checkpoints plus every 10th interval's (5; 0 = all)")
       .option("eval-every", "N", "sample-quality metrics every N steps (0 = never)")
       .option("eval-samples", "N", "images per evaluation (1024)")
+      .option("layers-every", "N", "per-layer gradient statistics to layers.csv every N steps\n" +
+                                        std::string(28, ' ') + "(50; 0 = only on overflow steps, which always get them)")
       .option("config", "FILE", "read settings from a JSON file (keys as in a run's config.json);\n" +
                                     std::string(28, ' ') + "options given here override it")
-      .flag("quiet", "print only errors and the final line");
+      .flag("quiet", "print only errors and the final line")
+      .section("Several ranks (mpirun -np N ampgan train ...)")
+      .option("collective-timeout", "S", "seconds a rank waits for the others in a collective before it\n" +
+                                             std::string(28, ' ') + "stops the run (120; README.md, 'Training on several devices')");
   return a;
 }
 
@@ -193,6 +202,7 @@ RunConfig config_from(const Args& a) {
       c.lr_g = 1e-4f;
       c.lr_d = 4e-4f;
       c.beta1 = 0.0f;
+      c.n_dis = 5;
     }
   }
   whole("nc", "channels");
@@ -201,6 +211,7 @@ RunConfig config_from(const Args& a) {
   whole("width", "width");
   whole("batch", "batch");
   whole("steps", "steps");
+  whole("n-dis", "n_dis");
   if (a.has("loss")) c.loss = parse_loss(a.str("loss"));
   real("lr", "lr");  // both networks, before --lr-g and --lr-d
   real("lr-g", "lr_g");
@@ -231,8 +242,10 @@ RunConfig config_from(const Args& a) {
   if (a.has("name")) c.name = a.str("name");
   whole("sample-every", "sample_every");
   whole("checkpoint-every", "checkpoint_every");
+  whole("keep-checkpoints", "keep_checkpoints");
   whole("eval-every", "eval_every");
   whole("eval-samples", "eval_samples");
+  whole("layers-every", "layers_every");
   return c;
 }
 
@@ -254,17 +267,46 @@ int drive(Session& s, Progress& progress) {
 
 }  // namespace
 
+// Under mpirun (world() is nullptr otherwise): rank 0 runs the Session, the others follow it. An
+// error that only this rank saw ends every rank (the others would wait in a collective); one that
+// every rank raised (dist::CollectiveError) lets each print it and stop normally.
+template <typename F>
+int guarded_ranks(const char* command, std::unique_ptr<dist::Communicator>& comm, F&& body) {
+  bool collective = false;
+  const int rc = guarded(command, [&] {
+    try {
+      return body();
+    } catch (const dist::CollectiveError&) {
+      collective = true;
+      throw;
+    }
+  });
+  if (comm && rc != 0 && rc != 130 && !collective) comm->abort(rc);
+  return rc;
+}
+
+void start_ranks(const Args& a, std::unique_ptr<dist::Communicator>& comm) {
+  const double timeout = a.real("collective-timeout", dist::kDefaultTimeoutS);
+  if (!(timeout > 0) || timeout > 1e6)
+    throw UsageError("the collective timeout must lie in (0, 1e6] seconds", "--collective-timeout", "the default is 120");
+  comm = dist::world(timeout);
+}
+
 int cmd_train(int argc, char** argv) {
   Args a = train_args();
-  return guarded("train", [&] {
+  std::unique_ptr<dist::Communicator> comm;
+  return guarded_ranks("train", comm, [&] {
     if (!a.parse_or_help(argc, argv, 2)) return 0;
     install_signal_handlers();
     if (!a.positional().empty())
       throw UsageError("unexpected argument '" + a.positional()[0] + "'", "ampgan train", "options start with --");
     const RunConfig cfg = config_from(a);
+    start_ranks(a, comm);
+    if (comm && comm->rank() > 0) return dist::run_replica(*comm, &cfg), 0;
     Progress progress(cfg.steps, a.has("quiet"));
     SessionOptions opt;
     opt.listener = &progress;
+    opt.comm = comm.get();
     auto session = Session::create(cfg, opt);
     return drive(*session, progress);
   });
@@ -277,15 +319,20 @@ int cmd_resume(int argc, char** argv) {
   a.option("steps", "N", "train until step N")
       .option("checkpoint", "FILE", "continue from this checkpoint of the run instead of the newest; later\n" +
                                         std::string(28, ' ') + "checkpoints and the logs are moved to checkpoints/superseded-*")
-      .flag("quiet", "print only errors and the final line");
-  return guarded("resume", [&] {
+      .flag("quiet", "print only errors and the final line")
+      .option("collective-timeout", "S", "under mpirun: seconds a rank waits for the others in a collective (120)");
+  std::unique_ptr<dist::Communicator> comm;
+  return guarded_ranks("resume", comm, [&] {
     if (!a.parse_or_help(argc, argv, 2)) return 0;
     install_signal_handlers();
     if (a.positional().size() != 1)
       throw UsageError("resume takes one run folder", "ampgan resume", "usage: ampgan resume RUN_DIR [--steps N]");
+    start_ranks(a, comm);
+    if (comm && comm->rank() > 0) return dist::run_replica(*comm, nullptr), 0;
     Progress progress(0, a.has("quiet"));
     SessionOptions opt;
     opt.listener = &progress;
+    opt.comm = comm.get();
     auto session = Session::resume(a.positional()[0], a.integer("steps", 0), opt, a.str("checkpoint"));
     progress.set_total(session->config().steps);
     return drive(*session, progress);

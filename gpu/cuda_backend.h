@@ -21,4 +21,10 @@ std::unique_ptr<Backend> gpu_make_backend(int device_index);
 // with a separate multiply and add may differ by an ulp. False for a non-CUDA backend.
 bool gpu_fma_contraction(Backend& backend);
 
+// CudaPluginApi::make_nccl (gpu/cuda_nccl.cpp).
+namespace dist {
+class Communicator;
+}
+dist::Communicator* gpu_make_nccl(Backend& backend, dist::Communicator& bootstrap, std::string* why);
+
 }  // namespace ampgan

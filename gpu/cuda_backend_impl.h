@@ -120,6 +120,7 @@ class CudaBackend final : public Backend, private Allocator {
   bool fma_contraction();
 
   int device() const { return device_; }
+  cudaStream_t stream() const { return stream_; }  // for NCCL (gpu/cuda_nccl.cpp)
 
  private:
   // Scratch buffers, grow-only, allocated eagerly (never during capture).

@@ -4,6 +4,6 @@
 
 extern "C" __attribute__((visibility("default"))) const ampgan::CudaPluginApi* ampgan_cuda_plugin_api() {
   static const ampgan::CudaPluginApi api{ampgan::kCudaPluginAbi, &ampgan::gpu_list_devices, &ampgan::gpu_make_backend,
-                                         &ampgan::gpu_fma_contraction};
+                                         &ampgan::gpu_fma_contraction, &ampgan::gpu_make_nccl};
   return &api;
 }

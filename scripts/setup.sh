@@ -7,7 +7,8 @@
 #   scripts/setup.sh --dev    also what the tests and benchmarks use: PyTorch (the peer and the
 #                             export check), desktop-file-utils, appstream, lintian, Xvfb
 #
-# The CUDA backend is built when the CUDA toolkit (with cuDNN) is at /usr/local/cuda or on
+# openmpi-bin and libopenmpi-dev build multi-rank training (mpirun -np N ampgan train) and its
+# tests; without them the build leaves it out. The CUDA backend is built when the CUDA toolkit (with cuDNN) is at /usr/local/cuda or on
 # PATH; it is not a Debian package, so this script does not install it.
 set -euo pipefail
 
@@ -15,7 +16,8 @@ packages=(
   g++ cmake ninja-build pkg-config
   qt6-base-dev libqcustomplot-dev libqcustomplot2.1-qt6
   libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev
-  libopenblas-dev zlib1g-dev nlohmann-json3-dev libcli11-dev libgtest-dev
+  libopenblas-dev zlib1g-dev libzip-dev nlohmann-json3-dev libcli11-dev libgtest-dev
+  openmpi-bin libopenmpi-dev
   dataset-fashion-mnist
 )
 if [[ "${1:-}" == "--dev" ]]; then

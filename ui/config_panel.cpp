@@ -138,7 +138,7 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
     model_->addItem(tr("ResNet (SNGAN/BigGAN)"), QString::fromLatin1(model_family_name(ModelFamily::ResNet)));
     model_->setToolTip(tr("DCGAN: transposed convolutions, batch norm. ResNet: residual blocks, spectral norm on "
                           "every discriminator weight (its sigma stays FP32 in every precision); choosing it sets "
-                          "SNGAN's recipe: hinge loss, LR G 1e-4, LR D 4e-4, beta1 0."));
+                          "SNGAN's recipe: hinge loss, LR G 1e-4, LR D 4e-4, beta1 0, 5 D steps per G step."));
     f->addRow(tr("Model"), model_);
     res_ = new QComboBox;
     for (int r : {32, 64, 128}) res_->addItem(QStringLiteral("%1 × %1").arg(r), r);
@@ -189,8 +189,12 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
     seed_ = spin(0, INT_MAX, 0, tr("Seed of the initial weights, the data order and the latents. The same seed "
                                    "gives the same run (bit-identical on the CPU)."));
     f->addRow(tr("Seed"), seed_);
+    n_dis_ = spin(1, 100, 1, tr("Discriminator updates per generator update, each on its own real batch "
+                                "(DCGAN: 1, SNGAN: 5)"));
+    n_dis_->setObjectName(QStringLiteral("nDis"));
+    f->addRow(tr("D steps per G step"), n_dis_);
     v->addWidget(g);
-    locked_while_running_ << beta1_ << beta2_ << seed_;
+    locked_while_running_ << beta1_ << beta2_ << seed_ << n_dis_;
     // Picking the ResNet applies SNGAN's recipe, as `ampgan train --model resnet` does; the
     // fields stay editable afterwards.
     connect(model_, &QComboBox::currentIndexChanged, this, [this] {
@@ -199,6 +203,7 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
       lr_g_->setValue(1e-4);
       lr_d_->setValue(4e-4);
       beta1_->setValue(0.0);
+      n_dis_->setValue(5);
     });
   }
 
@@ -285,6 +290,11 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
                                 "one)"),
                              tr("at the end"));
     f->addRow(tr("Checkpoints"), checkpoint_every_);
+    keep_checkpoints_ = spin(0, 1000000, 5,
+                             tr("Keep the newest N checkpoints, plus one every ten checkpoint intervals; older ones "
+                                "are deleted as new ones are written (0: keep all)"),
+                             tr("all"));
+    f->addRow(tr("Keep checkpoints"), keep_checkpoints_);
     eval_every_ = spin(0, 10000000, 0, glossary::sample_quality() + tr("<br>0: never. Costs time: a few hundred "
                                                                        "steps is a good interval."),
                        tr("never"));
@@ -311,7 +321,7 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
     name_->setPlaceholderText(tr("default: <dataset>-<precision>"));
     f->addRow(tr("Run name"), name_);
     v->addWidget(g);
-    locked_while_running_ << sample_every_ << checkpoint_every_ << eval_every_ << eval_samples_ << hist_every_
+    locked_while_running_ << sample_every_ << checkpoint_every_ << keep_checkpoints_ << eval_every_ << eval_samples_ << hist_every_
                           << runs_root_ << rb << name_;
   }
   v->addStretch(1);
@@ -459,6 +469,7 @@ RunConfig ConfigPanel::config() const {
   c.beta1 = static_cast<float>(beta1_->value());
   c.beta2 = static_cast<float>(beta2_->value());
   c.seed = static_cast<uint64_t>(seed_->value());
+  c.n_dis = n_dis_->value();
   c.precision = precision();
   c.bf16_loss_scaling = bf16_scaling_->isChecked();
   c.use_graphs = graphs_->isChecked();
@@ -475,6 +486,7 @@ RunConfig ConfigPanel::config() const {
   c.gpu = dev.startsWith(QStringLiteral("cuda:")) ? dev.section(':', 1).toInt() : 0;
   c.sample_every = sample_every_->value();
   c.checkpoint_every = checkpoint_every_->value();
+  c.keep_checkpoints = keep_checkpoints_->value();
   c.eval_every = eval_every_->value();
   c.eval_samples = eval_samples_->value();
   c.hist_every = hist_every_->value();
@@ -514,6 +526,7 @@ void ConfigPanel::setConfig(const RunConfig& c) {
   beta1_->setValue(c.beta1);
   beta2_->setValue(c.beta2);
   seed_->setValue(static_cast<int>(std::min<uint64_t>(c.seed, INT_MAX)));
+  n_dis_->setValue(c.n_dis);
   precision_->setCurrentIndex(precision_->findData(static_cast<int>(c.precision)));
   bf16_scaling_->setChecked(c.bf16_loss_scaling);
   graphs_->setChecked(c.use_graphs);
@@ -536,6 +549,7 @@ void ConfigPanel::setConfig(const RunConfig& c) {
   device_->setCurrentIndex(dev >= 0 ? dev : 0);
   sample_every_->setValue(c.sample_every);
   checkpoint_every_->setValue(c.checkpoint_every);
+  keep_checkpoints_->setValue(c.keep_checkpoints);
   eval_every_->setValue(c.eval_every);
   eval_samples_->setValue(c.eval_samples);
   hist_every_->setValue(c.hist_every);

@@ -89,6 +89,7 @@ class ConfigPanel : public QWidget {
   QDoubleSpinBox* beta1_ = nullptr;
   QDoubleSpinBox* beta2_ = nullptr;
   QSpinBox* seed_ = nullptr;
+  QSpinBox* n_dis_ = nullptr;
   QComboBox* precision_ = nullptr;
   QCheckBox* bf16_scaling_ = nullptr;
   QCheckBox* graphs_ = nullptr;
@@ -104,6 +105,7 @@ class ConfigPanel : public QWidget {
   QLabel* device_note_ = nullptr;
   QSpinBox* sample_every_ = nullptr;
   QSpinBox* checkpoint_every_ = nullptr;
+  QSpinBox* keep_checkpoints_ = nullptr;
   QSpinBox* eval_every_ = nullptr;
   QSpinBox* eval_samples_ = nullptr;
   QSpinBox* hist_every_ = nullptr;

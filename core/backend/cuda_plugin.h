@@ -12,9 +12,13 @@
 
 namespace ampgan {
 
+namespace dist {
+class Communicator;
+}
+
 // Bumped whenever Backend's virtual functions change: a plugin built against another table of
 // them must be refused, not called.
-constexpr int kCudaPluginAbi = 2;
+constexpr int kCudaPluginAbi = 3;
 
 // What the plugin exports, through extern "C" ampgan_cuda_plugin_api().
 struct CudaPluginApi {
@@ -22,6 +26,10 @@ struct CudaPluginApi {
   std::vector<GpuInfo> (*list_gpus)(std::string* why_none);
   std::unique_ptr<Backend> (*make_backend)(int device_index);
   bool (*fma_contraction)(Backend& backend);  // for the parity tests
+  // Collective over `bootstrap`'s ranks: an NCCL communicator for the CUDA tensors of `backend`,
+  // on its stream (gpu/cuda_nccl.cpp); nullptr on every rank, *why saying why, where any rank
+  // has no NCCL (not compiled in, or libnccl.so.2 missing).
+  dist::Communicator* (*make_nccl)(Backend& backend, dist::Communicator& bootstrap, std::string* why);
 };
 
 // The loaded plugin (loaded once), or nullptr with *why saying why: not built, not found, or

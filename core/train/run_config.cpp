@@ -1,11 +1,13 @@
 #include "core/train/run_config.h"
 
 #include <cmath>
+#include <tuple>
 #include <limits>
 #include <filesystem>
 
 #include "core/amp/loss_scaler.h"
 #include "core/common/error.h"
+#include "core/common/utf8.h"
 
 namespace ampgan {
 
@@ -36,6 +38,7 @@ nlohmann::json RunConfig::to_json() const {
   j["lr_d"] = lr_d;
   j["beta1"] = beta1;
   j["beta2"] = beta2;
+  j["n_dis"] = n_dis;
   j["ema_decay"] = ema_decay;
   j["ema_rampup"] = ema_rampup;
   j["seed"] = seed;
@@ -50,10 +53,13 @@ nlohmann::json RunConfig::to_json() const {
   j["cuda_graphs"] = use_graphs;
   j["sample_every"] = sample_every;
   j["checkpoint_every"] = checkpoint_every;
+  j["keep_checkpoints"] = keep_checkpoints;
   j["eval_every"] = eval_every;
   j["eval_samples"] = eval_samples;
   j["hist_every"] = hist_every;
+  j["layers_every"] = layers_every;
   j["name"] = name;
+  j["world_size"] = world_size;
   return j;
 }
 
@@ -84,14 +90,17 @@ const IntSetting kIntSettings[] = {
     {"res", "--res", 32, 128, "use 32, 64 or 128", AMPGAN_INT_FIELD(res)},
     {"width", "--width", 1, 1024, "DCGAN uses 64", AMPGAN_INT_FIELD(width)},
     {"batch", "--batch", 2, 65536, "batch norm needs two samples; DCGAN uses 64", AMPGAN_INT_FIELD(batch)},
+    {"n_dis", "--n-dis", 1, 100, "DCGAN uses 1, SNGAN 5", AMPGAN_INT_FIELD(n_dis)},
     {"steps", "--steps", 1, kMaxSteps, "the default is 2000", AMPGAN_INT_FIELD(steps)},
     {"gpu", "--gpu", 0, 1023, "'ampgan devices' lists the GPUs", AMPGAN_INT_FIELD(gpu)},
     {"growth_interval", "--growth-interval", 1, kIntMax, "the default is 2000", AMPGAN_INT_FIELD(scaler.growth_interval)},
     {"sample_every", "--sample-every", 0, kIntMax, "0 means only at the end", AMPGAN_INT_FIELD(sample_every)},
     {"checkpoint_every", "--checkpoint-every", 0, kIntMax, "0 means only at the end", AMPGAN_INT_FIELD(checkpoint_every)},
+    {"keep_checkpoints", "--keep-checkpoints", 0, kIntMax, "0 keeps every checkpoint", AMPGAN_INT_FIELD(keep_checkpoints)},
     {"eval_every", "--eval-every", 0, kIntMax, "0 means never", AMPGAN_INT_FIELD(eval_every)},
     {"eval_samples", "--eval-samples", 2, 1'000'000, "use 1024 or more for stable numbers", AMPGAN_INT_FIELD(eval_samples)},
     {"hist_every", "hist_every", 0, kIntMax, "0 means never", AMPGAN_INT_FIELD(hist_every)},
+    {"layers_every", "--layers-every", 0, kIntMax, "0 means on overflow steps only", AMPGAN_INT_FIELD(layers_every)},
 };
 #undef AMPGAN_INT_FIELD
 
@@ -210,6 +219,8 @@ void RunConfig::apply_json(const nlohmann::json& j, const std::string& source) {
       else if (k == "cuda_graphs") use_graphs = v.get<bool>();
       else if (k == "name") name = v.get<std::string>();
       else if (k == "out") out_dir = v.get<std::string>();
+      else if (k == "world_size")
+        world_size = whole_number<int>(v, k, "'" + k + "' in " + source, 1, 1 << 20, "it records how many ranks trained the run");
       else throw Error("unknown setting '" + k + "'", source, "check the spelling; README.md lists the keys");
     } catch (const nlohmann::json::exception&) {
       throw Error("setting '" + k + "' has the wrong type (" + v.dump() + ")", source,
@@ -220,6 +231,8 @@ void RunConfig::apply_json(const nlohmann::json& j, const std::string& source) {
 
 RunConfig RunConfig::from_json(const nlohmann::json& j, const std::string& source) {
   RunConfig c;
+  // A run started before checkpoints were pruned expects to keep them all.
+  if (j.is_object() && !j.contains("keep_checkpoints")) c.keep_checkpoints = 0;
   c.apply_json(j, source);
   return c;
 }
@@ -264,6 +277,16 @@ void RunConfig::validate() const {
   if (eval_every > 0 && eval_samples < 64)
     throw Error("evaluation needs at least 64 samples", "--eval-samples", "use 1024 or more for stable numbers");
   if (synthetic_count < 2) throw Error("synthetic dataset needs at least 2 images", "--synthetic-count");
+  // These go into config.json, events and checkpoints, which hold only UTF-8: refused here,
+  // before a run folder exists, instead of failing at the first write (or checkpoint).
+  for (auto [text, flag, hint] :
+       {std::tuple{&dataset, "--dataset", "give it under a UTF-8 name: make a link, e.g. ln -s 'PATH' data, and "
+                                          "pass --dataset data"},
+        std::tuple{&out_dir, "--out", "choose a folder name in UTF-8"},
+        std::tuple{&runs_root, "runs_root", "choose a folder name in UTF-8"},
+        std::tuple{&name, "--name", "use a name in UTF-8"}})
+    if (!is_valid_utf8(*text))
+      throw Error("'" + escape_invalid_utf8(*text) + "' is not valid UTF-8 (the \\xNN bytes)", flag, hint);
   // Every integer within its range, whoever set it (the GUI sets fields directly).
   for (const IntSetting& s : kIntSettings) {
     const int64_t v = s.get(*this);
@@ -283,6 +306,7 @@ TrainerConfig RunConfig::trainer_config(int dataset_channels) const {
   t.loss = loss;
   t.adam_g = {lr_g, beta1, beta2, 1e-8f};
   t.adam_d = {lr_d, beta1, beta2, 1e-8f};
+  t.n_dis = n_dis;
   t.ema_decay = ema_decay;
   t.ema_rampup = ema_rampup;
   t.scaler = scaler;

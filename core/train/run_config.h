@@ -34,6 +34,7 @@ struct RunConfig {
   int gpu = 0;                    // which GPU (ampgan devices lists them) for auto and cuda
   LossKind loss = LossKind::BCEWithLogits;
   float lr_g = 2e-4f, lr_d = 2e-4f, beta1 = 0.5f, beta2 = 0.999f;
+  int n_dis = 1;             // D steps per G step (SNGAN: 5; --model resnet sets it)
   float ema_decay = 0.0f;    // generator EMA: 0 = off, else e.g. 0.999 (samples, evaluation, export use it)
   float ema_rampup = 0.0f;   // 0 = none, else the decay ramps as (1 + t) / (rampup + t)
   uint64_t seed = 0;
@@ -45,13 +46,19 @@ struct RunConfig {
   // bookkeeping (0 = never; checkpoints are also written when a run stops)
   int sample_every = 100;
   int checkpoint_every = 1000;
+  // Checkpoints kept: the newest N plus every 10th of the interval (step a multiple of
+  // 10 x checkpoint_every); older ones are deleted as new ones are written. 0 keeps all.
+  int keep_checkpoints = 5;
   int eval_every = 0;        // sample-quality metrics (SWD, FD); see core/metrics
   int eval_samples = 1024;   // generated and real images per evaluation
   int hist_every = 25;       // gradient exponent histograms for the GUI
+  int layers_every = 50;     // per-tensor gradient statistics to layers.csv (and on every overflow)
   // where: out_dir, or runs_root/<date>-<name>
   std::string out_dir;
   std::string runs_root = "runs";
   std::string name;
+  // Recorded, not a setting: how many ranks trained the run last (core/dist; 1 on one device).
+  int world_size = 1;
 
   nlohmann::json to_json() const;
   // Unknown keys are an error (a typo must not silently train something else).

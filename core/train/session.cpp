@@ -10,8 +10,12 @@
 #include "core/common/error.h"
 #include "core/common/rng.h"
 #include "core/common/timestamp.h"
+#include "core/dist/data_parallel.h"
 #include "core/metrics/evaluator.h"
 #include "core/train/checkpoint.h"
+#include "core/train/checkpoint_integrity.h"
+#include "core/train/checkpoint_retention.h"
+#include "core/train/overflow_locator.h"
 
 namespace ampgan {
 
@@ -100,7 +104,7 @@ void check_same_run(const RunConfig& ck, const RunConfig& run, const fs::path& f
 fs::path set_aside(const fs::path& run_dir, const std::vector<fs::path>& files, int64_t step) {
   const fs::path dir = run_dir / "checkpoints" / ("superseded-after-" + std::to_string(step) + "-" + local_timestamp());
   io::ensure_writable_dir(dir);
-  for (const char* log : {"metrics.csv", "events.jsonl"})
+  for (const char* log : {"metrics.csv", "events.jsonl", "layers.csv"})
     if (fs::exists(run_dir / log)) io::write_file_atomic(dir / log, io::read_file(run_dir / log));
   for (const fs::path& f : files) {
     std::error_code ec;
@@ -132,8 +136,12 @@ void Session::build(const SessionOptions& opt, int channels_override) {
     throw Error("batch size " + std::to_string(cfg_.batch) + " is larger than the dataset (" +
                     std::to_string(data_->count) + " images)",
                 "--batch", "use a batch of at most " + std::to_string(data_->count) + ", or add images");
-  backend_ = create_backend(cfg_.backend, &backend_note_, cfg_.gpu);
-  trainer_ = std::make_unique<Trainer>(*backend_, cfg_.trainer_config(data_->channels));
+  // Ranks on one machine take consecutive GPUs from --gpu.
+  backend_ = create_backend(cfg_.backend, &backend_note_, cfg_.gpu + (opt.comm ? opt.comm->local_rank() : 0));
+  TrainerConfig tc = cfg_.trainer_config(data_->channels);
+  if (opt.comm) parallel_ = std::make_unique<dist::DataParallel>(*opt.comm, *backend_, tc);
+  trainer_ = std::make_unique<Trainer>(*backend_, parallel_ ? parallel_->rank_config() : tc);
+  if (parallel_) parallel_->attach(*trainer_);
   const int nz = trainer_->config().model.latent;
   fixed_latents_.resize(static_cast<size_t>(kGridSide * kGridSide) * nz);
   for (size_t i = 0; i < fixed_latents_.size(); ++i)
@@ -150,6 +158,7 @@ std::unique_ptr<Session> Session::create(const RunConfig& cfg, const SessionOpti
   std::unique_ptr<Session> s(new Session());
   s->cfg_ = cfg;
   if (s->cfg_.name.empty()) s->cfg_.name = cfg.default_name();
+  s->cfg_.world_size = opt.comm ? opt.comm->size() : 1;
   s->dir_ = cfg.out_dir.empty() ? fs::path(cfg.runs_root) / (local_timestamp() + "-" + s->cfg_.name) : fs::path(cfg.out_dir);
   std::error_code ec;
   if (fs::exists(s->dir_, ec)) {
@@ -159,11 +168,14 @@ std::unique_ptr<Session> Session::create(const RunConfig& cfg, const SessionOpti
   }
   // Load and check everything before creating the folder, so bad input leaves nothing behind.
   s->build(opt, 0);
+  // The ranks agree before anything is written (a mismatch leaves no folder behind).
+  const std::vector<std::string> notes = s->parallel_ ? s->start_parallel(0, 0, 1) : std::vector<std::string>();
   io::ensure_writable_dir(s->dir_);
   // Under the lock the emptiness check and the first write are one step: of two writers started
   // at once, one gets the lock and the other an error, and a writer that got the lock after
   // another finished finds its files.
   s->take_lock(opt);
+  const auto swept = sweep_stale_temporaries(s->dir_);  // a killed earlier attempt's config.json
   if (holds_files(s->dir_)) {
     if (s->lock_->created_file()) fs::remove(s->lock_->path(), ec);
     refuse_nonempty(s->dir_);
@@ -174,6 +186,7 @@ std::unique_ptr<Session> Session::create(const RunConfig& cfg, const SessionOpti
   s->metrics_log_ = std::make_unique<io::AppendLog>(s->dir_ / "metrics.csv");
   s->metrics_log_->append_line(csv_header());
   s->events_log_ = std::make_unique<io::AppendLog>(s->dir_ / "events.jsonl");
+  s->layers_log_ = std::make_unique<LayersLog>(s->dir_ / "layers.csv", s->trainer_->tensor_names());
   RunEvent e;
   e.type = "start";
   e.message = "training " + s->data_->name + " (" + std::to_string(s->data_->count) + " images, " +
@@ -190,6 +203,8 @@ std::unique_ptr<Session> Session::create(const RunConfig& cfg, const SessionOpti
   if (!s->backend_note_.empty()) s->emit_event({0, 0, "warning", "", s->backend_note_});
   for (const std::string& w : s->data_->warnings) s->emit_event({0, 0, "warning", "", w});
   s->loader_ = std::make_unique<data::BatchLoader>(*s->data_, cfg.batch, cfg.seed, 0);
+  s->report_swept(swept, 0);
+  for (const std::string& n : notes) s->emit_event({0, 0, "info", "", n});
   return s;
 }
 
@@ -226,6 +241,8 @@ std::unique_ptr<Session> Session::resume(const fs::path& run_dir, int64_t total_
     throw Error("the run is already at step " + std::to_string(info.step), "--steps",
                 "give a target above " + std::to_string(info.step));
   cfg.validate();
+  const int previous_world_size = cfg.world_size;
+  cfg.world_size = opt.comm ? opt.comm->size() : 1;
   s->cfg_ = cfg;
   s->build(opt, info.channels);
   if (s->data_->channels != info.channels)
@@ -239,14 +256,18 @@ std::unique_ptr<Session> Session::resume(const fs::path& run_dir, int64_t total_
   s->last_checkpoint_step_ = info.step;
   s->last_samples_step_ = info.step;
   s->loader_ = std::make_unique<data::BatchLoader>(*s->data_, cfg.batch, cfg.seed, info.batches_consumed);
+  const std::vector<std::string> notes = s->start_parallel(info.step, info.batches_consumed, previous_world_size);
   // The first write to the folder: everything fallible above is done.
   fs::path aside;
   if (!newer.empty()) aside = set_aside(run_dir, newer, info.step);
+  const auto swept = sweep_stale_temporaries(run_dir);
   // Rows and events after the checkpoint describe steps that will now be trained again.
   s->trim_logs(info.step);
   io::write_file_atomic(run_dir / "config.json", cfg.to_json().dump(2) + "\n");
   s->metrics_log_ = std::make_unique<io::AppendLog>(run_dir / "metrics.csv");
   s->events_log_ = std::make_unique<io::AppendLog>(run_dir / "events.jsonl");
+  LayersLog::trim(run_dir / "layers.csv", info.step);
+  s->layers_log_ = std::make_unique<LayersLog>(run_dir / "layers.csv", s->trainer_->tensor_names());
   RunEvent e;
   e.step = info.step;
   e.type = "resume";
@@ -263,6 +284,8 @@ std::unique_ptr<Session> Session::resume(const fs::path& run_dir, int64_t total_
     s->emit_event({info.step, 0, "warning", "",
                    "took over the run folder's lock from a writer that ended without releasing it (" +
                        s->lock_->stale_holder() + ")"});
+  s->report_swept(swept, info.step);
+  for (const std::string& n : notes) s->emit_event({info.step, 0, "info", "", n});
   return s;
 }
 
@@ -305,12 +328,17 @@ void Session::trim_logs(int64_t step) {
 void Session::emit_event(RunEvent e) {
   // The clock of metrics.csv's time_s: seconds trained, continued across resumes.
   if (e.time_s == 0 && trainer_) e.time_s = time_offset_ + trainer_->elapsed_s();
-  if (events_log_) events_log_->append_line(e.to_json().dump());
+  // Messages may quote file names that are not UTF-8 (a dataset's files, a renamed run folder):
+  // JSON can only hold UTF-8, so such bytes become U+FFFD instead of failing the write.
+  if (events_log_)
+    events_log_->append_line(e.to_json().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   if (listener_) listener_->on_event(e);
 }
 
 void Session::step() {
-  trainer_->step(loader_->next());
+  if (parallel_) parallel_->next_step(true);
+  // n_dis batches a step; under data parallelism each rank trains on its slice of each.
+  trainer_->step([this] { return parallel_ ? parallel_->slice(loader_->next()) : loader_->next(); });
   const int64_t it = trainer_->iteration();
   for (const std::string& w : trainer_->take_warnings()) emit_event({it, 0, "warning", "", w});
   const bool eval_now = evaluator_ && cfg_.eval_every > 0 && it % cfg_.eval_every == 0;
@@ -330,13 +358,24 @@ void Session::handle_rows(std::vector<StepMetrics> rows) {
   if (rows.empty()) return;
   for (StepMetrics& m : rows) {
     m.time_s += time_offset_;
+    if (parallel_) m.images_per_s *= parallel_->size();  // the global batch's
     metrics_log_->append_line(m.csv_row());
+    if (layers_log_ && (m.skipped_d || m.skipped_g || (cfg_.layers_every > 0 && m.step % cfg_.layers_every == 0)))
+      layers_log_->write(m);
+    ForwardProbe probe;  // once per overflowing step, for the first network that needs it
+    bool probed = false;
     auto network_events = [&](const char* net, bool skipped, double scale, double& last, int& streak) {
       if (skipped) {
         ++streak;
         RunEvent e{m.step, m.time_s, "overflow", net,
                    std::string(net) + " gradients had inf/NaN at loss scale " + scale_label(scale) + ": step skipped"};
         e.data["scale"] = scale;
+        locate_overflow(trainer_->tensor_names(), m, net, e);
+        if (e.data.contains("layer")) {  // this network's own inf/NaN: did the forward pass make them?
+          if (!probed) probe = probe_forward(*trainer_);
+          probed = true;
+          add_forward_location(probe, e);
+        }
         emit_event(e);
       } else {
         streak = 0;
@@ -354,6 +393,8 @@ void Session::handle_rows(std::vector<StepMetrics> rows) {
     if (!trainer_->shared()) network_events("G", m.skipped_g, m.scale_g, last_scale_g_, consecutive_skips_g_);
     else if (m.skipped_g) network_events("G", true, m.scale_g, last_scale_g_, consecutive_skips_g_);
     else consecutive_skips_g_ = 0;
+    const bool scaling = m.precision == Precision::FP16 || (m.precision == Precision::BF16 && cfg_.bf16_loss_scaling);
+    for (const RunEvent& al : alerts_.observe(m, scaling, cfg_.scaler.min_scale, trainer_->tensor_names())) emit_event(al);
   }
   if (listener_) listener_->on_metrics(rows);
   const int worst = std::max(consecutive_skips_d_, consecutive_skips_g_);
@@ -375,8 +416,8 @@ void Session::handle_rows(std::vector<StepMetrics> rows) {
     throw Error(msg + "; the weights are NOT intact: " + std::to_string(bad.size()) +
                     " state tensors hold inf/NaN (" + names + ")",
                 dir_.string(),
-                "do not resume from the last checkpoint; start again, or from an earlier checkpoint whose "
-                "weights are finite, with a lower learning rate or in fp32/bf16");
+                "this state was not saved (a checkpoint never holds inf/NaN): resume from the newest "
+                "checkpoint, or start again, with a lower learning rate or in fp32/bf16");
   }
 }
 
@@ -425,16 +466,43 @@ void Session::export_samples(const fs::path& dir, int n, uint64_t seed) {
   }
 }
 
+void Session::report_swept(const std::vector<fs::path>& swept, int64_t step) {
+  if (swept.empty()) return;
+  std::vector<std::string> names;
+  for (const fs::path& p : swept) names.push_back(p.lexically_relative(dir_).generic_string());
+  RunEvent e{step, 0, "warning", "", "removed " + std::to_string(swept.size()) +
+                                         " temporary file(s) left by a writer that was killed: " + name_list(names)};
+  emit_event(e);
+}
+
 fs::path Session::save_checkpoint() {
   const int64_t it = trainer_->iteration();
   handle_rows(trainer_->collect(true));
   const fs::path p = checkpoint_path(dir_, it);
+  // A state holding inf/NaN is never saved (ampgan::save_checkpoint refuses it too): the run
+  // stops here, and its newest checkpoint stays a finite one.
+  if (const std::vector<std::string> bad = nonfinite_state(*trainer_); !bad.empty()) {
+    const std::string msg = "training diverged: the weights are NOT intact: " + std::to_string(bad.size()) +
+                            " state tensor(s) hold inf/NaN (" + name_list(bad) + "); no checkpoint was written at step " +
+                            std::to_string(it);
+    emit_event({it, 0, "error", "", msg});
+    metrics_log_->sync();
+    events_log_->sync();
+    throw Error(msg, dir_.string(),
+                last_checkpoint_step_ > 0
+                    ? "resume from the newest checkpoint (step " + std::to_string(last_checkpoint_step_) +
+                          "), with a lower learning rate or in fp32/bf16"
+                    : "start again with a lower learning rate or in fp32/bf16");
+  }
   ampgan::save_checkpoint(p, *trainer_, cfg_, loader_->batches_consumed());
   metrics_log_->sync();
   events_log_->sync();
+  if (layers_log_) layers_log_->sync();
   last_checkpoint_step_ = it;
+  const auto pruned = prune_checkpoints(dir_, cfg_.keep_checkpoints, int64_t{10} * cfg_.checkpoint_every, it);
   RunEvent e{it, 0, "checkpoint", "", "checkpoint " + p.filename().string()};
   e.data["path"] = p.string();
+  if (!pruned.empty()) e.data["pruned"] = pruned.size();
   emit_event(e);
   return p;
 }
@@ -476,13 +544,24 @@ void Session::run(const std::atomic<bool>* stop) {
 }
 
 void Session::finish(const std::string& reason) {
+  if (parallel_) parallel_->next_step(false);  // the other ranks end here
   handle_rows(trainer_->collect(true));
   const int64_t it = trainer_->iteration();
   if (it > 0 && last_samples_step_ != it) write_samples();
-  if (it > 0 && last_checkpoint_step_ != it) save_checkpoint();
+  if (it > 0 && last_checkpoint_step_ != it) {
+    // A diverged state is not saved (save_checkpoint would refuse it): say which one is kept.
+    if (const std::vector<std::string> bad = nonfinite_state(*trainer_); bad.empty())
+      save_checkpoint();
+    else
+      emit_event({it, 0, "warning", "",
+                  "no checkpoint written at step " + std::to_string(it) + ": " + std::to_string(bad.size()) +
+                      " state tensor(s) hold inf/NaN; the newest checkpoint is " +
+                      (last_checkpoint_step_ > 0 ? "step " + std::to_string(last_checkpoint_step_) : std::string("none"))});
+  }
   emit_event({it, 0, "stop", "", "stopped at step " + std::to_string(it) + " (" + reason + ")"});
   metrics_log_->sync();
   events_log_->sync();
+  if (layers_log_) layers_log_->sync();
 }
 
 std::vector<StepMetrics> Session::read_metrics(const fs::path& run_dir) {

@@ -19,11 +19,18 @@
 #include "core/io/atomic_file.h"
 #include "core/io/image_io.h"
 #include "core/io/run_lock.h"
+#include "core/train/alerts.h"
+#include "core/train/layers_log.h"
 #include "core/train/run_config.h"
 #include "core/train/run_event.h"
 #include "core/train/trainer.h"
 
 namespace ampgan {
+
+namespace dist {
+class Communicator;
+class DataParallel;
+}
 
 namespace metrics {
 class Evaluator;
@@ -47,6 +54,9 @@ struct SessionOptions {
   // Who writes the run, for the run folder's lock file (a second writer is shown it); empty:
   // this process's command line.
   std::string writer;
+  // Data-parallel training (core/dist/data_parallel.h): this process is rank 0 of comm's ranks,
+  // the others run dist::run_replica. nullptr: one device.
+  dist::Communicator* comm = nullptr;
 };
 
 class Session {
@@ -102,6 +112,11 @@ class Session {
   void trim_logs(int64_t step);
 
   void take_lock(const SessionOptions& opt);
+  // A "warning" event naming the stale temporary files removed at start (sweep_stale_temporaries).
+  void report_swept(const std::vector<std::filesystem::path>& swept, int64_t step);
+  // Data-parallel start (core/train/session_parallel.cpp): the ranks check their settings and
+  // take rank 0's state; returns what to tell the user.
+  std::vector<std::string> start_parallel(int64_t step, int64_t batches_consumed, int previous_world_size);
 
   // First member, so it is released last, after the logs are closed.
   std::unique_ptr<io::RunLock> lock_;
@@ -113,7 +128,10 @@ class Session {
   std::unique_ptr<data::BatchLoader> loader_;
   std::unique_ptr<Trainer> trainer_;
   std::unique_ptr<metrics::Evaluator> evaluator_;
+  std::unique_ptr<dist::DataParallel> parallel_;
   std::unique_ptr<io::AppendLog> metrics_log_, events_log_;
+  std::unique_ptr<LayersLog> layers_log_;  // layers.csv
+  AlertMonitor alerts_;
   SessionListener* listener_ = nullptr;
   std::vector<float> fixed_latents_;
   double time_offset_ = 0;  // seconds trained before a resume

@@ -1,6 +1,6 @@
-// The training step: one discriminator update (real batch + detached generated batch) then one
-// generator update (non-saturating loss), each with its own loss scaler and Adam, in the chosen
-// precision. This is DESIGN.md's "mixed-precision training step" in code:
+// The training step: n_dis discriminator updates (each on its own real batch + a detached
+// generated batch; 1 for DCGAN, 5 in SNGAN's recipe) then one generator update (non-saturating
+// or hinge loss), each network with its own loss scaler and Adam, in the chosen precision. This is DESIGN.md's "mixed-precision training step" in code:
 //
 //   z ~ N(0, 1)                      (Philox stream of this iteration, drawn on the device)
 //   fake = G(z)
@@ -21,6 +21,7 @@
 
 #include "core/amp/loss_scaler.h"
 #include "core/amp/precision.h"
+#include "core/dist/step_sync.h"
 #include "core/models/model_family.h"
 #include "core/optim/adam.h"
 #include "core/train/step_metrics.h"
@@ -34,12 +35,14 @@ struct TrainerConfig {
   Precision precision = Precision::FP32;
   LossKind loss = LossKind::BCEWithLogits;
   AdamConfig adam_g, adam_d;
+  int n_dis = 1;            // D steps per G step (SNGAN: 5); see extra_d_steps.cpp
   float ema_decay = 0.0f;   // generator EMA (0: off); see Backend::ema_update
   float ema_rampup = 0.0f;
   ew::ScalerConfig scaler;
   bool shared_scaler = false;      // one scaler for both networks (as one GradScaler would)
   bool bf16_loss_scaling = false;  // bf16 trains without scaling unless asked
   bool use_graphs = true;          // replay the step as a CUDA graph where the backend can
+  bool tensor_stats = true;        // per-tensor gradient statistics (off only to measure their cost)
   uint64_t seed = 0;
 };
 
@@ -55,8 +58,12 @@ class Trainer {
   Trainer(Backend& backend, const TrainerConfig& cfg);
   ~Trainer();
 
-  // One iteration on a real batch: host FP32, NHWC (batch, res, res, channels), in [-1, 1].
-  void step(const float* real_batch);
+  // One iteration: n_dis real batches, host FP32, NHWC (batch, res, res, channels), in [-1, 1],
+  // back to back (n_dis * batch images).
+  void step(const float* real_batches);
+  // The same with each batch taken from next_batch() (called n_dis times; each pointer need only
+  // stay valid until the next call, as BatchLoader::next's).
+  void step(const std::function<const float*()>& next_batch);
   // Metrics of finished steps, oldest first. wait: block until every step is reported.
   std::vector<StepMetrics> collect(bool wait = false);
 
@@ -67,6 +74,8 @@ class Trainer {
   void set_precision(Precision p);                  // between steps; nothing is lost
   const TrainerConfig& config() const { return cfg_; }
   void set_learning_rates(float lr_g, float lr_d);
+  // Data-parallel training (core/dist): called around each grad_stats; nullptr: one device.
+  void set_step_sync(dist::StepSync* s) { sync_ = s; }
 
   Backend& backend() { return backend_; }
   Sequential& generator() { return *g_; }
@@ -88,6 +97,14 @@ class Trainer {
   // Gradient exponent histograms of the last step (ew::kHistBins counts each), synchronous.
   void gradient_histograms(std::vector<float>& g_hist, std::vector<float>& d_hist);
 
+  // Every gradient tensor, D's then G's, each in parameter order: the order of
+  // StepMetrics::tensors.
+  const std::vector<TensorName>& tensor_names() const { return tensor_names_; }
+
+  // The last step's latents and real batch (in the compute dtype), for the forward probe.
+  const Tensor& last_latents() const { return z_; }
+  const Tensor& last_real() const { return real_; }
+
   // Things the caller should tell the user (e.g. a step that could not be captured as a graph).
   std::vector<std::string> take_warnings();
 
@@ -98,6 +115,13 @@ class Trainer {
 
  private:
   void enqueue_step_body();
+  // One D update on a real batch and a generated one, its scaler updated unless shared.
+  void d_step(const Tensor& real, const Tensor& fake);
+  // n_dis > 1 (extra_d_steps.cpp): the D steps before the one whose generated batch the G step
+  // reuses, each on its own real batch and latents.
+  void allocate_extra_real();
+  void set_extra_real_dtype(DType dt);
+  void enqueue_extra_d_steps(Context& gctx);
   void forward_backward_d(const Tensor& images, LossRole role, int loss_slot, int prob_slot);
 
   Backend& backend_;
@@ -107,12 +131,16 @@ class Trainer {
   std::unique_ptr<Adam> adam_g_, adam_d_;
   std::unique_ptr<LossScaler> scaler_d_, scaler_g_;
   std::vector<Tensor> ema_;  // FP32 shadows of G's master weights, in parameter order (empty: off)
+  std::vector<Tensor> extra_real_f32_, extra_real_;  // the real batches of the extra D steps
   Tensor real_f32_, real_, z_, dlogits_, scalars_, counter_, hist_;
   int64_t iteration_ = 0;
   bool captured_ = false;
   bool graphs_disabled_ = false;
   std::vector<std::string> warnings_;
   int eager_steps_since_change_ = 0;
+  std::vector<TensorName> tensor_names_;
+  int tensors_d_ = 0;  // D's tensor count: D's per-tensor slots come first, at kSlotCount
+  dist::StepSync* sync_ = nullptr;
 
   struct Pending {
     int64_t step;

@@ -1,0 +1,39 @@
+#include "core/dist/replica.h"
+
+#include "core/data/batch_loader.h"
+#include "core/data/image_set.h"
+#include "core/dist/data_parallel.h"
+#include "core/train/run_config.h"
+
+namespace ampgan::dist {
+
+int64_t run_replica(Communicator& comm, const RunConfig* own) {
+  const nlohmann::json h = DataParallel::exchange_header(comm, nullptr);
+  const RunConfig cfg = RunConfig::from_json(h.at("run_config"), "rank 0's configuration");
+  data::LoadOptions lo;
+  lo.res = cfg.res;
+  lo.channels = h.at("dataset_channels").get<int>();
+  lo.synthetic_count = cfg.synthetic_count;
+  lo.seed = cfg.seed;
+  const data::ImageSet set = data::load_dataset(cfg.dataset, lo);
+  std::string note;
+  std::unique_ptr<Backend> backend = create_backend(cfg.backend, &note, cfg.gpu + comm.local_rank());
+  const nlohmann::json mine = rank_facts(own, set, *backend);
+
+  DataParallel dp(comm, *backend, cfg.trainer_config(set.channels));
+  Trainer trainer(*backend, dp.rank_config());
+  dp.attach(trainer);
+  trainer.set_precision(parse_precision(h.at("precision").get<std::string>()));
+  dp.join(h, mine);
+  const int64_t start = h.at("step").get<int64_t>();
+  trainer.set_iteration(start);
+  data::BatchLoader loader(set, cfg.batch, cfg.seed, h.at("batches_consumed").get<int64_t>());
+  while (dp.next_step()) {
+    trainer.step([&] { return dp.slice(loader.next()); });  // n_dis batches, as on rank 0
+    trainer.collect();
+  }
+  trainer.collect(true);
+  return trainer.iteration() - start;
+}
+
+}  // namespace ampgan::dist
