@@ -26,6 +26,7 @@
 #include <QCommandLineParser>
 #include <QElapsedTimer>
 #include <QEventLoop>
+#include <QPointer>
 #include <QSettings>
 #include <QTemporaryDir>
 #include <QThread>
@@ -114,15 +115,18 @@ class TimingApp : public QApplication {
     QElapsedTimer t;
     t.start();
     const double cpu0 = thread_cpu_ms();
+    const int type = static_cast<int>(e->type());
+    const QPointer<QObject> alive(receiver);  // a deferred delete ends its receiver (and the event)
     const bool r = QApplication::notify(receiver, e);
     --depth_;
     const double ms = t.nsecsElapsed() / 1e6;
     if (recording && ms > slowest_ms) {
       slowest_ms = ms;
       slowest_cpu_ms = thread_cpu_ms() - cpu0;
-      slowest = QStringLiteral("%1 (%2) event %3")
-                    .arg(QString::fromLatin1(receiver->metaObject()->className()), receiver->objectName())
-                    .arg(static_cast<int>(e->type()));
+      slowest = alive ? QStringLiteral("%1 (%2) event %3")
+                            .arg(QString::fromLatin1(receiver->metaObject()->className()), receiver->objectName())
+                            .arg(type)
+                      : QStringLiteral("a deleted object, event %1").arg(type);
     }
     return r;
   }

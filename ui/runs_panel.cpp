@@ -85,16 +85,11 @@ RunsPanel::RunsPanel(QWidget* parent) : QWidget(parent) {
     const int r = table_->currentRow();
     if (r >= 0) emit openRequested(table_->item(r, kName)->data(Qt::UserRole).toString());
   });
-  auto* hint = new QLabel(tr("tick runs to draw them over the Live charts"));
-  hint->setStyleSheet(QStringLiteral("color: gray"));
-  hint->setMinimumWidth(20);
-  hint->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   bar->addWidget(choose);
   bar->addWidget(folder_, 1);
   bar->addWidget(refresh);
   bar->addWidget(group_);
   bar->addWidget(open);
-  hint->deleteLater();  // said by the table's tooltip instead: the bar stays narrow
   outer->addLayout(bar);
 
   auto* split = new QSplitter(Qt::Vertical);
