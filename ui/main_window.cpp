@@ -30,12 +30,14 @@
 #include <QVBoxLayout>
 
 #include "core/common/error.h"
+#include "ui/alert_banner.h"
 #include "ui/amp_glossary.h"
 #include "ui/app_icon.h"
 #include "ui/compare_view.h"
 #include "ui/config_panel.h"
 #include "ui/event_log.h"
 #include "ui/export_dialogs.h"
+#include "ui/layers_view.h"
 #include "ui/plots_panel.h"
 #include "ui/run_controller.h"
 #include "ui/run_exports.h"
@@ -85,7 +87,16 @@ MainWindow::MainWindow(const Options& options, QWidget* parent) : QMainWindow(pa
   tabs_->setDocumentMode(true);
   tabs_->addTab(plots_, tr("Live training"));
   tabs_->addTab(compare_, tr("Compare FP32 vs AMP"));
-  setCentralWidget(tabs_);
+  layers_ = new LayersView;
+  tabs_->addTab(layers_, tr("Layers"));
+  alerts_ = new AlertBanner;
+  auto* central = new QWidget;
+  auto* central_layout = new QVBoxLayout(central);
+  central_layout->setContentsMargins(0, 0, 0, 0);
+  central_layout->setSpacing(0);
+  central_layout->addWidget(alerts_);
+  central_layout->addWidget(tabs_, 1);
+  setCentralWidget(central);
 
   config_ = new ConfigPanel;
   config_->loadPresets(QStringLiteral(":/presets.json"));
@@ -646,6 +657,9 @@ void MainWindow::onRunStarted(const RunStartInfo& info) {
   st_device_->setToolTip(info.backend_note.isEmpty() ? info.backend : info.backend + QStringLiteral("\n") + info.backend_note);
   total_ = info.config.steps;
   step_ = info.start_step;
+  layers_every_ = info.config.layers_every;
+  layers_->setRunDir(info.dir);
+  alerts_->dismiss();
   ips_ = 0;
   if (info.tag != RunTag::Main) {
     // Each run of a comparison becomes the current run in turn: the Live plots, the Samples
@@ -687,6 +701,7 @@ void MainWindow::onBatch(const UiBatchPtr& b) {
     for (const SampleShot& s : b->samples) samples_->addShot(s);
     if (b->has_histograms) plots_->setHistograms(b->hist_step, b->hist_g, b->hist_d);
     log_->addEvents(b->events);
+    layers_->onRows(b->rows, layers_every_);
   } else {
     const QString label = tag_label(b->tag, compare_->ampMode());
     compare_->onRows(b->tag, b->rows);
@@ -699,6 +714,7 @@ void MainWindow::onBatch(const UiBatchPtr& b) {
     }
     log_->addEvents(b->events, label);
   }
+  alerts_->offer(b->events);
   for (const StepMetrics& m : b->rows) ips_ = ips_ == 0 ? m.images_per_s : 0.9 * ips_ + 0.1 * m.images_per_s;
   if (b->step > 0 || !b->rows.empty()) step_ = b->step;
   if (b->total_steps > 0) total_ = b->total_steps;
@@ -798,6 +814,7 @@ void MainWindow::onRunOpened(const std::shared_ptr<const OpenedRun>& run) {
   samples_->setShots(run->samples);
   log_->clear();
   log_->addEvents(run->events);
+  layers_->setRunDir(run->dir);
   if (run->has_config) {
     RunConfig c = run->config;
     c.out_dir.clear();
