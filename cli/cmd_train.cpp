@@ -120,16 +120,18 @@ Args train_args(const std::string& command = "train", const std::string& usage =
                 const std::string& summary = kTrainSummary) {
   Args a(command, usage, summary);
   a.section("Data")
-      .option("dataset", "D", "synthetic (default), fashion-mnist, mnist, an IDX file or an image folder")
+      .option("dataset", "D", "synthetic (default), fashion-mnist, mnist, an IDX file, an image folder or a zip\n"
+                                "of images (StyleGAN dataset_tool's layout, optional dataset.json labels)")
       .option("nc", "C", "image channels: 1 or 3 (default: the dataset's own)")
       .option("synthetic-count", "N", "images in the synthetic dataset (10000)")
       .section("Model and optimiser")
       .option("model", "M", "dcgan (default) or resnet (SNGAN/BigGAN-style, spectrally normalised D; also sets\n"
-                            "hinge loss, lr-g 0.0001, lr-d 0.0004, beta1 0 unless given)")
+                            "hinge loss, lr-g 0.0001, lr-d 0.0004, beta1 0, n-dis 5 and an EMA unless given)")
       .option("res", "R", "resolution: 32 (default), 64 or 128")
       .option("width", "W", "network width, DCGAN's ngf/ndf (64)")
       .option("batch", "B", "batch size (64)")
-      .option("steps", "N", "training steps, one D and one G update each (2000)")
+      .option("steps", "N", "training steps, n-dis D updates and one G update each (2000)")
+      .option("n-dis", "N", "D updates per G update, each on its own real batch (1; resnet: 5)")
       .option("loss", "L", "bce (BCE with logits, default) or hinge")
       .option("lr", "LR", "learning rate of both networks (0.0002)")
       .option("lr-g", "LR", "generator learning rate")
@@ -196,6 +198,7 @@ RunConfig config_from(const Args& a) {
       c.lr_g = 1e-4f;
       c.lr_d = 4e-4f;
       c.beta1 = 0.0f;
+      c.n_dis = 5;
     }
   }
   whole("nc", "channels");
@@ -204,6 +207,7 @@ RunConfig config_from(const Args& a) {
   whole("width", "width");
   whole("batch", "batch");
   whole("steps", "steps");
+  whole("n-dis", "n_dis");
   if (a.has("loss")) c.loss = parse_loss(a.str("loss"));
   real("lr", "lr");  // both networks, before --lr-g and --lr-d
   real("lr-g", "lr_g");

@@ -15,7 +15,7 @@ packages=(
   g++ cmake ninja-build pkg-config
   qt6-base-dev libqcustomplot-dev libqcustomplot2.1-qt6
   libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev
-  libopenblas-dev zlib1g-dev nlohmann-json3-dev libcli11-dev libgtest-dev
+  libopenblas-dev zlib1g-dev libzip-dev nlohmann-json3-dev libcli11-dev libgtest-dev
   dataset-fashion-mnist
 )
 if [[ "${1:-}" == "--dev" ]]; then

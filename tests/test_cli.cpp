@@ -218,6 +218,7 @@ TEST(Cli, ResnetModelTrainsWithSngansRecipe) {
   EXPECT_FLOAT_EQ(cfg["lr_d"].get<float>(), 3e-4f);  // given, so not the default 4e-4
   EXPECT_FLOAT_EQ(cfg["beta1"].get<float>(), 0.0f);
   EXPECT_FLOAT_EQ(cfg["ema_decay"].get<float>(), 0.999f);  // an EMA generator, as SNGAN/BigGAN evaluate
+  EXPECT_EQ(cfg["n_dis"], 5);                              // SNGAN's D steps per G step
   const Result s = cli("sample " + quote(tmp / "run/checkpoints/step_000002.safetensors") + " --grid " +
                        quote(tmp / "grid.png"));
   EXPECT_EQ(s.status, 0) << s.out;

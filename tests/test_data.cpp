@@ -517,10 +517,13 @@ TEST(ImageFolder, MixedFilesSizesAndChannels) {
   EXPECT_EQ(s.num_classes, 0);
   EXPECT_EQ(s.name, dir.path().filename().string());
   ASSERT_EQ(s.pixels.size(), 5u * 32 * 32 * 3);
-  ASSERT_EQ(s.warnings.size(), 2u);
+  ASSERT_EQ(s.warnings.size(), 3u);
   EXPECT_NE(s.warnings[0].find("fake.png"), std::string::npos) << s.warnings[0];
   EXPECT_NE(s.warnings[0].find("skipped 1"), std::string::npos) << s.warnings[0];
-  EXPECT_NE(s.warnings[1].find("notes.txt"), std::string::npos) << s.warnings[1];
+  // What was converted, counted: d_rgba.png lost its alpha, e16.png its low 8 bits.
+  EXPECT_NE(s.warnings[1].find("1 RGBA (alpha dropped)"), std::string::npos) << s.warnings[1];
+  EXPECT_NE(s.warnings[1].find("1 16-bit or float"), std::string::npos) << s.warnings[1];
+  EXPECT_NE(s.warnings[2].find("notes.txt"), std::string::npos) << s.warnings[2];
 
   // Sorted order: a.png, c_grey.PNG, d_rgba.png, e16.png, sub/b.jpg.
   auto expect_all = [&](int i, int r, int g, int b, int tol) {

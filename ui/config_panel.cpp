@@ -138,7 +138,7 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
     model_->addItem(tr("ResNet (SNGAN/BigGAN)"), QString::fromLatin1(model_family_name(ModelFamily::ResNet)));
     model_->setToolTip(tr("DCGAN: transposed convolutions, batch norm. ResNet: residual blocks, spectral norm on "
                           "every discriminator weight (its sigma stays FP32 in every precision); choosing it sets "
-                          "SNGAN's recipe: hinge loss, LR G 1e-4, LR D 4e-4, beta1 0."));
+                          "SNGAN's recipe: hinge loss, LR G 1e-4, LR D 4e-4, beta1 0, 5 D steps per G step."));
     f->addRow(tr("Model"), model_);
     res_ = new QComboBox;
     for (int r : {32, 64, 128}) res_->addItem(QStringLiteral("%1 × %1").arg(r), r);
@@ -189,8 +189,12 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
     seed_ = spin(0, INT_MAX, 0, tr("Seed of the initial weights, the data order and the latents. The same seed "
                                    "gives the same run (bit-identical on the CPU)."));
     f->addRow(tr("Seed"), seed_);
+    n_dis_ = spin(1, 100, 1, tr("Discriminator updates per generator update, each on its own real batch "
+                                "(DCGAN: 1, SNGAN: 5)"));
+    n_dis_->setObjectName(QStringLiteral("nDis"));
+    f->addRow(tr("D steps per G step"), n_dis_);
     v->addWidget(g);
-    locked_while_running_ << beta1_ << beta2_ << seed_;
+    locked_while_running_ << beta1_ << beta2_ << seed_ << n_dis_;
     // Picking the ResNet applies SNGAN's recipe, as `ampgan train --model resnet` does; the
     // fields stay editable afterwards.
     connect(model_, &QComboBox::currentIndexChanged, this, [this] {
@@ -199,6 +203,7 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
       lr_g_->setValue(1e-4);
       lr_d_->setValue(4e-4);
       beta1_->setValue(0.0);
+      n_dis_->setValue(5);
     });
   }
 
@@ -469,6 +474,7 @@ RunConfig ConfigPanel::config() const {
   c.beta1 = static_cast<float>(beta1_->value());
   c.beta2 = static_cast<float>(beta2_->value());
   c.seed = static_cast<uint64_t>(seed_->value());
+  c.n_dis = n_dis_->value();
   c.precision = precision();
   c.bf16_loss_scaling = bf16_scaling_->isChecked();
   c.use_graphs = graphs_->isChecked();
@@ -526,6 +532,7 @@ void ConfigPanel::setConfig(const RunConfig& c) {
   beta1_->setValue(c.beta1);
   beta2_->setValue(c.beta2);
   seed_->setValue(static_cast<int>(std::min<uint64_t>(c.seed, INT_MAX)));
+  n_dis_->setValue(c.n_dis);
   precision_->setCurrentIndex(precision_->findData(static_cast<int>(c.precision)));
   bf16_scaling_->setChecked(c.bf16_loss_scaling);
   graphs_->setChecked(c.use_graphs);

@@ -89,6 +89,7 @@ class ConfigPanel : public QWidget {
   QDoubleSpinBox* beta1_ = nullptr;
   QDoubleSpinBox* beta2_ = nullptr;
   QSpinBox* seed_ = nullptr;
+  QSpinBox* n_dis_ = nullptr;
   QComboBox* precision_ = nullptr;
   QCheckBox* bf16_scaling_ = nullptr;
   QCheckBox* graphs_ = nullptr;

@@ -75,8 +75,12 @@ constexpr uint64_t kSampleLatents = 5;
 constexpr uint64_t kEval = 6;
 constexpr uint64_t kBenchData = 7;
 constexpr uint64_t kClassifier = 8;
-// Training latents for step t use stream kTrainLatentBase + t.
+// Training latents for step t use stream kTrainLatentBase + t; with n_dis > 1 the extra D step
+// k (1 .. n_dis - 1) of step t uses train_latent_stream(k) + t, apart for t < 2^32.
 constexpr uint64_t kTrainLatentBase = 1ull << 32;
+constexpr uint64_t train_latent_stream(int extra_d_step) {
+  return kTrainLatentBase * (1 + static_cast<uint64_t>(extra_d_step));
+}
 }  // namespace rng_stream
 
 }  // namespace ampgan

@@ -8,6 +8,7 @@
 #include "core/data/image_set.h"
 #include "core/data/preprocess.h"
 #include "core/data/synthetic.h"
+#include "core/data/zip_dataset.h"
 
 namespace fs = std::filesystem;
 
@@ -87,8 +88,11 @@ ImageSet load_dataset(const std::string& spec, const LoadOptions& opt) {
   const fs::file_status st = fs::status(spec, ec);
   if (!fs::exists(st))
     throw Error("no such file or folder", spec,
-                "give 'synthetic', 'fashion-mnist', 'mnist', an IDX images file or a folder of images");
+                "give 'synthetic', 'fashion-mnist', 'mnist', an IDX images file, a folder of images or a zip of them");
   if (fs::is_directory(st)) return load_image_folder(spec, opt);
+  // By content, or by name so that a damaged .zip is reported as an archive, not as an IDX file.
+  if (fs::is_regular_file(st) && (looks_like_zip(spec) || fs::path(spec).extension() == ".zip"))
+    return load_image_zip(spec, opt);
   if (fs::is_regular_file(st)) return load_idx(spec, labels_beside(spec), opt);
   throw Error("not a regular file or folder", spec, "give an IDX images file or a folder of images");
 }

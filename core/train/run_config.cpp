@@ -38,6 +38,7 @@ nlohmann::json RunConfig::to_json() const {
   j["lr_d"] = lr_d;
   j["beta1"] = beta1;
   j["beta2"] = beta2;
+  j["n_dis"] = n_dis;
   j["ema_decay"] = ema_decay;
   j["ema_rampup"] = ema_rampup;
   j["seed"] = seed;
@@ -88,6 +89,7 @@ const IntSetting kIntSettings[] = {
     {"res", "--res", 32, 128, "use 32, 64 or 128", AMPGAN_INT_FIELD(res)},
     {"width", "--width", 1, 1024, "DCGAN uses 64", AMPGAN_INT_FIELD(width)},
     {"batch", "--batch", 2, 65536, "batch norm needs two samples; DCGAN uses 64", AMPGAN_INT_FIELD(batch)},
+    {"n_dis", "--n-dis", 1, 100, "DCGAN uses 1, SNGAN 5", AMPGAN_INT_FIELD(n_dis)},
     {"steps", "--steps", 1, kMaxSteps, "the default is 2000", AMPGAN_INT_FIELD(steps)},
     {"gpu", "--gpu", 0, 1023, "'ampgan devices' lists the GPUs", AMPGAN_INT_FIELD(gpu)},
     {"growth_interval", "--growth-interval", 1, kIntMax, "the default is 2000", AMPGAN_INT_FIELD(scaler.growth_interval)},
@@ -301,6 +303,7 @@ TrainerConfig RunConfig::trainer_config(int dataset_channels) const {
   t.loss = loss;
   t.adam_g = {lr_g, beta1, beta2, 1e-8f};
   t.adam_d = {lr_d, beta1, beta2, 1e-8f};
+  t.n_dis = n_dis;
   t.ema_decay = ema_decay;
   t.ema_rampup = ema_rampup;
   t.scaler = scaler;

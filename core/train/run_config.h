@@ -34,6 +34,7 @@ struct RunConfig {
   int gpu = 0;                    // which GPU (ampgan devices lists them) for auto and cuda
   LossKind loss = LossKind::BCEWithLogits;
   float lr_g = 2e-4f, lr_d = 2e-4f, beta1 = 0.5f, beta2 = 0.999f;
+  int n_dis = 1;             // D steps per G step (SNGAN: 5; --model resnet sets it)
   float ema_decay = 0.0f;    // generator EMA: 0 = off, else e.g. 0.999 (samples, evaluation, export use it)
   float ema_rampup = 0.0f;   // 0 = none, else the decay ramps as (1 + t) / (rampup + t)
   uint64_t seed = 0;

@@ -323,7 +323,7 @@ void Session::emit_event(RunEvent e) {
 }
 
 void Session::step() {
-  trainer_->step(loader_->next());
+  trainer_->step([this] { return loader_->next(); });  // n_dis batches
   const int64_t it = trainer_->iteration();
   for (const std::string& w : trainer_->take_warnings()) emit_event({it, 0, "warning", "", w});
   const bool eval_now = evaluator_ && cfg_.eval_every > 0 && it % cfg_.eval_every == 0;

@@ -16,6 +16,8 @@ constexpr size_t kMaxInFlight = 3;
 Trainer::Trainer(Backend& backend, const TrainerConfig& cfg)
     : backend_(backend), cfg_(cfg), precision_(cfg.precision) {
   cfg_.model.validate();
+  if (cfg.n_dis < 1 || cfg.n_dis > 100)
+    throw Error("n_dis " + std::to_string(cfg.n_dis) + " is out of range", "--n-dis", "use 1 (DCGAN) to 100; SNGAN uses 5");
   if (cfg.batch < 2)
     throw Error("batch size " + std::to_string(cfg.batch) + " is too small", "--batch",
                 "use at least 2 (batch norm needs two samples)");
@@ -47,6 +49,7 @@ Trainer::Trainer(Backend& backend, const TrainerConfig& cfg)
                             DType::F32, MemCategory::Data);
   counter_ = backend_.empty(Shape{2}, DType::F32, MemCategory::Data);  // [lo, hi]: see ew::count_load
   hist_ = backend_.empty(Shape{ew::kHistBins}, DType::F32, MemCategory::Workspace);
+  allocate_extra_real();
   backend_.fill(counter_, 0.0f);
   set_precision(cfg_.precision);
   started_ = std::chrono::steady_clock::now();
@@ -75,6 +78,7 @@ void Trainer::set_precision(Precision p) {
   } else if (!real_.defined() || real_.dtype() != dt || real_.same_storage(real_f32_)) {
     real_ = backend_.empty(img, dt, MemCategory::Data);
   }
+  set_extra_real_dtype(dt);
   if (!z_.defined() || z_.dtype() != dt) z_ = backend_.empty(Shape{cfg_.batch, 1, 1, cfg_.model.latent}, dt, MemCategory::Data);
   backend_.drop_capture();
   captured_ = false;
@@ -105,21 +109,12 @@ void Trainer::forward_backward_d(const Tensor& images, LossRole role, int loss_s
   d_->backward(ctx, dlogits_, false);
 }
 
-void Trainer::enqueue_step_body() {
-  const DType dt = compute_dtype(precision_);
-  backend_.fill(scalars_, 0.0f);
-  backend_.fill_normal(z_, cfg_.seed, rng_stream::kTrainLatentBase, counter_, 1.0f);
-
-  // Batch-norm running statistics are staged and committed only for networks whose step counts:
-  // a skipped step changes no weight and no running average.
-  Context gctx{backend_, dt, Mode::Train, true, false, true};
-  const Tensor& fake = g_->forward(gctx, z_);
-
+void Trainer::d_step(const Tensor& real, const Tensor& fake) {
   // Discriminator: real and generated batches separately (each with its own batch-norm
   // statistics, as in the peer), weight gradients accumulated across the two. First one power
   // iteration of each spectrally normalised weight (the ResNet's D; nothing for the DCGAN).
   d_->update_spectral_norm(backend_);
-  forward_backward_d(real_, LossRole::DReal, kSlotLossDReal, kSlotDReal);
+  forward_backward_d(real, LossRole::DReal, kSlotLossDReal, kSlotDReal);
   forward_backward_d(fake, LossRole::DFake, kSlotLossDFake, kSlotDFake);
   const Tensor& sd = scaler_d_->active_state();
   backend_.copy_scalar(sd, 0, scalars_, kSlotScaleD);
@@ -129,6 +124,19 @@ void Trainer::enqueue_step_body() {
   d_->commit_running_stats(backend_, scalars_, {kSlotFoundInfD});
   adam_d_->step(backend_, sd, scalars_, kSlotFoundInfD);
   if (!cfg_.shared_scaler) scaler_d_->update(backend_, scalars_, {kSlotFoundInfD});
+}
+
+void Trainer::enqueue_step_body() {
+  const DType dt = compute_dtype(precision_);
+  // Batch-norm running statistics are staged and committed only for networks whose step counts:
+  // a skipped step changes no weight and no running average.
+  Context gctx{backend_, dt, Mode::Train, true, false, true};
+  enqueue_extra_d_steps(gctx);  // n_dis > 1 only; before the fill: the metrics are the last D step's
+  backend_.fill(scalars_, 0.0f);
+  backend_.fill_normal(z_, cfg_.seed, rng_stream::kTrainLatentBase, counter_, 1.0f);
+  const Tensor& fake = g_->forward(gctx, z_);
+
+  d_step(real_, fake);
 
   // Generator: through the updated D, without D's weight gradients.
   LossScaler& sg_scaler = scaler_g();
@@ -157,9 +165,19 @@ void Trainer::enqueue_step_body() {
   backend_.count_increment(counter_);
 }
 
-void Trainer::step(const float* real_batch) {
+void Trainer::step(const float* real_batches) {
+  const size_t per_batch = real_f32_.numel();
+  int k = 0;
+  step([&] { return real_batches + per_batch * k++; });
+}
+
+void Trainer::step(const std::function<const float*()>& next_batch) {
   const auto start = std::chrono::steady_clock::now();
-  backend_.upload(real_f32_, real_batch, real_f32_.nbytes());
+  for (size_t k = 0; k < extra_real_f32_.size(); ++k) {  // the extra D steps' batches come first
+    backend_.upload(extra_real_f32_[k], next_batch(), extra_real_f32_[k].nbytes());
+    if (!extra_real_[k].same_storage(extra_real_f32_[k])) backend_.cast(extra_real_f32_[k], extra_real_[k]);
+  }
+  backend_.upload(real_f32_, next_batch(), real_f32_.nbytes());
   if (!real_.same_storage(real_f32_)) backend_.cast(real_f32_, real_);
 
   // Graph capture needs every buffer allocated first: run eagerly once after any change, then

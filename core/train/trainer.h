@@ -1,6 +1,6 @@
-// The training step: one discriminator update (real batch + detached generated batch) then one
-// generator update (non-saturating loss), each with its own loss scaler and Adam, in the chosen
-// precision. This is DESIGN.md's "mixed-precision training step" in code:
+// The training step: n_dis discriminator updates (each on its own real batch + a detached
+// generated batch; 1 for DCGAN, 5 in SNGAN's recipe) then one generator update (non-saturating
+// or hinge loss), each network with its own loss scaler and Adam, in the chosen precision. This is DESIGN.md's "mixed-precision training step" in code:
 //
 //   z ~ N(0, 1)                      (Philox stream of this iteration, drawn on the device)
 //   fake = G(z)
@@ -34,6 +34,7 @@ struct TrainerConfig {
   Precision precision = Precision::FP32;
   LossKind loss = LossKind::BCEWithLogits;
   AdamConfig adam_g, adam_d;
+  int n_dis = 1;            // D steps per G step (SNGAN: 5); see extra_d_steps.cpp
   float ema_decay = 0.0f;   // generator EMA (0: off); see Backend::ema_update
   float ema_rampup = 0.0f;
   ew::ScalerConfig scaler;
@@ -56,8 +57,12 @@ class Trainer {
   Trainer(Backend& backend, const TrainerConfig& cfg);
   ~Trainer();
 
-  // One iteration on a real batch: host FP32, NHWC (batch, res, res, channels), in [-1, 1].
-  void step(const float* real_batch);
+  // One iteration: n_dis real batches, host FP32, NHWC (batch, res, res, channels), in [-1, 1],
+  // back to back (n_dis * batch images).
+  void step(const float* real_batches);
+  // The same with each batch taken from next_batch() (called n_dis times; each pointer need only
+  // stay valid until the next call, as BatchLoader::next's).
+  void step(const std::function<const float*()>& next_batch);
   // Metrics of finished steps, oldest first. wait: block until every step is reported.
   std::vector<StepMetrics> collect(bool wait = false);
 
@@ -107,6 +112,13 @@ class Trainer {
 
  private:
   void enqueue_step_body();
+  // One D update on a real batch and a generated one, its scaler updated unless shared.
+  void d_step(const Tensor& real, const Tensor& fake);
+  // n_dis > 1 (extra_d_steps.cpp): the D steps before the one whose generated batch the G step
+  // reuses, each on its own real batch and latents.
+  void allocate_extra_real();
+  void set_extra_real_dtype(DType dt);
+  void enqueue_extra_d_steps(Context& gctx);
   void forward_backward_d(const Tensor& images, LossRole role, int loss_slot, int prob_slot);
 
   Backend& backend_;
@@ -116,6 +128,7 @@ class Trainer {
   std::unique_ptr<Adam> adam_g_, adam_d_;
   std::unique_ptr<LossScaler> scaler_d_, scaler_g_;
   std::vector<Tensor> ema_;  // FP32 shadows of G's master weights, in parameter order (empty: off)
+  std::vector<Tensor> extra_real_f32_, extra_real_;  // the real batches of the extra D steps
   Tensor real_f32_, real_, z_, dlogits_, scalars_, counter_, hist_;
   int64_t iteration_ = 0;
   bool captured_ = false;

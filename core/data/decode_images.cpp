@@ -1,0 +1,181 @@
+#include "core/data/decode_images.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <cstring>
+
+#include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgproc.hpp>
+
+#include "core/common/error.h"
+#include "core/data/preprocess.h"
+#include "core/io/read_limits.h"
+
+namespace ampgan::data::detail {
+
+namespace {
+
+const char* const kExtensions[] = {".png", ".jpg", ".jpeg", ".bmp", ".webp", ".tif", ".tiff"};
+
+// What decoding had to change, counted for one warning (a dataset of RGBA PNGs is common and
+// harmless, but the user should know the alpha was dropped).
+struct Conversions {
+  std::atomic<int> rgba{0}, grey_alpha{0}, deep{0};
+};
+
+// True when the three channels are equal everywhere (a grey image stored as RGB).
+bool is_grey(const uint8_t* p, size_t pixels) {
+  for (size_t i = 0; i < pixels; ++i)
+    if (p[3 * i] != p[3 * i + 1] || p[3 * i] != p[3 * i + 2]) return false;
+  return true;
+}
+
+// Image at res x res, 8-bit, 1 or 3 channels (RGB order); empty Mat when unusable.
+// want: 0 natural (grey sources stay 1 channel), or 1/3 forced.
+cv::Mat prepare(cv::Mat m, int res, int want, Conversions& conv) {
+  if (m.empty() || m.dims != 2) return {};
+  // Centre crop first: everything after works on fewer pixels.
+  const int side = std::min(m.rows, m.cols);
+  m = m(cv::Rect((m.cols - side) / 2, (m.rows - side) / 2, side, side));
+
+  // Any depth to 8-bit: 16-bit spans 0..65535 (65535 / 257 = 255), float spans 0..1.
+  switch (m.depth()) {
+    case CV_8U: break;
+    case CV_16U: m.convertTo(m, CV_8U, 1.0 / 257.0); ++conv.deep; break;
+    case CV_32F:
+    case CV_64F: m.convertTo(m, CV_8U, 255.0); ++conv.deep; break;
+    default: return {};  // signed integer images: no meaningful mapping to pixels
+  }
+
+  // Channels: drop alpha, OpenCV's BGR to RGB. OpenCV decodes grey + alpha PNGs as BGRA with
+  // equal colours, so those are told apart from RGBA by their colours.
+  switch (m.channels()) {
+    case 1: break;
+    case 2: cv::extractChannel(m, m, 0); ++conv.grey_alpha; break;
+    case 3: cv::cvtColor(m, m, cv::COLOR_BGR2RGB); break;
+    case 4: {
+      cv::cvtColor(m, m, cv::COLOR_BGRA2RGB);
+      const cv::Mat c = m.isContinuous() ? m : m.clone();
+      ++(is_grey(c.data, c.total()) ? conv.grey_alpha : conv.rgba);
+      break;
+    }
+    default: return {};
+  }
+  if (want == 1 && m.channels() == 3) cv::cvtColor(m, m, cv::COLOR_RGB2GRAY);
+  if (want == 3 && m.channels() == 1) cv::cvtColor(m, m, cv::COLOR_GRAY2RGB);
+
+  cv::Mat out(res, res, CV_8UC(m.channels()));
+  resize_square(m, res, out.data);
+  return out;
+}
+
+}  // namespace
+
+bool has_image_extension(const std::string& name) {
+  const auto dot = name.rfind('.');
+  if (dot == std::string::npos) return false;
+  std::string ext = name.substr(dot);
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char ch) { return std::tolower(ch); });
+  return std::any_of(std::begin(kExtensions), std::end(kExtensions), [&](const char* e) { return ext == e; });
+}
+
+void decode_images(ImageSet& set, int n, const std::function<std::string(int64_t)>& read,
+                   const std::vector<std::string>& names, const LoadOptions& opt, const std::string& subject,
+                   std::vector<char>& ok) {
+  // File i goes to slot i, then failed slots are squeezed out in order, so the result does not
+  // depend on the thread count.
+  const int res = opt.res;
+  const int slot_c = opt.channels == 0 ? 3 : opt.channels;  // natural: RGB until proven grey
+  const size_t res2 = size_t(res) * res, slot_size = res2 * slot_c;
+  io::check_dataset_bytes(uint64_t(n) * slot_size,
+                          std::to_string(n) + " images at " + std::to_string(res) + "x" + std::to_string(res) + "x" +
+                              std::to_string(slot_c),
+                          subject, opt.max_bytes);
+  std::vector<uint8_t> pixels(size_t(n) * slot_size);
+  std::vector<char> grey(n, 0), too_large(n, 0);
+  ok.assign(n, 0);
+  Conversions conv;
+  for_blocks(n, opt, subject, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      cv::Mat raw;
+      try {
+        const std::string bytes = read(i);
+        // The header's size is checked before the decoder allocates anything.
+        if (const auto size = io::sniff_image_size(bytes.data(), bytes.size())) {
+          if (size->width == 0 || size->height == 0) continue;
+          if (size->height > io::kMaxImagePixels / size->width) {
+            too_large[i] = 1;
+            continue;
+          }
+        }
+        const cv::Mat encoded(1, int(bytes.size()), CV_8UC1, const_cast<char*>(bytes.data()));
+        raw = cv::imdecode(encoded, cv::IMREAD_UNCHANGED);
+      } catch (const Error&) {
+        continue;  // not a regular file, or larger than any image we would decode
+      } catch (const cv::Exception&) {
+        continue;  // some decoders throw on malformed input instead of returning empty
+      }
+      const cv::Mat img = prepare(raw, res, opt.channels, conv);
+      if (img.empty()) continue;
+      uint8_t* dst = pixels.data() + i * slot_size;
+      if (img.channels() == slot_c) {
+        std::memcpy(dst, img.data, slot_size);
+      } else {  // natural mode, grey source: store as RGB for now
+        for (size_t p = 0; p < res2; ++p) dst[3 * p] = dst[3 * p + 1] = dst[3 * p + 2] = img.data[p];
+      }
+      grey[i] = img.channels() == 1 || (slot_c == 3 && is_grey(dst, res2));
+      ok[i] = 1;
+    }
+  });
+
+  std::vector<std::string> failed, large;
+  for (int i = 0; i < n; ++i)
+    if (!ok[i]) (too_large[i] ? large : failed).push_back(names[i]);
+  const int count = n - static_cast<int>(failed.size() + large.size());
+  const std::string large_note = std::to_string(large.size()) + " image(s) larger than 8192 x 8192 pixels (" +
+                                 std::to_string(io::kMaxImagePixels) + " pixels), not decoded: " + list_names(large);
+  if (count == 0 && failed.empty())
+    throw Error("all " + large_note, subject, "shrink the images (training uses at most 128 x 128 pixels)");
+  if (count == 0)
+    throw Error("none of the " + std::to_string(n) + " image file(s) could be decoded: " + list_names(failed),
+                subject, "check that they are real images (PNG, JPEG, BMP, WebP or TIFF) and not damaged");
+
+  // Natural channel count: grey only when every image is grey.
+  bool all_grey = opt.channels == 0;
+  for (int i = 0; i < n && all_grey; ++i) all_grey = !ok[i] || grey[i];
+  const int c = all_grey ? 1 : slot_c;
+  const size_t size = res2 * c;
+  // Compact in place: the write position never passes the read position.
+  size_t w = 0;
+  for (int i = 0; i < n; ++i) {
+    if (!ok[i]) continue;
+    const uint8_t* src = pixels.data() + i * slot_size;
+    uint8_t* dst = pixels.data() + w * size;
+    if (c == slot_c)
+      std::memmove(dst, src, size);
+    else
+      for (size_t p = 0; p < res2; ++p) dst[p] = src[3 * p];
+    ++w;
+  }
+  pixels.resize(w * size);
+  pixels.shrink_to_fit();
+  set.count = count;
+  set.res = res;
+  set.channels = c;
+  set.pixels = std::move(pixels);
+  if (!large.empty()) set.warnings.push_back("skipped " + large_note);
+  if (!failed.empty())
+    set.warnings.push_back("skipped " + std::to_string(failed.size()) + " unreadable file(s): " + list_names(failed));
+  std::vector<std::string> converted;
+  if (conv.rgba) converted.push_back(std::to_string(conv.rgba.load()) + " RGBA (alpha dropped)");
+  if (conv.grey_alpha) converted.push_back(std::to_string(conv.grey_alpha.load()) + " grey+alpha (alpha dropped)");
+  if (conv.deep) converted.push_back(std::to_string(conv.deep.load()) + " 16-bit or float (scaled to 8 bits)");
+  if (!converted.empty()) {
+    std::string s = "converted ";
+    for (size_t i = 0; i < converted.size(); ++i) s += (i ? ", " : "") + converted[i];
+    set.warnings.push_back(s + " image(s)");
+  }
+}
+
+}  // namespace ampgan::data::detail

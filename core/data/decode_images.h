@@ -1,0 +1,33 @@
+// The decoding half of the image loaders (folders and zip archives, internal to core/data):
+// any image OpenCV reads to the model's resolution, 8-bit, grey or RGB, with a count of what
+// had to be converted, and the natural channel count of the whole set.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <opencv2/core.hpp>
+
+#include "core/data/image_set.h"
+
+namespace ampgan::data::detail {
+
+// File names the loaders treat as images (case-insensitive extension), and their list for messages.
+bool has_image_extension(const std::string& name);
+inline constexpr const char* kImageExtensionList = ".png, .jpg, .jpeg, .bmp, .webp, .tif, .tiff";
+
+// Decodes images 0..n-1 in parallel: read(i) returns image i's encoded bytes (called from several
+// threads at once; an Error or empty bytes mark it unreadable). The set's decoded size is checked
+// against opt.max_bytes before anything is allocated, and an image whose header announces more
+// than io::kMaxImagePixels is skipped (named in a warning) before it is decoded. Each is
+// centre-cropped, resized to opt.res, scaled to 8 bits (16-bit / 257, float * 255) and stripped
+// of alpha. Fills set.count, res, channels and pixels (in order, failed images squeezed out), and
+// set.warnings with the images skipped (names[i]) and converted (a count per kind). ok[i] tells
+// which images made it. Throws Error naming subject when none could be decoded.
+void decode_images(ImageSet& set, int n, const std::function<std::string(int64_t)>& read,
+                   const std::vector<std::string>& names, const LoadOptions& opt, const std::string& subject,
+                   std::vector<char>& ok);
+
+}  // namespace ampgan::data::detail

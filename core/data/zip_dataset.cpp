@@ -1,0 +1,211 @@
+#include "core/data/zip_dataset.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+#include <opencv2/imgcodecs.hpp>
+#include <zip.h>
+
+#include "core/common/error.h"
+#include "core/data/decode_images.h"
+#include "core/data/preprocess.h"
+
+namespace fs = std::filesystem;
+
+namespace ampgan::data {
+
+namespace {
+
+// The largest entry read: far above any training image, far below what a crafted archive
+// (a "zip bomb" of a few KB claiming GBs) could make us allocate. Issue 15's caps on decoded
+// pixels apply to folders and zips alike once they exist; this one is about the archive.
+constexpr uint64_t kMaxEntryBytes = uint64_t{256} << 20;
+
+void check_entry_size(const std::string& name, uint64_t size, const std::string& path) {
+  if (size > kMaxEntryBytes)
+    throw Error("entry '" + name + "' would unpack to " + std::to_string(size >> 20) +
+                    " MiB, more than an image of the dataset can need (256 MiB)",
+                path, "rebuild the archive from the images (e.g. with StyleGAN's dataset_tool)");
+}
+
+struct ZipCloser {
+  void operator()(zip_t* z) const { zip_discard(z); }  // read-only: nothing to write back
+};
+
+std::string zip_message(int code) {
+  zip_error_t e;
+  zip_error_init_with_code(&e, code);
+  std::string s = zip_error_strerror(&e);
+  zip_error_fini(&e);
+  return s;
+}
+
+std::vector<uint8_t> read_entry(zip_t* z, zip_uint64_t index, const std::string& name, uint64_t size,
+                                const std::string& path) {
+  check_entry_size(name, size, path);
+  std::vector<uint8_t> buf(size);
+  zip_file_t* f = zip_fopen_index(z, index, 0);
+  if (!f)
+    throw Error("cannot open entry '" + name + "': " + zip_strerror(z), path,
+                "the archive is damaged or uses an unsupported compression or encryption; rebuild it");
+  zip_int64_t got = size ? zip_fread(f, buf.data(), size) : 0;
+  // libzip checks the CRC when it reaches the end of the entry: one more read gets there.
+  uint8_t extra;
+  if (got >= 0 && zip_fread(f, &extra, 1) != 0) got = -1;
+  const std::string why = got < 0 ? zip_file_strerror(f) : "";
+  zip_fclose(f);
+  if (got < 0 || static_cast<uint64_t>(got) != size)
+    throw Error("entry '" + name + "' is damaged" + (why.empty() ? std::string() : ": " + why), path,
+                "the archive is corrupt (a failed download or copy?); rebuild or fetch it again");
+  return buf;
+}
+
+// dataset.json's labels by image name; empty map for {"labels": null}.
+std::map<std::string, int32_t> parse_labels(const std::vector<uint8_t>& text, const std::string& where) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text.begin(), text.end());
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(std::string("dataset.json is not valid JSON: ") + e.what(), where,
+                "fix it, or remove it from the archive to train without labels");
+  }
+  if (!j.is_object() || !j.contains("labels"))
+    throw Error("dataset.json has no \"labels\" key", where,
+                "use dataset_tool's layout: {\"labels\": [[\"00000/img00000000.png\", 6], ...]} or {\"labels\": null}");
+  std::map<std::string, int32_t> out;
+  const nlohmann::json& l = j["labels"];
+  if (l.is_null()) return out;
+  if (!l.is_array())
+    throw Error("dataset.json's \"labels\" is neither a list nor null", where,
+                "use [[\"00000/img00000000.png\", 6], ...] or null");
+  for (const nlohmann::json& e : l) {
+    if (!e.is_array() || e.size() != 2 || !e[0].is_string() || !e[1].is_number_integer() || e[1].get<int64_t>() < 0 ||
+        e[1].get<int64_t>() > 1'000'000)
+      throw Error("dataset.json has a label that is not [\"name\", class] with a whole class from 0: " +
+                      e.dump().substr(0, 80),
+                  where, "each label must be a pair of an image name in the archive and its class number");
+    if (!out.emplace(e[0].get<std::string>(), e[1].get<int32_t>()).second)
+      throw Error("dataset.json labels '" + e[0].get<std::string>() + "' twice", where, "give each image one label");
+  }
+  return out;
+}
+
+}  // namespace
+
+bool looks_like_zip(const std::string& path) {
+  std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
+  unsigned char sig[4] = {};
+  if (!f || std::fread(sig, 1, 4, f.get()) != 4) return false;
+  return sig[0] == 'P' && sig[1] == 'K' && ((sig[2] == 3 && sig[3] == 4) || (sig[2] == 5 && sig[3] == 6));
+}
+
+ImageSet load_image_zip(const std::string& path, const LoadOptions& opt) {
+  int code = 0;
+  std::unique_ptr<zip_t, ZipCloser> z(zip_open(path.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &code));
+  if (!z)
+    throw Error("not a readable zip archive: " + zip_message(code), path,
+                "give a zip file (as StyleGAN's dataset_tool writes), an image folder or an IDX file");
+
+  // ---- the entries: images, dataset.json and the rest ----
+  struct Entry {
+    std::string name;
+    zip_uint64_t index;
+    uint64_t size;
+  };
+  std::vector<Entry> images;
+  std::vector<std::string> ignored;
+  const Entry* json = nullptr;
+  Entry json_entry;
+  const zip_int64_t n_entries = zip_get_num_entries(z.get(), 0);
+  for (zip_int64_t i = 0; i < n_entries; ++i) {
+    zip_stat_t st;
+    if (zip_stat_index(z.get(), i, 0, &st) != 0 || !(st.valid & ZIP_STAT_NAME) || !(st.valid & ZIP_STAT_SIZE))
+      throw Error("entry " + std::to_string(i) + " of the archive cannot be read: " + zip_strerror(z.get()), path,
+                  "the archive is damaged; rebuild it");
+    const std::string name = st.name;
+    if (name.empty() || name.back() == '/') continue;  // folders
+    const std::string file = fs::path(name).filename().string();
+    bool hidden = file.starts_with(".") || name.starts_with("__MACOSX/");  // macOS's resource forks
+    for (const auto& part : fs::path(name)) hidden |= part.string().starts_with(".");
+    if (hidden) continue;
+    if (name == "dataset.json") {
+      json_entry = {name, static_cast<zip_uint64_t>(i), st.size};
+      json = &json_entry;
+    } else if (detail::has_image_extension(file)) {
+      images.push_back({name, static_cast<zip_uint64_t>(i), st.size});
+    } else {
+      ignored.push_back(name);
+    }
+  }
+  std::sort(images.begin(), images.end(), [](const Entry& a, const Entry& b) { return a.name < b.name; });
+  std::sort(ignored.begin(), ignored.end());
+  if (images.empty())
+    throw Error(ignored.empty() ? std::string("the archive holds no images")
+                                : "the archive holds no image files, only " + std::to_string(ignored.size()) +
+                                      " other file(s): " + detail::list_names(ignored),
+                path, std::string("put images (") + detail::kImageExtensionList + ") in it, as dataset_tool does");
+
+  // ---- labels, checked against the images before anything is decoded ----
+  const std::string json_where = path + ": dataset.json";
+  std::map<std::string, int32_t> labels;
+  if (json) labels = parse_labels(read_entry(z.get(), json->index, json->name, json->size, path), json_where);
+  if (!labels.empty()) {
+    std::vector<std::string> unlabelled, missing;
+    for (const Entry& e : images)
+      if (!labels.count(e.name)) unlabelled.push_back(e.name);
+    for (const auto& [name, label] : labels)
+      if (!std::binary_search(images.begin(), images.end(), Entry{name, 0, 0},
+                              [](const Entry& a, const Entry& b) { return a.name < b.name; }))
+        missing.push_back(name);
+    if (!missing.empty())
+      throw Error("dataset.json labels " + std::to_string(missing.size()) +
+                      " image(s) the archive does not hold: " + detail::list_names(missing),
+                  json_where, "rebuild the archive so that dataset.json matches its images");
+    if (!unlabelled.empty())
+      throw Error("dataset.json has no label for " + std::to_string(unlabelled.size()) +
+                      " image(s) of the archive: " + detail::list_names(unlabelled),
+                  json_where, "label every image, or set \"labels\": null to train without labels");
+  }
+
+  // ---- read (libzip is not thread-safe on one archive), then decode in parallel ----
+  const int n = static_cast<int>(images.size());
+  std::vector<std::vector<uint8_t>> bytes(n);
+  std::vector<std::string> names(n);
+  for (int i = 0; i < n; ++i) {
+    if (i % 256 == 0) detail::check_cancel(opt, path);
+    bytes[i] = read_entry(z.get(), images[i].index, images[i].name, images[i].size, path);
+    names[i] = images[i].name;
+  }
+  z.reset();
+  ImageSet set;
+  std::vector<char> ok;
+  detail::decode_images(
+      set, n,
+      [&](int64_t i) {
+        std::string b(bytes[i].begin(), bytes[i].end());
+        std::vector<uint8_t>().swap(bytes[i]);  // the archive's copy is no longer needed
+        return b;
+      },
+      names, opt, path, ok);
+  if (!labels.empty()) {
+    int32_t top = 0;
+    for (int i = 0; i < n; ++i)
+      if (ok[i]) {
+        set.labels.push_back(labels[names[i]]);
+        top = std::max(top, set.labels.back());
+      }
+    set.num_classes = top + 1;
+  }
+  set.name = fs::path(path).stem().string();
+  set.source = path;
+  if (!ignored.empty())
+    set.warnings.push_back("ignored " + std::to_string(ignored.size()) +
+                           " file(s) without an image extension in the archive: " + detail::list_names(ignored));
+  return set;
+}
+
+}  // namespace ampgan::data

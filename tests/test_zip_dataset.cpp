@@ -1,0 +1,192 @@
+// Zip datasets in StyleGAN dataset_tool's layout (core/data/zip_dataset.cpp): archives are
+// written here with libzip, as dataset_tool's would be.
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <opencv2/imgcodecs.hpp>
+#include <zip.h>
+
+#include "core/common/error.h"
+#include "core/data/image_set.h"
+#include "core/io/atomic_file.h"
+#include "tests/test_support.h"
+
+namespace fs = std::filesystem;
+using ampgan::Error;
+using ampgan::testing::TempDir;
+using namespace ampgan::data;
+
+namespace {
+
+struct Member {
+  std::string name, bytes;
+};
+
+std::string png(const cv::Mat& m) {
+  std::vector<uint8_t> buf;
+  EXPECT_TRUE(cv::imencode(".png", m, buf));
+  return std::string(buf.begin(), buf.end());
+}
+
+// Stored (not deflated), so that a test can damage an entry's bytes in place.
+void write_zip(const fs::path& path, const std::vector<Member>& members) {
+  int err = 0;
+  zip_t* z = zip_open(path.string().c_str(), ZIP_CREATE | ZIP_TRUNCATE, &err);
+  ASSERT_NE(z, nullptr);
+  for (const Member& m : members) {
+    zip_source_t* src = zip_source_buffer(z, m.bytes.data(), m.bytes.size(), 0);
+    ASSERT_NE(src, nullptr);
+    const zip_int64_t i = zip_file_add(z, m.name.c_str(), src, ZIP_FL_ENC_UTF_8);
+    ASSERT_GE(i, 0);
+    zip_set_file_compression(z, i, ZIP_CM_STORE, 0);
+  }
+  ASSERT_EQ(zip_close(z), 0);
+}
+
+cv::Mat solid(int h, int w, int type, cv::Scalar bgr) { return cv::Mat(h, w, type, bgr); }
+
+template <typename Fn>
+void expect_error(Fn&& fn, std::initializer_list<std::string> parts) {
+  try {
+    fn();
+    ADD_FAILURE() << "no exception thrown";
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    for (const auto& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' not in: " << msg;
+  }
+}
+
+// Five colour images as dataset_tool names them, classes 2, 0, 1, 0, 2.
+std::vector<Member> five(bool with_labels) {
+  std::vector<Member> m;
+  std::string json = R"({"labels": [)";
+  const int classes[] = {2, 0, 1, 0, 2};
+  for (int i = 0; i < 5; ++i) {
+    char name[32];
+    std::snprintf(name, sizeof name, "00000/img%08d.png", i);
+    m.push_back({name, png(solid(40, 40, CV_8UC3, {10.0 * i, 100, 200}))});
+    json += std::string(i ? ", " : "") + "[\"" + name + "\", " + std::to_string(classes[i]) + "]";
+  }
+  m.push_back({"dataset.json", with_labels ? json + "]}" : R"({"labels": null})"});
+  return m;
+}
+
+}  // namespace
+
+TEST(ZipDataset, ReadsDatasetToolLayoutWithLabels) {
+  TempDir dir("ampgan-zip");
+  const fs::path zp = dir / "cifar-like.zip";
+  std::vector<Member> m = five(true);
+  std::swap(m[0], m[3]);  // archive order does not matter: names are sorted
+  m.push_back({"__MACOSX/00000/._img00000000.png", "resource fork"});
+  write_zip(zp, m);
+  LoadOptions opt;
+  const ImageSet s = load_dataset(zp.string(), opt);
+  ASSERT_EQ(s.count, 5);
+  EXPECT_EQ(s.res, 32);
+  EXPECT_EQ(s.channels, 3);
+  EXPECT_EQ(s.labels, (std::vector<int32_t>{2, 0, 1, 0, 2}));
+  EXPECT_EQ(s.num_classes, 3);
+  EXPECT_EQ(s.name, "cifar-like");
+  EXPECT_TRUE(s.warnings.empty()) << s.warnings[0];
+  for (int i = 0; i < 5; ++i) {  // BGR (10 i, 100, 200) -> RGB (200, 100, 10 i), every pixel
+    EXPECT_EQ(s.image(i)[0], 200);
+    EXPECT_EQ(s.image(i)[1], 100);
+    EXPECT_EQ(s.image(i)[32 * 32 * 3 - 1], 10 * i);
+  }
+}
+
+TEST(ZipDataset, UnlabelledWithNullLabelsOrWithoutJson) {
+  TempDir dir("ampgan-zip");
+  write_zip(dir / "a.zip", five(false));
+  std::vector<Member> m = five(false);
+  m.pop_back();
+  write_zip(dir / "b.zip", m);
+  for (const char* f : {"a.zip", "b.zip"}) {
+    const ImageSet s = load_dataset((dir / f).string(), LoadOptions{});
+    EXPECT_EQ(s.count, 5) << f;
+    EXPECT_TRUE(s.labels.empty()) << f;
+    EXPECT_EQ(s.num_classes, 0) << f;
+  }
+}
+
+TEST(ZipDataset, ConvertsRgbaGreyAlphaAndSixteenBitWithACount) {
+  TempDir dir("ampgan-zip");
+  // OpenCV decodes a grey + alpha PNG as BGRA with equal colours; the counter tells it apart
+  // from RGBA by those colours.
+  write_zip(dir / "mixed.zip", {{"a_rgba.png", png(solid(32, 32, CV_8UC4, {30, 60, 90, 128}))},
+                                {"b_la.png", png(solid(32, 32, CV_8UC4, {70, 70, 70, 255}))},
+                                {"c16.png", png(solid(32, 32, CV_16UC3, {65535, 0, 32896}))},
+                                {"d16.png", png(solid(32, 32, CV_16UC1, {25700}))},
+                                {"e.png", png(solid(32, 32, CV_8UC3, {1, 2, 3}))},
+                                {"readme.txt", "not an image"}});
+  const ImageSet s = load_dataset((dir / "mixed.zip").string(), LoadOptions{});
+  ASSERT_EQ(s.count, 5);
+  EXPECT_EQ(s.channels, 3);
+  ASSERT_EQ(s.warnings.size(), 2u);
+  EXPECT_NE(s.warnings[0].find("converted 1 RGBA (alpha dropped), 1 grey+alpha (alpha dropped), 2 16-bit"),
+            std::string::npos)
+      << s.warnings[0];
+  EXPECT_NE(s.warnings[1].find("readme.txt"), std::string::npos) << s.warnings[1];
+  EXPECT_EQ(s.image(0)[0], 90);   // RGBA: colour kept, alpha dropped
+  EXPECT_EQ(s.image(2)[0], 128);  // 16-bit 32896 / 257
+  EXPECT_EQ(s.image(3)[0], 100);  // grey 25700 / 257, to RGB
+}
+
+TEST(ZipDataset, BadArchivesGiveAClearError) {
+  TempDir dir("ampgan-zip");
+  const std::string bad = (dir / "bad.zip").string();
+  std::ofstream(bad) << "PK\x03\x04 but nothing after that a zip reader can use";
+  expect_error([&] { load_dataset(bad, LoadOptions{}); }, {bad, "not a readable zip archive"});
+  const std::string junk = (dir / "junk.zip").string();
+  std::ofstream(junk) << "no zip at all";
+  expect_error([&] { load_dataset(junk, LoadOptions{}); }, {junk, "not a readable zip archive"});
+
+  // Truncated: a good archive cut short (a failed download).
+  write_zip(dir / "good.zip", five(true));
+  const std::string bytes = ampgan::io::read_file(dir / "good.zip");
+  const std::string cut = (dir / "cut.zip").string();
+  std::ofstream(cut, std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  expect_error([&] { load_dataset(cut, LoadOptions{}); }, {cut, "not a readable zip archive"});
+
+  // One image's stored bytes damaged: its CRC no longer matches.
+  std::string damaged = bytes;
+  const size_t at = damaged.find("IDAT");  // inside the first stored PNG
+  ASSERT_NE(at, std::string::npos);
+  damaged[at + 8] ^= 0x5a;
+  const std::string dz = (dir / "damaged.zip").string();
+  std::ofstream(dz, std::ios::binary) << damaged;
+  expect_error([&] { load_dataset(dz, LoadOptions{}); }, {dz, "is damaged", "fetch it again"});
+
+  write_zip(dir / "empty.zip", {{"notes/readme.txt", "hello"}});
+  expect_error([&] { load_dataset((dir / "empty.zip").string(), LoadOptions{}); },
+               {"empty.zip", "no image files", "readme.txt"});
+}
+
+TEST(ZipDataset, DatasetJsonThatDoesNotMatchIsAnError) {
+  TempDir dir("ampgan-zip");
+  auto with_json = [&](const std::string& name, const std::string& json) {
+    std::vector<Member> m = five(true);
+    m.back().bytes = json;
+    write_zip(dir / name, m);
+    return (dir / name).string();
+  };
+  const std::string two = R"([["00000/img00000000.png", 1], ["00000/img00000001.png", 1], )"
+                          R"(["00000/img00000002.png", 1], ["00000/img00000003.png", 1])";
+  expect_error([&] { load_dataset(with_json("few.zip", "{\"labels\": " + two + "]}"), LoadOptions{}); },
+               {"few.zip: dataset.json", "no label for 1 image", "img00000004.png"});
+  expect_error([&] {
+    load_dataset(with_json("extra.zip", "{\"labels\": " + two + R"(, ["00000/img00000004.png", 0], ["x.png", 3]]})"),
+                 LoadOptions{});
+  }, {"extra.zip: dataset.json", "does not hold", "x.png"});
+  expect_error([&] { load_dataset(with_json("syntax.zip", "{\"labels\": [["), LoadOptions{}); },
+               {"syntax.zip: dataset.json", "not valid JSON"});
+  expect_error([&] { load_dataset(with_json("nokey.zip", "{\"classes\": 3}"), LoadOptions{}); },
+               {"nokey.zip: dataset.json", "no \"labels\" key"});
+  expect_error([&] {
+    load_dataset(with_json("neg.zip", "{\"labels\": " + two + R"(, ["00000/img00000004.png", -1]]})"), LoadOptions{});
+  }, {"neg.zip: dataset.json", "whole class from 0"});
+}
