@@ -304,6 +304,11 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
     hist_every_ = spin(0, 100000, 25, glossary::exponent_histogram() + tr("<br>Every N steps (0: never)."),
                        tr("never"));
     f->addRow(tr("Histograms"), hist_every_);
+    layers_every_ = spin(0, 10000000, 50, tr("Per-layer gradient statistics (max |g|, inf/NaN, underflow) to "
+                                             "layers.csv and the Layers tab every N steps; overflow steps always "
+                                             "(0: overflow steps only)."),
+                         tr("overflows only"));
+    f->addRow(tr("Layers every"), layers_every_);
     auto* rr = new QHBoxLayout;
     runs_root_ = new QLineEdit(QDir(QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation))
                                    .filePath(QStringLiteral("AMP GAN Studio/runs")));
@@ -321,7 +326,7 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
     name_->setPlaceholderText(tr("default: <dataset>-<precision>"));
     f->addRow(tr("Run name"), name_);
     v->addWidget(g);
-    locked_while_running_ << sample_every_ << checkpoint_every_ << keep_checkpoints_ << eval_every_ << eval_samples_ << hist_every_
+    locked_while_running_ << sample_every_ << checkpoint_every_ << keep_checkpoints_ << eval_every_ << eval_samples_ << hist_every_ << layers_every_
                           << runs_root_ << rb << name_;
   }
   v->addStretch(1);
@@ -490,6 +495,7 @@ RunConfig ConfigPanel::config() const {
   c.eval_every = eval_every_->value();
   c.eval_samples = eval_samples_->value();
   c.hist_every = hist_every_->value();
+  c.layers_every = layers_every_->value();
   c.runs_root = runs_root_->text().trimmed().toStdString();
   c.name = name_->text().trimmed().toStdString();
   c.out_dir = out_dir_.toStdString();
@@ -553,6 +559,7 @@ void ConfigPanel::setConfig(const RunConfig& c) {
   eval_every_->setValue(c.eval_every);
   eval_samples_->setValue(c.eval_samples);
   hist_every_->setValue(c.hist_every);
+  layers_every_->setValue(c.layers_every);
   if (!c.runs_root.empty() && c.runs_root != "runs") runs_root_->setText(QString::fromStdString(c.runs_root));
   name_->setText(QString::fromStdString(c.name));
   out_dir_ = QString::fromStdString(c.out_dir);

@@ -109,6 +109,7 @@ class ConfigPanel : public QWidget {
   QSpinBox* eval_every_ = nullptr;
   QSpinBox* eval_samples_ = nullptr;
   QSpinBox* hist_every_ = nullptr;
+  QSpinBox* layers_every_ = nullptr;
   QLineEdit* runs_root_ = nullptr;
   QLineEdit* name_ = nullptr;
   QList<QWidget*> locked_while_running_;

@@ -30,12 +30,14 @@
 #include <QVBoxLayout>
 
 #include "core/common/error.h"
+#include "ui/alert_banner.h"
 #include "ui/amp_glossary.h"
 #include "ui/app_icon.h"
 #include "ui/compare_view.h"
 #include "ui/config_panel.h"
 #include "ui/event_log.h"
 #include "ui/export_dialogs.h"
+#include "ui/layers_view.h"
 #include "ui/plots_panel.h"
 #include "ui/precision_actions.h"
 #include "ui/run_branch.h"
@@ -72,7 +74,6 @@ MainWindow::MainWindow(const Options& options, QWidget* parent) : QMainWindow(pa
   tabs_->addTab(compare_, tr("Compare FP32 vs AMP"));
   runs_panel_ = new RunsPanel;
   tabs_->addTab(runs_panel_, tr("Runs"));
-  setCentralWidget(tabs_);
   connect(runs_panel_, &RunsPanel::overlaysChanged, plots_, &PlotsPanel::setOverlays);
   connect(runs_panel_, &RunsPanel::openRequested, this, &MainWindow::openRun);
   // The Runs tab reads its folder when first shown and after each run (not at every launch).
@@ -83,6 +84,16 @@ MainWindow::MainWindow(const Options& options, QWidget* parent) : QMainWindow(pa
     else if (runs_stale_) runs_panel_->rescan();
     runs_stale_ = false;
   });
+  layers_ = new LayersView;
+  tabs_->addTab(layers_, tr("Layers"));
+  alerts_ = new AlertBanner;
+  auto* central = new QWidget;
+  auto* central_layout = new QVBoxLayout(central);
+  central_layout->setContentsMargins(0, 0, 0, 0);
+  central_layout->setSpacing(0);
+  central_layout->addWidget(alerts_);
+  central_layout->addWidget(tabs_, 1);
+  setCentralWidget(central);
 
   config_ = new ConfigPanel;
   config_->loadPresets(QStringLiteral(":/presets.json"));

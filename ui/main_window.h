@@ -29,7 +29,9 @@ class QToolButton;
 
 namespace ampgan::ui {
 
+class AlertBanner;
 class CompareView;
+class LayersView;
 class ConfigPanel;
 class RunController;
 class RunExports;
@@ -101,6 +103,8 @@ class MainWindow : public QMainWindow {
   TrainingWorker* worker() const { return worker_; }
   StatusProgress* statusProgress() const { return progress_; }
   QTabWidget* tabs() const { return tabs_; }
+  LayersView* layersView() const { return layers_; }
+  AlertBanner* alertBanner() const { return alerts_; }
   QAction* action(const QString& name) const;  // by objectName, e.g. "actionStart"
   RunController* runs() const { return runs_; }
   RunExports* exports() const { return exports_; }
@@ -166,6 +170,9 @@ class MainWindow : public QMainWindow {
   RunsPanel* runs_panel_ = nullptr;
   bool runs_stale_ = false;  // a run ended since the Runs tab last read its folder
   QTabWidget* tabs_ = nullptr;
+  LayersView* layers_ = nullptr;   // issue 13: per-layer gradient statistics
+  int layers_every_ = 0;           // the current run's layers.csv interval
+  AlertBanner* alerts_ = nullptr;  // issue 13: alerts with a remedy, above the tabs
   QDockWidget *settings_dock_ = nullptr, *samples_dock_ = nullptr, *log_dock_ = nullptr;
   PrecisionActions* precision_ = nullptr;  // the one exclusive precision choice
   QAction *start_ = nullptr, *pause_ = nullptr, *step_act_ = nullptr, *stop_ = nullptr, *compare_act_ = nullptr,

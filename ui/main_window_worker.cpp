@@ -1,5 +1,6 @@
 // MainWindow's side of the worker's messages: a run started, a batch of rows, samples and events,
 // a run finished or failed, a run opened. Each switches or fills the one current run's views.
+#include "ui/layers_view.h"
 #include "ui/main_window.h"
 
 #include <algorithm>
@@ -32,6 +33,7 @@
 #include <QVBoxLayout>
 
 #include "core/common/error.h"
+#include "ui/alert_banner.h"
 #include "ui/amp_glossary.h"
 #include "ui/app_icon.h"
 #include "ui/compare_view.h"
@@ -97,6 +99,9 @@ void MainWindow::onRunStarted(const RunStartInfo& info) {
                      info.backend_note.isEmpty() ? info.backend : info.backend + QStringLiteral("\n") + info.backend_note);
   total_ = info.config.steps;
   step_ = info.start_step;
+  layers_every_ = info.config.layers_every;
+  layers_->setRunDir(info.dir);
+  alerts_->dismiss();
   ips_ = 0;
   if (info.tag != RunTag::Main) {
     // Each run of a comparison becomes the current run in turn: the Live plots, the Samples
@@ -138,6 +143,7 @@ void MainWindow::onBatch(const UiBatchPtr& b) {
     for (const SampleShot& s : b->samples) samples_->addShot(s);
     if (b->has_histograms) plots_->setHistograms(b->hist_step, b->hist_g, b->hist_d);
     log_->addEvents(b->events);
+    layers_->onRows(b->rows, layers_every_);
   } else {
     const QString label = tag_label(b->tag, compare_->ampMode());
     compare_->onRows(b->tag, b->rows);
@@ -150,6 +156,7 @@ void MainWindow::onBatch(const UiBatchPtr& b) {
     }
     log_->addEvents(b->events, label);
   }
+  alerts_->offer(b->events);
   for (const StepMetrics& m : b->rows) ips_ = ips_ == 0 ? m.images_per_s : 0.9 * ips_ + 0.1 * m.images_per_s;
   if (b->step > 0 || !b->rows.empty()) step_ = b->step;
   if (b->total_steps > 0) total_ = b->total_steps;
@@ -243,6 +250,7 @@ void MainWindow::onRunOpened(const std::shared_ptr<const OpenedRun>& run) {
   samples_->setShots(run->samples);
   log_->clear();
   log_->addEvents(run->events);
+  layers_->setRunDir(run->dir);
   if (run->has_config) {
     RunConfig c = run->config;
     c.out_dir.clear();

@@ -28,6 +28,8 @@
 #include "ui/histogram_plot.h"
 #include "ui/input_guards.h"
 #include "ui/live_plot.h"
+#include "ui/alert_banner.h"
+#include "ui/layers_view.h"
 #include "ui/main_window.h"
 #include "ui/plots_panel.h"
 #include "ui/run_controller.h"
@@ -123,6 +125,45 @@ class TestStudio : public QObject {
     QCoreApplication::setOrganizationName(QStringLiteral("ampgan-ui-test"));
     QCoreApplication::setApplicationName(QStringLiteral("test_studio"));
     QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, path(QStringLiteral("settings")));
+  }
+
+  // Issue 13: a run whose every fp16 step overflows at the floor shows an alert with a remedy
+  // above the tabs, and the Layers view fills from layers.csv: one column per overflow step,
+  // one row per gradient tensor, and a table for the selected step.
+  void layersViewAndAlertDuringOverflows() {
+    MainWindow w(no_settings());
+    w.resize(1400, 900);
+    w.show();
+    RunConfig c = tiny(path(QStringLiteral("runs-layers")), 40);
+    c.precision = Precision::FP16;
+    // 2^30 (the panel's largest) and its floor: every step of this model overflows in fp16.
+    c.scaler.init_scale = c.scaler.min_scale = c.scaler.max_scale = 1073741824.0f;
+    w.configPanel()->setConfig(c);
+    QVERIFY(!w.alertBanner()->isVisible());
+    QVERIFY(w.startTraining());
+    QTRY_VERIFY_WITH_TIMEOUT(w.alertBanner()->isVisible(), kTimeout);
+    QVERIFY2(w.alertBanner()->text().contains(QStringLiteral("What to do")), qPrintable(w.alertBanner()->text()));
+    QTRY_VERIFY_WITH_TIMEOUT(w.layersView()->stepCount() >= 10, kTimeout);
+    QCOMPARE(w.layersView()->layerCount(), 18);  // DCGAN-32: 8 tensors in D, 10 in G
+    auto* table = w.layersView()->findChild<QTableWidget*>(QStringLiteral("layersTable"));
+    QVERIFY(table);
+    // The worker may append a step's rows while the view reads: a partial last step fills in later.
+    QTRY_COMPARE_WITH_TIMEOUT(table->rowCount(), 18, kTimeout);
+    const int64_t first = 1;
+    w.layersView()->selectStep(first);
+    QCOMPARE(w.layersView()->selectedStep(), first);
+    w.tabs()->setCurrentWidget(w.layersView());
+    if (!qEnvironmentVariableIsEmpty("AMPGAN_SHOT_DIR")) {  // docs/screenshots, by hand
+      QTest::qWait(500);
+      w.grab().save(qEnvironmentVariable("AMPGAN_SHOT_DIR") + QStringLiteral("/layers-view-overflows.png"));
+      w.tabs()->setCurrentIndex(0);
+      QTest::qWait(500);
+      w.grab().save(qEnvironmentVariable("AMPGAN_SHOT_DIR") + QStringLiteral("/alert-banner.png"));
+    }
+    w.stopTraining();
+    QTRY_VERIFY_WITH_TIMEOUT(!w.busy(), kTimeout);
+    w.alertBanner()->dismiss();
+    QVERIFY(!w.alertBanner()->isVisible());
   }
 
   // Start a run: plots fill, samples and histograms appear; switch to FP16 mid-run: a marker on

@@ -1,0 +1,51 @@
+// The Layers view (issue 13): a layers x steps heatmap of log2 max |g| (the unscaled gradient's
+// largest magnitude per parameter tensor) against FP16's range, from the run folder's layers.csv,
+// and a table of every tensor at the selected step. Cells where the gradient held inf/NaN are
+// drawn above the range (the top colour) and listed as such in the table.
+#pragma once
+
+#include <QString>
+#include <QWidget>
+#include <vector>
+
+#include "core/train/layers_log.h"
+#include "core/train/step_metrics.h"
+
+class QCustomPlot;
+class QCPColorMap;
+class QTableWidget;
+class QLabel;
+
+namespace ampgan::ui {
+
+class LayersView : public QWidget {
+  Q_OBJECT
+ public:
+  explicit LayersView(QWidget* parent = nullptr);
+  // The run whose layers.csv to show (empty: none); reads it at once.
+  void setRunDir(const QString& dir);
+  // New steps of the current run: re-reads layers.csv when one of them was written there
+  // (overflow steps, and steps on the layers_every interval).
+  void onRows(const std::vector<StepMetrics>& rows, int layers_every);
+  void reload();
+  void selectStep(int64_t step);
+  int64_t selectedStep() const { return selected_; }
+  int stepCount() const { return static_cast<int>(steps_.size()); }
+  int layerCount() const { return static_cast<int>(names_.size()); }
+
+ private:
+  void rebuild();
+  void fillTable();
+
+  QString dir_;
+  QCustomPlot* plot_ = nullptr;
+  QCPColorMap* map_ = nullptr;
+  QTableWidget* table_ = nullptr;
+  QLabel* caption_ = nullptr;
+  std::vector<LayerRow> rows_;
+  std::vector<int64_t> steps_;      // columns
+  std::vector<TensorName> names_;   // rows of the heatmap, in file order (D's, then G's)
+  int64_t selected_ = -1;
+};
+
+}  // namespace ampgan::ui
