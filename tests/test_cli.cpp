@@ -12,6 +12,7 @@
 #include <functional>
 #include <thread>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <zlib.h>
@@ -191,6 +192,34 @@ TEST(Cli, ResnetModelTrainsWithSngansRecipe) {
   const Result b = cli("bench --model resnet --backend cpu --nc 3 --width 2 --batch 4 --steps 1 --warmup 0 --precision fp16 --json");
   ASSERT_EQ(b.status, 0) << b.out;
   EXPECT_NE(b.out.find("\"model\":\"resnet\""), std::string::npos) << b.out;
+}
+
+TEST(Cli, BenchFindsTheLargestBatchWithinABudget) {
+  const Result j = cli("bench --backend cpu --max-batch --memory-budget 24 --model dcgan --width 4 --batch 4 --json");
+  ASSERT_EQ(j.status, 0) << j.out;
+  std::istringstream lines(j.out);
+  std::string line;
+  std::map<std::string, nlohmann::json> rows;
+  while (std::getline(lines, line))
+    if (!line.empty() && line[0] == '{') {
+      const auto row = nlohmann::json::parse(line);
+      rows[row["precision"]] = row;
+    }
+  ASSERT_EQ(rows.size(), 3u) << j.out;
+  for (const auto& [p, row] : rows) {
+    EXPECT_GE(row["verified_batch"].get<int>(), 8) << p;
+    EXPECT_LE(row["verified_batch"].get<int>(), row["predicted_batch"].get<int>()) << p;
+    EXPECT_LE(row["verified_peak_bytes"].get<double>(), 24.0 * 1048576) << p << ": the check ran within the budget";
+    EXPECT_GT(row["verified_peak_bytes"].get<double>(), 0.8 * 24.0 * 1048576) << p << ": and came close to it";
+    EXPECT_FALSE(row.contains("problem")) << row.dump();
+  }
+  // Half activations and gradients: more images fit.
+  EXPECT_GT(rows["fp16"]["verified_batch"].get<int>(), rows["fp32"]["verified_batch"].get<int>());
+  const Result t = cli("bench --backend cpu --max-batch --memory-budget 24 --model dcgan --width 4 --batch 4 --precision fp16");
+  ASSERT_EQ(t.status, 0) << t.out;
+  EXPECT_NE(t.out.find("Largest batch within 24 MiB"), std::string::npos) << t.out;
+  expect_refused("bench --backend cpu --max-batch", {"--memory-budget", "CPU"});
+  expect_refused("bench --backend cpu --memory-budget 100", {"--max-batch"});
 }
 
 TEST(Cli, ConfigFileAndOverrides) {
