@@ -1,9 +1,12 @@
 #include "cli/args.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+
+#include <CLI/CLI.hpp>
 
 #include "core/common/error.h"
 
@@ -38,36 +41,54 @@ const Args::Spec* Args::find(const std::string& name) const {
   return nullptr;
 }
 
+// CLI11 tokenises and matches; the values stay strings here, because every number goes through
+// RunConfig::set_number's range check (integer() and real() only say "not a number").
 void Args::parse(int argc, char** argv, int first) {
-  for (int i = first; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--help" || a == "-h") {
-      help_ = true;
-      continue;
+  const std::string where = "ampgan " + command_;
+  CLI::App app(summary_, command_);
+  app.set_help_flag();  // --help is ours: help() prints the sections CLI11 does not know
+  app.allow_extras();   // positional arguments and unknown options come back in remaining()
+  app.add_flag("-h,--help", help_);
+  std::vector<std::pair<const Spec*, CLI::Option*>> bound;
+  for (const Spec& s : specs_) {
+    if (s.is_section) continue;
+    CLI::Option* o = s.is_flag ? app.add_flag("--" + s.name)
+                               : app.add_option("--" + s.name)->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    bound.emplace_back(&s, o);
+  }
+  std::vector<std::string> args(argv + first, argv + argc);
+  for (const std::string& a : args) {  // CLI11 would take "--flag=value" as a value for the flag
+    if (a.rfind("--", 0) != 0) continue;
+    const auto eq = a.find('=');
+    if (eq == std::string::npos) continue;
+    const Spec* s = find(a.substr(2, eq - 2));
+    if (s && s->is_flag) throw UsageError("--" + s->name + " takes no value", where);
+  }
+  std::reverse(args.begin(), args.end());  // CLI11 consumes the vector from its back
+  try {
+    app.parse(args);
+  } catch (const CLI::ArgumentMismatch&) {
+    // Only the last option can lack its value: every other one takes the word after it.
+    const std::string last = argv[argc - 1];
+    const Spec* s = last.rfind("--", 0) == 0 ? find(last.substr(2)) : nullptr;
+    if (s) throw UsageError("--" + s->name + " needs a value (" + s->meta + ")", where);
+    throw UsageError("a value is missing", where, "see '" + where + " --help'");
+  } catch (const CLI::ParseError& e) {
+    throw UsageError(e.what(), where, "see '" + where + " --help'");
+  }
+  for (const std::string& r : app.remaining()) {
+    if (r.rfind("--", 0) == 0 && r != "--") {
+      const std::string name = r.substr(2, r.find('=') - 2);
+      throw UsageError("unknown option --" + name, where, "see '" + where + " --help'");
     }
-    if (a.rfind("--", 0) != 0 || a == "--") {
-      positional_.push_back(a);
-      continue;
+    positional_.push_back(r);
+  }
+  for (const auto& [spec, o] : bound) {
+    if (spec->is_flag) {
+      if (o->count()) values_.emplace_back(spec->name, "1");
+    } else {
+      for (const std::string& v : o->results()) values_.emplace_back(spec->name, v);
     }
-    std::string name = a.substr(2), value;
-    bool inline_value = false;
-    if (const auto eq = name.find('='); eq != std::string::npos) {
-      value = name.substr(eq + 1);
-      name = name.substr(0, eq);
-      inline_value = true;
-    }
-    const Spec* s = find(name);
-    if (!s) throw UsageError("unknown option --" + name, "ampgan " + command_, "see 'ampgan " + command_ + " --help'");
-    if (s->is_flag) {
-      if (inline_value) throw UsageError("--" + name + " takes no value", "ampgan " + command_);
-      values_.emplace_back(name, "1");
-      continue;
-    }
-    if (!inline_value) {
-      if (i + 1 >= argc) throw UsageError("--" + name + " needs a value (" + s->meta + ")", "ampgan " + command_);
-      value = argv[++i];
-    }
-    values_.emplace_back(name, value);
   }
 }
 

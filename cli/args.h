@@ -1,5 +1,6 @@
-// A small command-line parser: options as "--name value" or "--name=value", flags, positional
-// arguments, and generated help. Problems become ampgan::Error naming the option.
+// The commands' option lists: options as "--name value" or "--name=value", flags, positional
+// arguments, and generated help in sections. Parsing is CLI11's; problems become UsageError
+// naming the option.
 #pragma once
 
 #include <string>

@@ -46,7 +46,7 @@ int cmd_eval(int argc, char** argv) {
       nlohmann::json j = metrics::to_json(r);
       j["step"] = info.step;
       j["checkpoint"] = a.positional()[0];
-      std::printf("%s\n", j.dump().c_str());
+      std::printf("%s\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     } else {
       std::printf("step %lld: %s\n", static_cast<long long>(info.step), metrics::describe(r).c_str());
     }

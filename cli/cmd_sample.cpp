@@ -37,6 +37,9 @@ int cmd_sample(int argc, char** argv) {
     // Every output is checked before the generator runs, so a refusal writes nothing.
     if (a.has("grid")) {
       check_output_file(a.str("grid"), {input}, a.has("force"), "--grid");
+      // The grid's size depends on the checkpoint's resolution: checked again once it is known.
+      const io::GridSize g = io::grid_size(n, 1, cols, 2);
+      io::check_png_size(g.width, g.height, "--grid", "use fewer images (--n), another --cols, or --each DIR");
     } else {
       for (int i = 0; i < n; ++i) {
         char name[64];
@@ -50,9 +53,14 @@ int cmd_sample(int argc, char** argv) {
     const DcganSpec& m = trainer->config().model;
     std::vector<float> z(static_cast<size_t>(n) * m.latent);
     for (size_t i = 0; i < z.size(); ++i) z[i] = philox_normal(static_cast<uint64_t>(seed), rng_stream::kSampleLatents, i);
+    if (a.has("grid")) {
+      const io::GridSize g = io::grid_size(n, m.res, cols, 2);
+      io::check_png_size(g.width * up, g.height * up, "--grid",
+                         "use fewer images (--n), another --cols, a smaller --upscale, or --each DIR");
+    }
     const std::vector<float> imgs = trainer->generate(z, static_cast<int>(n));
     if (a.has("grid")) {
-      io::Image8 g = io::make_grid(imgs.data(), static_cast<int>(n), m.res, m.channels, static_cast<int>(cols));
+      io::Image8 g = io::make_grid(imgs.data(), static_cast<int>(n), m.res, m.channels, static_cast<int>(std::min(cols, n)));
       if (up > 1) g = io::upscale_nearest(g, static_cast<int>(up));
       io::write_png(a.str("grid"), g);
       std::printf("wrote %s (%d x %d, %lld images from step %lld)\n", a.str("grid").c_str(), g.width, g.height, n,

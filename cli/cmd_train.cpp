@@ -11,6 +11,8 @@
 #include "cli/commands.h"
 #include "cli/guard.h"
 #include "core/io/atomic_file.h"
+#include "core/run/compare.h"
+#include "core/run/run_summary.h"
 #include "core/train/session.h"
 
 namespace ampgan::cli {
@@ -108,11 +110,15 @@ class Progress final : public SessionListener {
   std::chrono::steady_clock::time_point printed_{};
 };
 
-Args train_args() {
-  Args a("train", "ampgan train [OPTIONS]",
-         "Trains a DCGAN and writes a run folder: config.json, metrics.csv (one row a step),\n"
-         "events.jsonl, samples/step_NNNNNN.png and checkpoints/step_NNNNNN.safetensors.\n"
-         "Ctrl-C stops cleanly: metrics are flushed and a checkpoint is written.");
+const char* const kTrainSummary =
+    "Trains a GAN and writes a run folder: config.json, metrics.csv (one row a step),\n"
+    "events.jsonl, samples/step_NNNNNN.png and checkpoints/step_NNNNNN.safetensors.\n"
+    "Ctrl-C stops cleanly: metrics are flushed and a checkpoint is written.";
+
+// The settings of a run; `ampgan compare` takes the same ones.
+Args train_args(const std::string& command = "train", const std::string& usage = "ampgan train [OPTIONS]",
+                const std::string& summary = kTrainSummary) {
+  Args a(command, usage, summary);
   a.section("Data")
       .option("dataset", "D", "synthetic (default), fashion-mnist, mnist, an IDX file, an image folder or a zip\n"
                                 "of images (StyleGAN dataset_tool's layout, optional dataset.json labels)")
@@ -154,6 +160,7 @@ Args train_args() {
       .option("name", "NAME", "run name used in the default folder")
       .option("sample-every", "N", "write a sample grid every N steps (100; 0 = only at the end)")
       .option("checkpoint-every", "N", "write a checkpoint every N steps (1000; 0 = only at the end)")
+      .option("keep-checkpoints", "N", "keep the newest N checkpoints plus every 10th interval's (5; 0 = all)")
       .option("eval-every", "N", "sample-quality metrics every N steps (0 = never)")
       .option("eval-samples", "N", "images per evaluation (1024)")
       .option("config", "FILE", "read settings from a JSON file (keys as in a run's config.json);\n" +
@@ -229,6 +236,7 @@ RunConfig config_from(const Args& a) {
   if (a.has("name")) c.name = a.str("name");
   whole("sample-every", "sample_every");
   whole("checkpoint-every", "checkpoint_every");
+  whole("keep-checkpoints", "keep_checkpoints");
   whole("eval-every", "eval_every");
   whole("eval-samples", "eval_samples");
   return c;
@@ -287,6 +295,68 @@ int cmd_resume(int argc, char** argv) {
     auto session = Session::resume(a.positional()[0], a.integer("steps", 0), opt, a.str("checkpoint"));
     progress.set_total(session->config().steps);
     return drive(*session, progress);
+  });
+}
+
+int cmd_compare(int argc, char** argv) {
+  Args a = train_args(
+      "compare", "ampgan compare [OPTIONS] [--amp fp16|bf16|tf32]",
+      "Trains the same configuration twice, in FP32 and in an AMP mode (same seed, weights and\n"
+      "data order), and prints what the studio's Compare tab shows: speed, peak memory by\n"
+      "category, final losses, overflows, SWD/FD. Both runs are ordinary run folders, OUT/fp32\n"
+      "and OUT/<amp> (default OUT: runs/<date>-compare-<dataset>-<amp>), which the studio can\n"
+      "open; the table is also written to OUT/compare.tsv. Ctrl-C stops the current run.");
+  a.section("Comparison").option("amp", "P", "the precision compared with FP32: fp16 (default), bf16 or tf32");
+  return guarded("compare", [&] {
+    if (!a.parse_or_help(argc, argv, 2)) return 0;
+    install_signal_handlers();
+    if (!a.positional().empty())
+      throw UsageError("unexpected argument '" + a.positional()[0] + "'", "ampgan compare", "options start with --");
+    if (a.has("precision"))
+      throw UsageError("compare trains FP32 and the --amp precision; --precision does not apply", "ampgan compare",
+                       "use --amp fp16, bf16 or tf32");
+    Precision amp = Precision::FP16;
+    if (a.has("amp")) {
+      try {
+        amp = parse_precision(a.str("amp"));
+      } catch (const Error& e) {
+        throw Error(e.what_failed(), "--amp", "use fp16, bf16 or tf32");
+      }
+    }
+    check_compare_mode(amp, "--amp");
+    const RunConfig base = config_from(a);
+    const std::string root = compare_root(base, amp);
+    std::vector<CompareRun> runs;
+    bool on_cpu = false;
+    int status = 0;
+    for (Precision mode : compare_modes(amp)) {
+      const RunConfig cfg = compare_run_config(base, mode, root);
+      std::printf("%s run (%zu of 2)\n", precision_label(mode), runs.size() + 1);
+      Progress progress(cfg.steps, a.has("quiet"));
+      SessionOptions opt;
+      opt.listener = &progress;
+      auto session = Session::create(cfg, opt);
+      on_cpu = session->backend().name().rfind("CPU", 0) == 0;
+      status = drive(*session, progress);
+      CompareRun r;
+      r.label = precision_label(mode);
+      r.ok = status == 0 && session->step_count() >= cfg.steps;
+      r.summary = summarize(Session::read_metrics(session->dir()));
+      r.memory = session->backend().memory_stats();
+      r.dir = session->dir().string();
+      runs.push_back(r);
+      if (status != 0) break;  // interrupted: the AMP run is not started
+    }
+    std::printf("\n%s", compare_table_text(runs, false).c_str());
+    io::write_file_atomic(std::filesystem::path(root) / "compare.tsv", compare_table_text(runs, true));
+    if (runs.size() == 2) {
+      const std::string verdict = compare_verdict(runs[0], runs[1], amp, on_cpu);
+      if (!verdict.empty()) std::printf("\n%s\n", verdict.c_str());
+    } else {
+      std::printf("\nstopped before both runs finished\n");
+    }
+    std::printf("table: %s\n", (std::filesystem::path(root) / "compare.tsv").string().c_str());
+    return status;
   });
 }
 

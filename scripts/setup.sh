@@ -3,7 +3,7 @@
 # are skipped, and apt is only called when something is missing. Uses sudo only when not root.
 #
 #   scripts/setup.sh          build and run (compiler, CMake, Qt 6, QCustomPlot, OpenCV, OpenBLAS,
-#                             nlohmann-json, zlib, GoogleTest, Fashion-MNIST)
+#                             nlohmann-json, CLI11, zlib, GoogleTest, Fashion-MNIST)
 #   scripts/setup.sh --dev    also what the tests and benchmarks use: PyTorch (the peer and the
 #                             export check), desktop-file-utils, appstream, lintian, Xvfb
 #
@@ -15,7 +15,7 @@ packages=(
   g++ cmake ninja-build pkg-config
   qt6-base-dev libqcustomplot-dev libqcustomplot2.1-qt6
   libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev
-  libopenblas-dev zlib1g-dev libzip-dev nlohmann-json3-dev libgtest-dev
+  libopenblas-dev zlib1g-dev libzip-dev nlohmann-json3-dev libcli11-dev libgtest-dev
   dataset-fashion-mnist
 )
 if [[ "${1:-}" == "--dev" ]]; then

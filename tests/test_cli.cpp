@@ -147,7 +147,7 @@ std::string last_event(const fs::path& run) {
 TEST(Cli, HelpListsEveryCommand) {
   const Result r = cli("--help");
   EXPECT_EQ(r.status, 0);
-  for (const char* c : {"train", "resume", "sample", "export-generator", "eval", "bench", "devices"})
+  for (const char* c : {"train", "resume", "compare", "sample", "export-generator", "eval", "bench", "devices"})
     EXPECT_NE(r.out.find(c), std::string::npos) << c;
   const Result t = cli("train --help");
   EXPECT_EQ(t.status, 0);
@@ -167,6 +167,44 @@ TEST(Cli, TrainWritesARun) {
   const Result again = cli("resume " + quote(tmp / "run") + " --steps 9 --quiet");
   ASSERT_EQ(again.status, 0) << again.out;
   EXPECT_TRUE(fs::exists(tmp / "run/checkpoints/step_000009.safetensors"));
+}
+
+// The option syntax (parsed by CLI11): "--name value" and "--name=value", the last occurrence
+// wins, a value may start with '-', flags take no value.
+TEST(Cli, OptionSyntax) {
+  TempDir tmp;
+  const Result r = cli("train --dataset=synthetic --steps 5 --steps=2 --seed 7 --out " + quote(tmp / "run") + kTiny);
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto cfg = nlohmann::json::parse(io::read_file(tmp / "run/config.json"));
+  EXPECT_EQ(cfg["steps"], 2);
+  EXPECT_EQ(cfg["seed"], 7);
+  expect_refused("train --quiet=yes", {"--quiet takes no value"}, 2);
+  expect_refused("train --lr -0.5 --dataset synthetic" + kTiny, {"learning rate", "--lr"});  // -0.5 is --lr's value
+  expect_refused("train --dataset synthetic stray" + kTiny, {"unexpected argument 'stray'"}, 2);
+  expect_refused("train --bogus=1", {"unknown option --bogus"}, 2);
+}
+
+TEST(Cli, CompareTrainsBothPrecisionsIntoOrdinaryRunFolders) {
+  TempDir tmp;
+  const Result r = cli("compare --amp bf16 --dataset synthetic --steps 4 --sample-every 0 --out " + quote(tmp / "cmp") + kTiny);
+  ASSERT_EQ(r.status, 0) << r.out;
+  for (const char* p : {"fp32", "bf16"}) {
+    const auto cfg = nlohmann::json::parse(io::read_file(tmp / "cmp" / p / "config.json"));
+    EXPECT_EQ(cfg["precision"], p);
+    EXPECT_EQ(cfg["seed"], 0);
+    EXPECT_TRUE(fs::exists(tmp / "cmp" / p / "checkpoints/step_000004.safetensors")) << p;
+  }
+  // The table, in the terminal and as compare.tsv: FP32 the baseline, then the AMP run.
+  EXPECT_NE(r.out.find("1.00× (baseline)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("BF16 AMP is "), std::string::npos) << r.out;
+  const std::string tsv = io::read_file(tmp / "cmp/compare.tsv");
+  EXPECT_EQ(tsv.rfind("Run\tImages/s (median)\tSpeed-up", 0), 0u) << tsv;
+  EXPECT_NE(tsv.find("\nFP32\t"), std::string::npos) << tsv;
+  EXPECT_NE(tsv.find("\nBF16 AMP\t"), std::string::npos) << tsv;
+  // A comparison folder that already holds runs is not overwritten.
+  expect_refused("compare --dataset synthetic --steps 2 --out " + quote(tmp / "cmp") + kTiny, {"cmp"});
+  expect_refused("compare --amp fp32 --dataset synthetic --steps 2" + kTiny, {"--amp", "fp16, bf16 or tf32"});
+  expect_refused("compare --precision fp16 --steps 2" + kTiny, {"--precision", "--amp"}, 2);
 }
 
 TEST(Cli, ResnetModelTrainsWithSngansRecipe) {

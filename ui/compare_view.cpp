@@ -17,7 +17,6 @@
 #include <QTableWidget>
 #include <QVBoxLayout>
 
-#include "core/common/cpu_features.h"
 #include "ui/amp_glossary.h"
 #include "ui/image_canvas.h"
 
@@ -29,16 +28,7 @@ const QColor kBaseline(31, 119, 180);   // FP32: solid blue
 const QColor kAmp(255, 127, 14);        // AMP: dashed orange
 constexpr double kEma = 0.9;
 
-// Table columns; memory categories follow MemCategory's order.
-const char* const kColumns[] = {"Run",          "Images/s (median)", "Speed-up",      "Step (ms, median)",
-                                "Peak memory",  "FP32 master",       "Half copies",   "Gradients",
-                                "Adam moments", "Activations",       "Workspace",     "Data",
-                                "Final loss D", "Final loss G",      "Overflows D/G", "Final S_D / S_G",
-                                "SWD",          "FD",                "Steps",         "Folder"};
-constexpr int kNumColumns = sizeof(kColumns) / sizeof(kColumns[0]);
-constexpr int kFirstMemColumn = 5;
-
-QString mib(size_t bytes) { return QStringLiteral("%1 MiB").arg(memory_mib(bytes), 0, 'f', 2); }
+const int kNumColumns = static_cast<int>(compare_columns().size());  // core/run/run_summary.h
 
 }  // namespace
 
@@ -91,7 +81,7 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   split->setObjectName(QStringLiteral("compareSplitter"));
   table_ = new QTableWidget(0, kNumColumns);
   QStringList headers;
-  for (const char* c : kColumns) headers << tr(c);
+  for (const std::string& c : compare_columns()) headers << QString::fromStdString(c);
   table_->setHorizontalHeaderLabels(headers);
   table_->verticalHeader()->setVisible(false);
   table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
@@ -264,18 +254,11 @@ void CompareView::onRunFinished(const RunEndInfo& info) {
 
 void CompareView::onFinished(bool complete) {
   running_ = false;
-  if (complete && summaries_[0].median_images_per_s > 0) {
-    const double speedup = summaries_[1].median_images_per_s / summaries_[0].median_images_per_s;
-    QString text = tr("done: %1 is %2× the speed of FP32 here").arg(runs_[1].label).arg(speedup, 0, 'f', 2);
-    // Say whether this CPU could have made it faster at all (core/common/cpu_features.h).
-    if (on_cpu_ && is_mixed(amp_))
-      text += tr(" · %1 on this CPU: %2")
-                  .arg(QString::fromLatin1(precision_name(amp_)),
-                       QString::fromStdString(cpu_precision_support(precision_name(amp_))));
-    status_->setText(text);
-  } else {
-    status_->setText(complete ? tr("done") : tr("stopped before both runs finished"));
-  }
+  const std::string verdict = complete ? compare_verdict(compareRun(runs_[0], summaries_[0]),
+                                                         compareRun(runs_[1], summaries_[1]), amp_, on_cpu_)
+                                        : std::string();
+  if (!verdict.empty()) status_->setText(tr("done: %1").arg(QString::fromStdString(verdict)));
+  else status_->setText(complete ? tr("done") : tr("stopped before both runs finished"));
 }
 
 int CompareView::tableRows() const { return table_->rowCount(); }
@@ -290,34 +273,30 @@ QString CompareView::cell(int row, const QString& column) const {
   return {};
 }
 
-void CompareView::setRow(int row, const RunData& r, const RunSummary& s, double baseline_ips) {
-  auto set = [&](int col, const QString& text, const QString& tip = {}) {
-    auto* it = new QTableWidgetItem(text);
+void CompareView::setRow(int row, const RunData& r, const RunSummary& s, const CompareRun& baseline) {
+  // The cells are the run layer's, so `ampgan compare` prints the same table.
+  const std::vector<std::string> cells = compare_cells(compareRun(r, s), baseline, row == 0);
+  for (int col = 0; col < kNumColumns; ++col) {
+    auto* it = new QTableWidgetItem(QString::fromStdString(cells[col]));
     if (col > 0 && col != kNumColumns - 1) it->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
-    if (!tip.isEmpty()) it->setToolTip(tip);
     table_->setItem(row, col, it);
-  };
-  QString label = r.label;
-  if (!r.ok) label += tr(" (incomplete)");
-  set(0, label);
-  set(1, QString::number(s.median_images_per_s, 'f', 1));
-  set(2, row == 0 ? tr("1.00× (baseline)")
-                  : baseline_ips > 0 ? QStringLiteral("%1×").arg(s.median_images_per_s / baseline_ips, 0, 'f', 2)
-                                     : QStringLiteral("–"));
-  set(3, QString::number(s.median_step_ms, 'f', 2));
-  set(4, mib(r.memory.peak_total));
-  for (int c = 0; c < static_cast<int>(MemCategory::Count); ++c)
-    set(kFirstMemColumn + c, mib(r.memory.peak[c]));
-  set(12, QString::number(s.final_loss_d, 'f', 4), tr("mean of the last %1 steps").arg(s.last_n));
-  set(13, QString::number(s.final_loss_g, 'f', 4), tr("mean of the last %1 steps").arg(s.last_n));
-  set(14, QStringLiteral("%1 / %2").arg(s.skipped_d).arg(s.skipped_g));
-  set(15, QStringLiteral("%1 / %2").arg(format_scale(s.final_scale_d), format_scale(s.final_scale_g)));
-  set(16, std::isnan(s.swd) ? QStringLiteral("–") : QString::number(s.swd, 'f', 2),
-      std::isnan(s.swd) ? tr("no evaluation ran: set an eval interval") : QString());
-  set(17, std::isnan(s.fd) ? QStringLiteral("–") : QString::number(s.fd, 'f', 2),
-      std::isnan(s.fd) ? tr("no evaluation ran, or the dataset has no labels") : QString());
-  set(18, QString::number(s.steps));
-  set(19, r.dir, r.dir);
+  }
+  auto tip = [&](int col, const QString& text) { table_->item(row, col)->setToolTip(text); };
+  tip(12, tr("mean of the last %1 steps").arg(s.last_n));
+  tip(13, tr("mean of the last %1 steps").arg(s.last_n));
+  if (std::isnan(s.swd)) tip(16, tr("no evaluation ran: set an eval interval"));
+  if (std::isnan(s.fd)) tip(17, tr("no evaluation ran, or the dataset has no labels"));
+  tip(kNumColumns - 1, r.dir);
+}
+
+CompareRun CompareView::compareRun(const RunData& r, const RunSummary& s) {
+  CompareRun c;
+  c.label = r.label.toStdString();
+  c.ok = r.ok;
+  c.summary = s;
+  c.memory = r.memory;
+  c.dir = r.dir.toStdString();
+  return c;
 }
 
 void CompareView::updateTable() {
@@ -326,7 +305,7 @@ void CompareView::updateTable() {
   table_->setRowCount(rows);
   int row = 0;
   for (int i = 0; i < 2; ++i)
-    if (runs_[i].finished) setRow(row++, runs_[i], summaries_[i], summaries_[0].median_images_per_s);
+    if (runs_[i].finished) setRow(row++, runs_[i], summaries_[i], compareRun(runs_[0], summaries_[0]));
 }
 
 QString CompareView::tableAsText() const {

@@ -67,7 +67,8 @@ class CompareView : public QWidget {
   };
   void addOverlayPlot(const QString& id, const QString& title, int log_base, const QString& ylabel);
   void updateTable();
-  void setRow(int row, const RunData& r, const RunSummary& s, double baseline_ips);
+  void setRow(int row, const RunData& r, const RunSummary& s, const CompareRun& baseline);
+  static CompareRun compareRun(const RunData& r, const RunSummary& s);
 
   QComboBox* amp_box_ = nullptr;
   QSpinBox* steps_box_ = nullptr;

@@ -290,6 +290,11 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
                                 "one)"),
                              tr("at the end"));
     f->addRow(tr("Checkpoints"), checkpoint_every_);
+    keep_checkpoints_ = spin(0, 1000000, 5,
+                             tr("Keep the newest N checkpoints, plus one every ten checkpoint intervals; older ones "
+                                "are deleted as new ones are written (0: keep all)"),
+                             tr("all"));
+    f->addRow(tr("Keep checkpoints"), keep_checkpoints_);
     eval_every_ = spin(0, 10000000, 0, glossary::sample_quality() + tr("<br>0: never. Costs time: a few hundred "
                                                                        "steps is a good interval."),
                        tr("never"));
@@ -316,7 +321,7 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
     name_->setPlaceholderText(tr("default: <dataset>-<precision>"));
     f->addRow(tr("Run name"), name_);
     v->addWidget(g);
-    locked_while_running_ << sample_every_ << checkpoint_every_ << eval_every_ << eval_samples_ << hist_every_
+    locked_while_running_ << sample_every_ << checkpoint_every_ << keep_checkpoints_ << eval_every_ << eval_samples_ << hist_every_
                           << runs_root_ << rb << name_;
   }
   v->addStretch(1);
@@ -481,6 +486,7 @@ RunConfig ConfigPanel::config() const {
   c.gpu = dev.startsWith(QStringLiteral("cuda:")) ? dev.section(':', 1).toInt() : 0;
   c.sample_every = sample_every_->value();
   c.checkpoint_every = checkpoint_every_->value();
+  c.keep_checkpoints = keep_checkpoints_->value();
   c.eval_every = eval_every_->value();
   c.eval_samples = eval_samples_->value();
   c.hist_every = hist_every_->value();
@@ -543,6 +549,7 @@ void ConfigPanel::setConfig(const RunConfig& c) {
   device_->setCurrentIndex(dev >= 0 ? dev : 0);
   sample_every_->setValue(c.sample_every);
   checkpoint_every_->setValue(c.checkpoint_every);
+  keep_checkpoints_->setValue(c.keep_checkpoints);
   eval_every_->setValue(c.eval_every);
   eval_samples_->setValue(c.eval_samples);
   hist_every_->setValue(c.hist_every);

@@ -105,6 +105,7 @@ class ConfigPanel : public QWidget {
   QLabel* device_note_ = nullptr;
   QSpinBox* sample_every_ = nullptr;
   QSpinBox* checkpoint_every_ = nullptr;
+  QSpinBox* keep_checkpoints_ = nullptr;
   QSpinBox* eval_every_ = nullptr;
   QSpinBox* eval_samples_ = nullptr;
   QSpinBox* hist_every_ = nullptr;

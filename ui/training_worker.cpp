@@ -11,7 +11,6 @@
 #include <unistd.h>
 #endif
 
-#include <QDateTime>
 #include <QDir>
 #include <QThread>
 
@@ -19,6 +18,7 @@
 #include "core/common/parallel.h"
 #include "core/io/atomic_file.h"
 #include "core/metrics/work_hook.h"
+#include "core/run/compare.h"
 #include "core/train/checkpoint.h"
 #include "ui/run_sampler.h"
 
@@ -464,22 +464,12 @@ void TrainingWorker::runFailed(const QString& before_start) {
 void TrainingWorker::runComparison(const RunConfig& base, Precision amp) {
   if (in_loop_) return;
   bool complete = true;
-  // One folder holds both runs: <runs_root>/<date>-compare-<dataset>-<amp>/{fp32,fp16}.
-  QString root = QString::fromStdString(base.out_dir);
-  if (root.isEmpty()) {
-    RunConfig probe = base;
-    probe.precision = amp;
-    root = QDir(QString::fromStdString(base.runs_root))
-               .filePath(QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss")) +
-                         QStringLiteral("-compare-") + QString::fromStdString(probe.default_name()));
-  }
-  const Precision modes[2] = {Precision::FP32, amp};
+  // One folder holds both runs (core/run/compare.h): <root>/fp32 and <root>/<amp>.
+  const std::string root = compare_root(base, amp);
+  const auto modes = compare_modes(amp);
   for (int i = 0; i < 2 && complete; ++i) {
     const RunTag tag = i == 0 ? RunTag::CompareBaseline : RunTag::CompareAmp;
-    RunConfig cfg = base;
-    cfg.precision = modes[i];
-    cfg.out_dir = QDir(root).filePath(QString::fromLatin1(precision_name(modes[i]))).toStdString();
-    cfg.name.clear();
+    const RunConfig cfg = compare_run_config(base, modes[i], root);
     beginRun(tag, false);
     try {
       setSession(Session::create(cfg, sessionOptions()));

@@ -5,10 +5,12 @@
 #include <cctype>
 #include <cstring>
 
+#include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
 #include "core/common/error.h"
 #include "core/data/preprocess.h"
+#include "core/io/read_limits.h"
 
 namespace ampgan::data::detail {
 
@@ -78,7 +80,7 @@ bool has_image_extension(const std::string& name) {
   return std::any_of(std::begin(kExtensions), std::end(kExtensions), [&](const char* e) { return ext == e; });
 }
 
-void decode_images(ImageSet& set, int n, const std::function<cv::Mat(int64_t)>& read,
+void decode_images(ImageSet& set, int n, const std::function<std::string(int64_t)>& read,
                    const std::vector<std::string>& names, const LoadOptions& opt, const std::string& subject,
                    std::vector<char>& ok) {
   // File i goes to slot i, then failed slots are squeezed out in order, so the result does not
@@ -86,15 +88,30 @@ void decode_images(ImageSet& set, int n, const std::function<cv::Mat(int64_t)>& 
   const int res = opt.res;
   const int slot_c = opt.channels == 0 ? 3 : opt.channels;  // natural: RGB until proven grey
   const size_t res2 = size_t(res) * res, slot_size = res2 * slot_c;
+  io::check_dataset_bytes(uint64_t(n) * slot_size,
+                          std::to_string(n) + " images at " + std::to_string(res) + "x" + std::to_string(res) + "x" +
+                              std::to_string(slot_c),
+                          subject, opt.max_bytes);
   std::vector<uint8_t> pixels(size_t(n) * slot_size);
-  std::vector<char> grey(n, 0);
+  std::vector<char> grey(n, 0), too_large(n, 0);
   ok.assign(n, 0);
   Conversions conv;
   for_blocks(n, opt, subject, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       cv::Mat raw;
       try {
-        raw = read(i);
+        const std::string bytes = read(i);
+        if (const auto size = io::sniff_image_size(bytes.data(), bytes.size())) {
+          if (size->width == 0 || size->height == 0) continue;
+          if (size->height > io::kMaxImagePixels / size->width) {
+            too_large[i] = 1;
+            continue;
+          }
+        }
+        const cv::Mat buf(1, int(bytes.size()), CV_8UC1, const_cast<char*>(bytes.data()));
+        raw = cv::imdecode(buf, cv::IMREAD_UNCHANGED);
+      } catch (const Error&) {
+        continue;  // not readable, or larger than any image we would decode
       } catch (const cv::Exception&) {
         continue;  // some decoders throw on malformed input instead of returning empty
       }
@@ -111,10 +128,14 @@ void decode_images(ImageSet& set, int n, const std::function<cv::Mat(int64_t)>& 
     }
   });
 
-  std::vector<std::string> failed;
+  std::vector<std::string> failed, large;
   for (int i = 0; i < n; ++i)
-    if (!ok[i]) failed.push_back(names[i]);
-  const int count = n - static_cast<int>(failed.size());
+    if (!ok[i]) (too_large[i] ? large : failed).push_back(names[i]);
+  const int count = n - static_cast<int>(failed.size() + large.size());
+  const std::string large_note = std::to_string(large.size()) + " image(s) larger than 8192 x 8192 pixels (" +
+                                 std::to_string(io::kMaxImagePixels) + " pixels), not decoded: " + list_names(large);
+  if (count == 0 && failed.empty())
+    throw Error("all " + large_note, subject, "shrink the images (training uses at most 128 x 128 pixels)");
   if (count == 0)
     throw Error("none of the " + std::to_string(n) + " image file(s) could be decoded: " + list_names(failed),
                 subject, "check that they are real images (PNG, JPEG, BMP, WebP or TIFF) and not damaged");
@@ -142,6 +163,7 @@ void decode_images(ImageSet& set, int n, const std::function<cv::Mat(int64_t)>& 
   set.res = res;
   set.channels = c;
   set.pixels = std::move(pixels);
+  if (!large.empty()) set.warnings.push_back("skipped " + large_note);
   if (!failed.empty())
     set.warnings.push_back("skipped " + std::to_string(failed.size()) + " unreadable file(s): " + list_names(failed));
   std::vector<std::string> converted;

@@ -10,6 +10,7 @@
 #include "core/common/error.h"
 #include "core/data/decode_images.h"
 #include "core/data/preprocess.h"
+#include "core/io/atomic_file.h"
 
 namespace fs = std::filesystem;
 
@@ -58,7 +59,7 @@ ImageSet load_image_folder(const std::string& dir, const LoadOptions& opt) {
   ImageSet set;
   std::vector<char> ok;
   detail::decode_images(
-      set, n, [&](int64_t i) { return cv::imread(files[i].string(), cv::IMREAD_UNCHANGED); }, names, opt, dir, ok);
+      set, n, [&](int64_t i) { return io::read_file(files[i], detail::kMaxImageFileBytes); }, names, opt, dir, ok);
   fs::path name = fs::absolute(dir, ec).lexically_normal();  // "." names the real folder
   if (!name.has_filename()) name = name.parent_path();  // "photos/" -> "photos"
   set.name = name.filename().string();

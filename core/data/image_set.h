@@ -39,6 +39,9 @@ struct LoadOptions {
   std::function<void(int done, int total)> progress;
   // Optional; when it becomes true the loader throws ampgan::Error("loading cancelled").
   const std::atomic<bool>* cancel = nullptr;
+  // The most the loaded set may take in memory; 0: half of physical memory
+  // (io::dataset_memory_budget). Checked from the file's headers before decoding.
+  uint64_t max_bytes = 0;
 };
 
 // spec: "synthetic"; "fashion-mnist" (AMPGAN_FASHION_MNIST_DIR, else Debian's

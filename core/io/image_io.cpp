@@ -14,6 +14,7 @@
 
 #include "core/common/error.h"
 #include "core/io/atomic_file.h"
+#include "core/io/read_limits.h"
 
 namespace ampgan::io {
 
@@ -85,8 +86,25 @@ Image8 make_grid(const float* nhwc, int n, int res, int channels, int cols, int 
   return g;
 }
 
+GridSize grid_size(int64_t n, int64_t res, int64_t cols, int64_t pad) {
+  const int64_t c = std::min(cols, n), rows = (n + cols - 1) / cols;
+  return {c * res + (c + 1) * pad, rows * res + (rows + 1) * pad};
+}
+
+void check_png_size(int64_t width, int64_t height, const std::string& subject, const std::string& hint) {
+  if (width > kMaxPngSide || height > kMaxPngSide)
+    throw Error("the image would be " + std::to_string(width) + " x " + std::to_string(height) +
+                    " pixels; PNG files may have at most " + std::to_string(kMaxPngSide) + " pixels per side",
+                subject, hint);
+  if (width > 0 && uint64_t(height) > kMaxImagePixels / uint64_t(width))
+    throw Error("the image would be " + std::to_string(width) + " x " + std::to_string(height) +
+                    " pixels, more than the " + std::to_string(kMaxImagePixels) + " pixels (8192 x 8192) allowed",
+                subject, hint);
+}
+
 void write_png(const fs::path& path, const Image8& img) {
   check_image(img, path);
+  check_png_size(img.width, img.height, path.string(), "write a smaller image");
   std::vector<uchar> buf;
   try {
     cv::Mat m(img.height, img.width, img.channels == 1 ? CV_8UC1 : CV_8UC3,
@@ -106,6 +124,9 @@ void write_png(const fs::path& path, const Image8& img) {
 Image8 read_image(const fs::path& path) {
   const std::string bytes = read_file(path);
   const char* hint = "The file may be damaged or in a format OpenCV cannot read; try PNG or JPEG";
+  // Before the decoder allocates: a small file can announce a huge image.
+  if (const auto size = sniff_image_size(bytes.data(), bytes.size()))
+    check_image_pixels(size->width, size->height, path.string());
   cv::Mat m;
   try {
     // IMREAD_UNCHANGED so we see grey as grey and can convert depth/alpha ourselves.

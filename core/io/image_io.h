@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <string>
 #include <vector>
 
 namespace ampgan::io {
@@ -24,6 +25,17 @@ Image8 to_image8(const float* nhwc, int index, int res, int channels);
 // Unused cells of the last row are pad_value.
 Image8 make_grid(const float* nhwc, int n, int res, int channels, int cols, int pad = 2,
                  uint8_t pad_value = 0);
+
+// Width and height of make_grid's result, without making it (in 64 bits: they may not fit an int).
+struct GridSize {
+  int64_t width = 0, height = 0;
+};
+GridSize grid_size(int64_t n, int64_t res, int64_t cols, int64_t pad = 2);
+
+// The most pixels per side a PNG may have (libpng refuses more than 1,000,000) and in all
+// (io::kMaxImagePixels). Throws Error naming subject, with hint, when width x height is over.
+constexpr int64_t kMaxPngSide = 1000000;
+void check_png_size(int64_t width, int64_t height, const std::string& subject, const std::string& hint);
 
 // Encodes as PNG (cv::imencode, RGB -> BGR for OpenCV) and writes it with write_file_atomic.
 // Throws Error naming path if encoding or writing fails.

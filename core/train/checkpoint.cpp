@@ -8,6 +8,7 @@
 #include "core/common/error.h"
 #include "core/models/resnet.h"
 #include "core/nn/batchnorm2d.h"
+#include "core/train/checkpoint_integrity.h"
 
 namespace ampgan {
 
@@ -115,6 +116,14 @@ void save_checkpoint(const fs::path& file, Trainer& trainer, const RunConfig& co
   f.metadata["precision"] = precision_name(trainer.precision());
   f.metadata["channels"] = std::to_string(trainer.config().model.channels);
   f.metadata["config"] = config.to_json().dump();
+  // A diverged state is never written: the last good checkpoint stays the newest.
+  if (const std::vector<std::string> bad = nonfinite_tensors(f); !bad.empty())
+    throw Error("not saving a checkpoint at step " + std::to_string(trainer.iteration()) + ": " +
+                    std::to_string(bad.size()) + " state tensor(s) hold inf/NaN (" + name_list(bad) + ")",
+                file.string(),
+                "training diverged; the run's earlier checkpoints are kept: resume from one of them "
+                "(resume --checkpoint FILE) with a lower learning rate or in fp32/bf16");
+  f.metadata[kTensorCrcKey] = tensor_crc32(f);
   io::write_safetensors(file, f);
 }
 
@@ -154,6 +163,7 @@ io::StFile read_checkpoint(const fs::path& file, CheckpointInfo* info) {
                 file.string(), "the file is damaged or was edited; use another checkpoint (resume --checkpoint FILE)");
   }
   check_shapes_fit_config(f, file, i.config, i.channels);
+  verify_checkpoint_data(f, file);
   return f;
 }
 

@@ -1,11 +1,13 @@
 #include "core/train/run_config.h"
 
 #include <cmath>
+#include <tuple>
 #include <limits>
 #include <filesystem>
 
 #include "core/amp/loss_scaler.h"
 #include "core/common/error.h"
+#include "core/common/utf8.h"
 
 namespace ampgan {
 
@@ -51,6 +53,7 @@ nlohmann::json RunConfig::to_json() const {
   j["cuda_graphs"] = use_graphs;
   j["sample_every"] = sample_every;
   j["checkpoint_every"] = checkpoint_every;
+  j["keep_checkpoints"] = keep_checkpoints;
   j["eval_every"] = eval_every;
   j["eval_samples"] = eval_samples;
   j["hist_every"] = hist_every;
@@ -91,6 +94,7 @@ const IntSetting kIntSettings[] = {
     {"growth_interval", "--growth-interval", 1, kIntMax, "the default is 2000", AMPGAN_INT_FIELD(scaler.growth_interval)},
     {"sample_every", "--sample-every", 0, kIntMax, "0 means only at the end", AMPGAN_INT_FIELD(sample_every)},
     {"checkpoint_every", "--checkpoint-every", 0, kIntMax, "0 means only at the end", AMPGAN_INT_FIELD(checkpoint_every)},
+    {"keep_checkpoints", "--keep-checkpoints", 0, kIntMax, "0 keeps every checkpoint", AMPGAN_INT_FIELD(keep_checkpoints)},
     {"eval_every", "--eval-every", 0, kIntMax, "0 means never", AMPGAN_INT_FIELD(eval_every)},
     {"eval_samples", "--eval-samples", 2, 1'000'000, "use 1024 or more for stable numbers", AMPGAN_INT_FIELD(eval_samples)},
     {"hist_every", "hist_every", 0, kIntMax, "0 means never", AMPGAN_INT_FIELD(hist_every)},
@@ -222,6 +226,8 @@ void RunConfig::apply_json(const nlohmann::json& j, const std::string& source) {
 
 RunConfig RunConfig::from_json(const nlohmann::json& j, const std::string& source) {
   RunConfig c;
+  // A run started before checkpoints were pruned expects to keep them all.
+  if (j.is_object() && !j.contains("keep_checkpoints")) c.keep_checkpoints = 0;
   c.apply_json(j, source);
   return c;
 }
@@ -266,6 +272,16 @@ void RunConfig::validate() const {
   if (eval_every > 0 && eval_samples < 64)
     throw Error("evaluation needs at least 64 samples", "--eval-samples", "use 1024 or more for stable numbers");
   if (synthetic_count < 2) throw Error("synthetic dataset needs at least 2 images", "--synthetic-count");
+  // These go into config.json, events and checkpoints, which hold only UTF-8: refused here,
+  // before a run folder exists, instead of failing at the first write (or checkpoint).
+  for (auto [text, flag, hint] :
+       {std::tuple{&dataset, "--dataset", "give it under a UTF-8 name: make a link, e.g. ln -s 'PATH' data, and "
+                                          "pass --dataset data"},
+        std::tuple{&out_dir, "--out", "choose a folder name in UTF-8"},
+        std::tuple{&runs_root, "runs_root", "choose a folder name in UTF-8"},
+        std::tuple{&name, "--name", "use a name in UTF-8"}})
+    if (!is_valid_utf8(*text))
+      throw Error("'" + escape_invalid_utf8(*text) + "' is not valid UTF-8 (the \\xNN bytes)", flag, hint);
   // Every integer within its range, whoever set it (the GUI sets fields directly).
   for (const IntSetting& s : kIntSettings) {
     const int64_t v = s.get(*this);

@@ -46,6 +46,9 @@ struct RunConfig {
   // bookkeeping (0 = never; checkpoints are also written when a run stops)
   int sample_every = 100;
   int checkpoint_every = 1000;
+  // Checkpoints kept: the newest N plus every 10th of the interval (step a multiple of
+  // 10 x checkpoint_every); older ones are deleted as new ones are written. 0 keeps all.
+  int keep_checkpoints = 5;
   int eval_every = 0;        // sample-quality metrics (SWD, FD); see core/metrics
   int eval_samples = 1024;   // generated and real images per evaluation
   int hist_every = 25;       // gradient exponent histograms for the GUI

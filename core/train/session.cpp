@@ -9,8 +9,11 @@
 
 #include "core/common/error.h"
 #include "core/common/rng.h"
+#include "core/common/timestamp.h"
 #include "core/metrics/evaluator.h"
 #include "core/train/checkpoint.h"
+#include "core/train/checkpoint_integrity.h"
+#include "core/train/checkpoint_retention.h"
 
 namespace ampgan {
 
@@ -23,15 +26,6 @@ namespace {
 // (see nonfinite_state), so the stop message checks rather than assumes.
 constexpr int kMaxConsecutiveSkips = 200;
 constexpr int kGridSide = 8;
-
-std::string timestamp() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  localtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &tm);
-  return buf;
-}
 
 std::string csv_header() {
   std::string h;
@@ -106,7 +100,7 @@ void check_same_run(const RunConfig& ck, const RunConfig& run, const fs::path& f
 
 // Moves `files` and copies of the logs into checkpoints/superseded-after-<step>-<time>/.
 fs::path set_aside(const fs::path& run_dir, const std::vector<fs::path>& files, int64_t step) {
-  const fs::path dir = run_dir / "checkpoints" / ("superseded-after-" + std::to_string(step) + "-" + timestamp());
+  const fs::path dir = run_dir / "checkpoints" / ("superseded-after-" + std::to_string(step) + "-" + local_timestamp());
   io::ensure_writable_dir(dir);
   for (const char* log : {"metrics.csv", "events.jsonl"})
     if (fs::exists(run_dir / log)) io::write_file_atomic(dir / log, io::read_file(run_dir / log));
@@ -158,7 +152,7 @@ std::unique_ptr<Session> Session::create(const RunConfig& cfg, const SessionOpti
   std::unique_ptr<Session> s(new Session());
   s->cfg_ = cfg;
   if (s->cfg_.name.empty()) s->cfg_.name = cfg.default_name();
-  s->dir_ = cfg.out_dir.empty() ? fs::path(cfg.runs_root) / (timestamp() + "-" + s->cfg_.name) : fs::path(cfg.out_dir);
+  s->dir_ = cfg.out_dir.empty() ? fs::path(cfg.runs_root) / (local_timestamp() + "-" + s->cfg_.name) : fs::path(cfg.out_dir);
   std::error_code ec;
   if (fs::exists(s->dir_, ec)) {
     if (!fs::is_directory(s->dir_, ec))
@@ -172,6 +166,7 @@ std::unique_ptr<Session> Session::create(const RunConfig& cfg, const SessionOpti
   // at once, one gets the lock and the other an error, and a writer that got the lock after
   // another finished finds its files.
   s->take_lock(opt);
+  const auto swept = sweep_stale_temporaries(s->dir_);  // a killed earlier attempt's config.json
   if (holds_files(s->dir_)) {
     if (s->lock_->created_file()) fs::remove(s->lock_->path(), ec);
     refuse_nonempty(s->dir_);
@@ -198,6 +193,7 @@ std::unique_ptr<Session> Session::create(const RunConfig& cfg, const SessionOpti
   if (!s->backend_note_.empty()) s->emit_event({0, 0, "warning", "", s->backend_note_});
   for (const std::string& w : s->data_->warnings) s->emit_event({0, 0, "warning", "", w});
   s->loader_ = std::make_unique<data::BatchLoader>(*s->data_, cfg.batch, cfg.seed, 0);
+  s->report_swept(swept, 0);
   return s;
 }
 
@@ -250,6 +246,7 @@ std::unique_ptr<Session> Session::resume(const fs::path& run_dir, int64_t total_
   // The first write to the folder: everything fallible above is done.
   fs::path aside;
   if (!newer.empty()) aside = set_aside(run_dir, newer, info.step);
+  const auto swept = sweep_stale_temporaries(run_dir);
   // Rows and events after the checkpoint describe steps that will now be trained again.
   s->trim_logs(info.step);
   io::write_file_atomic(run_dir / "config.json", cfg.to_json().dump(2) + "\n");
@@ -271,6 +268,7 @@ std::unique_ptr<Session> Session::resume(const fs::path& run_dir, int64_t total_
     s->emit_event({info.step, 0, "warning", "",
                    "took over the run folder's lock from a writer that ended without releasing it (" +
                        s->lock_->stale_holder() + ")"});
+  s->report_swept(swept, info.step);
   return s;
 }
 
@@ -313,7 +311,10 @@ void Session::trim_logs(int64_t step) {
 void Session::emit_event(RunEvent e) {
   // The clock of metrics.csv's time_s: seconds trained, continued across resumes.
   if (e.time_s == 0 && trainer_) e.time_s = time_offset_ + trainer_->elapsed_s();
-  if (events_log_) events_log_->append_line(e.to_json().dump());
+  // Messages may quote file names that are not UTF-8 (a dataset's files, a renamed run folder):
+  // JSON can only hold UTF-8, so such bytes become U+FFFD instead of failing the write.
+  if (events_log_)
+    events_log_->append_line(e.to_json().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   if (listener_) listener_->on_event(e);
 }
 
@@ -383,8 +384,8 @@ void Session::handle_rows(std::vector<StepMetrics> rows) {
     throw Error(msg + "; the weights are NOT intact: " + std::to_string(bad.size()) +
                     " state tensors hold inf/NaN (" + names + ")",
                 dir_.string(),
-                "do not resume from the last checkpoint; start again, or from an earlier checkpoint whose "
-                "weights are finite, with a lower learning rate or in fp32/bf16");
+                "this state was not saved (a checkpoint never holds inf/NaN): resume from the newest "
+                "checkpoint, or start again, with a lower learning rate or in fp32/bf16");
   }
 }
 
@@ -433,16 +434,42 @@ void Session::export_samples(const fs::path& dir, int n, uint64_t seed) {
   }
 }
 
+void Session::report_swept(const std::vector<fs::path>& swept, int64_t step) {
+  if (swept.empty()) return;
+  std::vector<std::string> names;
+  for (const fs::path& p : swept) names.push_back(p.lexically_relative(dir_).generic_string());
+  RunEvent e{step, 0, "warning", "", "removed " + std::to_string(swept.size()) +
+                                         " temporary file(s) left by a writer that was killed: " + name_list(names)};
+  emit_event(e);
+}
+
 fs::path Session::save_checkpoint() {
   const int64_t it = trainer_->iteration();
   handle_rows(trainer_->collect(true));
   const fs::path p = checkpoint_path(dir_, it);
+  // A state holding inf/NaN is never saved (ampgan::save_checkpoint refuses it too): the run
+  // stops here, and its newest checkpoint stays a finite one.
+  if (const std::vector<std::string> bad = nonfinite_state(*trainer_); !bad.empty()) {
+    const std::string msg = "training diverged: the weights are NOT intact: " + std::to_string(bad.size()) +
+                            " state tensor(s) hold inf/NaN (" + name_list(bad) + "); no checkpoint was written at step " +
+                            std::to_string(it);
+    emit_event({it, 0, "error", "", msg});
+    metrics_log_->sync();
+    events_log_->sync();
+    throw Error(msg, dir_.string(),
+                last_checkpoint_step_ > 0
+                    ? "resume from the newest checkpoint (step " + std::to_string(last_checkpoint_step_) +
+                          "), with a lower learning rate or in fp32/bf16"
+                    : "start again with a lower learning rate or in fp32/bf16");
+  }
   ampgan::save_checkpoint(p, *trainer_, cfg_, loader_->batches_consumed());
   metrics_log_->sync();
   events_log_->sync();
   last_checkpoint_step_ = it;
+  const auto pruned = prune_checkpoints(dir_, cfg_.keep_checkpoints, int64_t{10} * cfg_.checkpoint_every, it);
   RunEvent e{it, 0, "checkpoint", "", "checkpoint " + p.filename().string()};
   e.data["path"] = p.string();
+  if (!pruned.empty()) e.data["pruned"] = pruned.size();
   emit_event(e);
   return p;
 }
@@ -487,7 +514,16 @@ void Session::finish(const std::string& reason) {
   handle_rows(trainer_->collect(true));
   const int64_t it = trainer_->iteration();
   if (it > 0 && last_samples_step_ != it) write_samples();
-  if (it > 0 && last_checkpoint_step_ != it) save_checkpoint();
+  if (it > 0 && last_checkpoint_step_ != it) {
+    // A diverged state is not saved (save_checkpoint would refuse it): say which one is kept.
+    if (const std::vector<std::string> bad = nonfinite_state(*trainer_); bad.empty())
+      save_checkpoint();
+    else
+      emit_event({it, 0, "warning", "",
+                  "no checkpoint written at step " + std::to_string(it) + ": " + std::to_string(bad.size()) +
+                      " state tensor(s) hold inf/NaN; the newest checkpoint is " +
+                      (last_checkpoint_step_ > 0 ? "step " + std::to_string(last_checkpoint_step_) : std::string("none"))});
+  }
   emit_event({it, 0, "stop", "", "stopped at step " + std::to_string(it) + " (" + reason + ")"});
   metrics_log_->sync();
   events_log_->sync();

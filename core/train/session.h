@@ -102,6 +102,8 @@ class Session {
   void trim_logs(int64_t step);
 
   void take_lock(const SessionOptions& opt);
+  // A "warning" event naming the stale temporary files removed at start (sweep_stale_temporaries).
+  void report_swept(const std::vector<std::filesystem::path>& swept, int64_t step);
 
   // First member, so it is released last, after the logs are closed.
   std::unique_ptr<io::RunLock> lock_;

@@ -1,0 +1,203 @@
+// Issue 15, defect 7: a small file must not make a reader allocate gigabytes. IDX headers are
+// checked against what the file can hold and against the memory budget, images' pixel counts are
+// read from their headers before decoding, and PNG outputs are sized before they are made.
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <opencv2/imgcodecs.hpp>
+
+#include "core/common/error.h"
+#include "core/data/image_set.h"
+#include "core/io/image_io.h"
+#include "core/io/read_limits.h"
+#include "tests/test_support.h"
+
+namespace fs = std::filesystem;
+using ampgan::Error;
+using ampgan::testing::TempDir;
+using namespace ampgan;
+
+namespace {
+
+template <typename Fn>
+std::string error_of(Fn&& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+void put_be32(std::string& s, uint32_t v) {
+  for (int sh = 24; sh >= 0; sh -= 8) s.push_back(static_cast<char>((v >> sh) & 0xFF));
+}
+
+std::string idx_header(uint32_t count, uint32_t rows, uint32_t cols) {
+  std::string s;
+  put_be32(s, 0x803);
+  put_be32(s, count);
+  put_be32(s, rows);
+  put_be32(s, cols);
+  return s;
+}
+
+void write_bytes(const fs::path& p, const std::string& b) {
+  std::ofstream(p, std::ios::binary).write(b.data(), std::streamsize(b.size()));
+}
+
+// A gzip file of the header followed by `zeros` zero bytes, streamed (never held whole).
+void write_gzip_bomb(const fs::path& p, const std::string& header, uint64_t zeros) {
+  gzFile f = gzopen(p.string().c_str(), "wb9");
+  ASSERT_NE(f, nullptr);
+  gzwrite(f, header.data(), unsigned(header.size()));
+  const std::string block(1 << 20, '\0');
+  for (uint64_t left = zeros; left > 0;) {
+    const unsigned n = unsigned(std::min<uint64_t>(left, block.size()));
+    ASSERT_EQ(gzwrite(f, block.data(), n), int(n));
+    left -= n;
+  }
+  gzclose(f);
+}
+
+std::vector<uint8_t> encode(const char* ext, int w, int h) {
+  cv::Mat m(h, w, CV_8UC3, cv::Scalar(10, 200, 30));
+  std::vector<uint8_t> buf;
+  EXPECT_TRUE(cv::imencode(ext, m, buf)) << ext;
+  return buf;
+}
+
+void set_be(std::vector<uint8_t>& b, size_t at, uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i) b[at + i] = uint8_t(v >> (8 * (bytes - 1 - i)));
+}
+
+// A real PNG whose IHDR announces w x h (its CRC no longer matches: only a header reader sees it).
+std::vector<uint8_t> png_claiming(uint32_t w, uint32_t h) {
+  std::vector<uint8_t> b = encode(".png", 4, 4);
+  set_be(b, 16, w, 4);
+  set_be(b, 20, h, 4);
+  return b;
+}
+
+// A real JPEG whose frame header announces w x h.
+std::vector<uint8_t> jpeg_claiming(uint16_t w, uint16_t h) {
+  std::vector<uint8_t> b = encode(".jpg", 8, 8);
+  for (size_t i = 2; i + 9 < b.size(); ++i)
+    if (b[i] == 0xFF && b[i + 1] == 0xC0) {
+      set_be(b, i + 5, h, 2);
+      set_be(b, i + 7, w, 2);
+      return b;
+    }
+  ADD_FAILURE() << "no SOF0 marker";
+  return b;
+}
+
+}  // namespace
+
+TEST(ReadLimits, HeaderSizesOfEveryFolderFormatMatchTheDecoder) {
+  for (const char* ext : {".png", ".jpg", ".bmp", ".webp", ".tif"}) {
+    const std::vector<uint8_t> b = encode(ext, 37, 23);
+    const auto s = io::sniff_image_size(b.data(), b.size());
+    ASSERT_TRUE(s.has_value()) << ext;
+    EXPECT_EQ(s->width, 37u) << ext;
+    EXPECT_EQ(s->height, 23u) << ext;
+    // Every prefix is handled without reading past it (ASan checks this in the sanitizer build).
+    for (size_t n = 0; n < std::min<size_t>(b.size(), 64); ++n) (void)io::sniff_image_size(b.data(), n);
+  }
+  const char text[] = "not an image at all";
+  EXPECT_FALSE(io::sniff_image_size(text, sizeof text).has_value());
+}
+
+TEST(ReadLimits, IdxHeaderAnnouncingMoreThanTheFileHoldsIsRefusedBeforeAllocating) {
+  // The probe's case: 1M images of 1x1 in a 1 KB file took 1.27 GB before failing.
+  TempDir dir("ampgan-limits");
+  const fs::path raw = dir / "raw-images-idx3-ubyte";
+  write_bytes(raw, idx_header(1000000, 1, 1) + std::string(1000, '\x07'));
+  const std::string e = error_of([&] { data::load_dataset(raw.string(), data::LoadOptions{}); });
+  EXPECT_NE(e.find("more than this file"), std::string::npos) << e;
+  EXPECT_NE(e.find(raw.string()), std::string::npos) << e;
+
+  // Compressed: 2^31-1 images of 16384 x 16384 cannot come out of 1 KB of deflate.
+  const fs::path gz = dir / "gz-images-idx3-ubyte.gz";
+  write_gzip_bomb(gz, idx_header(0x7FFFFFFF, 16384, 16384), 1000);
+  const std::string g = error_of([&] { data::load_dataset(gz.string(), data::LoadOptions{}); });
+  EXPECT_NE(g.find("more than this file"), std::string::npos) << g;
+}
+
+TEST(ReadLimits, GzipBombIsRefusedByTheMemoryBudget) {
+  // 64 MiB of zeros compress to ~64 KB; decoded at res 32 they would need 85.6 MiB. With a budget
+  // of 32 MiB the loader must refuse from the header, before reading or allocating the data.
+  TempDir dir("ampgan-limits");
+  const fs::path gz = dir / "bomb-images-idx3-ubyte.gz";
+  const uint32_t count = (64u << 20) / 784;
+  write_gzip_bomb(gz, idx_header(count, 28, 28), uint64_t{count} * 784);
+  ASSERT_LT(fs::file_size(gz), 1u << 20);
+  data::LoadOptions opt;
+  opt.max_bytes = 32u << 20;
+  const std::string e = error_of([&] { data::load_dataset(gz.string(), opt); });
+  EXPECT_NE(e.find("would need"), std::string::npos) << e;
+  EXPECT_NE(e.find(std::to_string(count) + " images at 32x32x1"), std::string::npos) << e;
+  EXPECT_NE(e.find("32.0 MiB allowed"), std::string::npos) << e;
+  // Within the budget the same file loads.
+  opt.max_bytes = 128u << 20;
+  EXPECT_EQ(data::load_dataset(gz.string(), opt).count, int(count));
+  // The default budget is half of physical memory: never zero.
+  EXPECT_GT(io::dataset_memory_budget(), uint64_t{64} << 20);
+}
+
+TEST(ReadLimits, HugeImagesAreRefusedFromTheirHeaders) {
+  TempDir dir("ampgan-limits");
+  const auto png = png_claiming(20000, 20000);
+  const auto jpg = jpeg_claiming(30000, 30000);
+  write_bytes(dir / "big.png", std::string(png.begin(), png.end()));
+  write_bytes(dir / "big.jpg", std::string(jpg.begin(), jpg.end()));
+  const std::string e = error_of([&] { io::read_image(dir / "big.png"); });
+  EXPECT_NE(e.find("20000 x 20000 pixels"), std::string::npos) << e;
+  const std::string j = error_of([&] { io::read_image(dir / "big.jpg"); });
+  EXPECT_NE(j.find("30000 x 30000 pixels"), std::string::npos) << j;
+
+  // In a dataset folder they are skipped by name, apart from the unreadable files.
+  const auto ok = encode(".png", 16, 16);
+  write_bytes(dir / "fine.png", std::string(ok.begin(), ok.end()));
+  write_bytes(dir / "broken.png", "text");
+  const data::ImageSet set = data::load_dataset(dir.path().string(), data::LoadOptions{});
+  EXPECT_EQ(set.count, 1);
+  std::string warnings;
+  for (const auto& w : set.warnings) warnings += w + "\n";
+  EXPECT_NE(warnings.find("2 image(s) larger than 8192 x 8192 pixels"), std::string::npos) << warnings;
+  EXPECT_NE(warnings.find("big.jpg, big.png"), std::string::npos) << warnings;
+  EXPECT_NE(warnings.find("1 unreadable file(s): broken.png"), std::string::npos) << warnings;
+
+  // Only huge images: an error that says why.
+  TempDir only("ampgan-limits");
+  write_bytes(only / "big.png", std::string(png.begin(), png.end()));
+  const std::string o = error_of([&] { data::load_dataset(only.path().string(), data::LoadOptions{}); });
+  EXPECT_NE(o.find("larger than 8192 x 8192"), std::string::npos) << o;
+}
+
+TEST(ReadLimits, FolderLargerThanTheBudgetIsRefusedBeforeDecoding) {
+  TempDir dir("ampgan-limits");
+  const auto ok = encode(".png", 8, 8);
+  for (int i = 0; i < 4; ++i) write_bytes(dir / ("i" + std::to_string(i) + ".png"), std::string(ok.begin(), ok.end()));
+  data::LoadOptions opt;
+  opt.res = 128;
+  opt.max_bytes = 100000;  // 4 x 128 x 128 x 3 = 196608 bytes
+  const std::string e = error_of([&] { data::load_dataset(dir.path().string(), opt); });
+  EXPECT_NE(e.find("4 images at 128x128x3"), std::string::npos) << e;
+}
+
+TEST(ReadLimits, PngOutputsAreSizedBeforeTheyAreMade) {
+  // libpng refuses more than 1,000,000 px per side: our own message comes first, with a hint.
+  const std::string e = error_of([] { io::check_png_size(1000002, 34, "--grid", "use fewer images"); });
+  EXPECT_NE(e.find("at most 1000000 pixels per side"), std::string::npos) << e;
+  EXPECT_NE(e.find("use fewer images"), std::string::npos) << e;
+  const std::string p = error_of([] { io::check_png_size(9000, 9000, "--grid", "smaller"); });
+  EXPECT_NE(p.find("9000 x 9000"), std::string::npos) << p;
+  EXPECT_EQ(error_of([] { io::check_png_size(8192, 8192, "x", "y"); }), "(no error)");
+  const io::GridSize g = io::grid_size(100000, 32, 100000, 2);
+  EXPECT_EQ(g.width, 100000 * 32 + 100001 * 2);
+  EXPECT_EQ(g.height, 36);
+}
