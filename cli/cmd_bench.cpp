@@ -23,6 +23,7 @@ namespace {
 
 struct Result {
   Precision precision;
+  bool tensor_stats = true;
   std::vector<double> step_ms;
   MemoryStats mem;
   int skipped = 0;
@@ -153,6 +154,8 @@ int cmd_bench(int argc, char** argv) {
                          "at --batch (default 8) and twice it, a linear prediction, checked by running there")
       .option("memory-budget", "MiB", "the memory --max-batch fills (default: 90% of the GPU's free memory;\n"
                                       "required on the CPU)")
+      .flag("tensor-stats-cost", "run each precision also without the per-tensor gradient statistics\n" +
+                                     std::string(28, ' ') + "(layers.csv, the overflow locator), interleaved, to measure their cost")
       .flag("json", "one JSON object per precision instead of the table");
   return guarded("bench", [&] {
     if (!a.parse_or_help(argc, argv, 2)) return 0;
@@ -199,15 +202,21 @@ int cmd_bench(int argc, char** argv) {
     std::vector<float> real(per_batch);
     for (size_t i = 0; i < per_batch; ++i) real[i] = std::clamp(0.5f * philox_normal(tc.seed, rng_stream::kBenchData, i), -1.0f, 1.0f);
 
-    std::vector<Result> results(precisions.size());
+    // With --tensor-stats-cost each precision runs twice per round, with and without.
+    const bool stats_cost = a.has("tensor-stats-cost");
+    std::vector<Result> results;
+    for (Precision pr : precisions) {
+      results.push_back({pr, true, {}, {}, 0});
+      if (stats_cost) results.push_back({pr, false, {}, {}, 0});
+    }
     for (long long r = 0; r < rounds; ++r) {
-      for (size_t i = 0; i < precisions.size(); ++i) {
+      for (size_t i = 0; i < results.size(); ++i) {
         Result& res = results[i];
-        res.precision = precisions[i];
         backend->synchronize();
         backend->reset_peak_memory();
         TrainerConfig c = tc;
-        c.precision = precisions[i];
+        c.precision = res.precision;
+        c.tensor_stats = res.tensor_stats;
         {
           Trainer t(*backend, c);
           for (long long s = 0; s < warmup; ++s) t.step(real.data());
@@ -230,7 +239,7 @@ int cmd_bench(int argc, char** argv) {
 
     double fp32_ms = 0;
     for (const Result& r : results)
-      if (r.precision == Precision::FP32) fp32_ms = r.median();
+      if (r.precision == Precision::FP32 && r.tensor_stats) fp32_ms = r.median();
     const char* kCats[] = {"master_fp32", "half_copies", "gradients", "adam_moments", "activations", "workspace", "data"};
     if (!json) {
       std::printf("%s-%d (nc %d, width %d), batch %d on %s\n%lld timed steps after %lld warm-up, %lld round(s)\n\n",
@@ -248,6 +257,7 @@ int cmd_bench(int argc, char** argv) {
         j["backend"] = backend->kind() == DeviceKind::CUDA ? "cuda" : "cpu";
         j["device"] = backend->name();
         j["precision"] = precision_name(r.precision);
+        j["tensor_stats"] = r.tensor_stats;
         j["model"] = model_family_name(tc.family);
         j["res"] = tc.model.res;
         j["nc"] = tc.model.channels;
@@ -266,7 +276,8 @@ int cmd_bench(int argc, char** argv) {
       } else {
         char ratio[16] = "-";
         if (fp32_ms > 0) std::snprintf(ratio, sizeof ratio, "%.2fx", speedup);
-        std::printf("%-9s %10.1f %10.1f %8s %9d | %17.1f %7.1f %7.1f %7.1f %8.1f %8.1f %7.1f\n", precision_name(r.precision),
+        const std::string label = std::string(precision_name(r.precision)) + (r.tensor_stats ? "" : "-nostat");
+        std::printf("%-9s %10.1f %10.1f %8s %9d | %17.1f %7.1f %7.1f %7.1f %8.1f %8.1f %7.1f\n", label.c_str(),
                     med, ips, ratio, r.skipped, mib(pk[0]), mib(pk[1]), mib(pk[2]), mib(pk[3]), mib(pk[4]), mib(pk[5]),
                     mib(r.mem.peak_total));
       }
@@ -276,13 +287,14 @@ int cmd_bench(int argc, char** argv) {
       if (backend->kind() == DeviceKind::CPU) {
         std::printf("CPU: %s\n", cpu_features().summary().c_str());
         for (const Result& r : results)
-          if (is_mixed(r.precision))
+          if (is_mixed(r.precision) && r.tensor_stats)
             std::printf("  %s: %s\n", precision_name(r.precision), cpu_precision_support(precision_name(r.precision)).c_str());
       }
     }
     if (a.has("profile")) {
       std::vector<Profiled> prof;
       for (const Result& r : results) {
+        if (!r.tensor_stats) continue;
         TrainerConfig c = tc;
         c.precision = r.precision;
         prof.push_back(profile_steps(*backend, c, real, steps));

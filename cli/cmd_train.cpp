@@ -163,6 +163,8 @@ Args train_args(const std::string& command = "train", const std::string& usage =
       .option("keep-checkpoints", "N", "keep the newest N checkpoints plus every 10th interval's (5; 0 = all)")
       .option("eval-every", "N", "sample-quality metrics every N steps (0 = never)")
       .option("eval-samples", "N", "images per evaluation (1024)")
+      .option("layers-every", "N", "per-layer gradient statistics to layers.csv every N steps\n" +
+                                        std::string(28, ' ') + "(50; 0 = only on overflow steps, which always get them)")
       .option("config", "FILE", "read settings from a JSON file (keys as in a run's config.json);\n" +
                                     std::string(28, ' ') + "options given here override it")
       .flag("quiet", "print only errors and the final line");
@@ -239,6 +241,7 @@ RunConfig config_from(const Args& a) {
   whole("keep-checkpoints", "keep_checkpoints");
   whole("eval-every", "eval_every");
   whole("eval-samples", "eval_samples");
+  whole("layers-every", "layers_every");
   return c;
 }
 

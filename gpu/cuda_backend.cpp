@@ -761,6 +761,9 @@ void CudaBackend::grad_stats(const std::vector<Tensor>& grads, const Tensor& sca
     require(slot >= 0 && slot < scalars.numel(), "grad_stats", "slot out of range");
   for (int slot : {slots.zeros, slots.subnormals, slots.count})  // counts: [slot, slot + 1]
     require(slot >= 0 && slot + 1 < scalars.numel(), "grad_stats", "count slot out of range");
+  if (slots.per_tensor >= 0)
+    require(slots.per_tensor + int64_t{kTensorStatSlots} * static_cast<int64_t>(grads.size()) <= scalars.numel(),
+            "grad_stats", "per-tensor slots out of range");
   activate();
   std::vector<GradDesc> d;
   d.reserve(grads.size());

@@ -747,3 +747,67 @@ TEST(SpectralNorm, SigmaStaysFp32WhereHalfPrecisionWouldOverflowOrUnderflow) {
       for (float f : to_host(b, conv.forward(ctx, x))) ASSERT_TRUE(std::isfinite(f)) << "scale " << scale;
     }
 }
+
+// Per-tensor statistics from the fused pass equal a separate computation on the host copies:
+// max |g / scale| over the finite values, inf/NaN count, zero-or-subnormal count (judged by
+// the storage format's smallest normal), for tensors spanning several parallel chunks.
+TEST(CpuAmp, GradStatsPerTensorMatchesReference) {
+  CpuBackend b;
+  const float scale = 1024.0f;
+  Tensor state = make_tensor(b, Shape{2}, DType::F32, {scale, 0.0f});
+  for (DType dt : {DType::F16, DType::BF16, DType::F32}) {
+    const float smallest_normal = dt == DType::F16 ? std::ldexp(1.0f, -14) : std::ldexp(1.0f, -126);
+    std::vector<Tensor> grads;
+    std::vector<std::vector<float>> values;
+    const int64_t sizes[] = {300000, 7, 70001, 1};
+    for (size_t t = 0; t < 4; ++t) {
+      std::vector<float> v = random_normal(static_cast<size_t>(sizes[t]), 40 + t);
+      for (size_t i = 0; i < v.size(); ++i) {
+        const float r = v[i] * std::ldexp(1.0f, static_cast<int>(i % 40) - 30);  // many exponents
+        v[i] = i % 9 == 0 ? 0.0f : r;
+      }
+      if (t == 0) {  // inf and NaN in two different chunks of a large tensor
+        v[5] = INFINITY;
+        v[250000] = NAN;
+        v[250001] = -INFINITY;
+      }
+      if (t == 2) v[70000] = 3000.0f;  // the largest value, last in its tensor
+      grads.push_back(make_tensor(b, Shape{sizes[t]}, dt, v));
+      values.push_back(to_host(b, grads.back()));  // as stored (rounded into dt)
+    }
+    const int base = 10;
+    Tensor s = b.empty(Shape{base + kTensorStatSlots * 4 + 1}, DType::F32, MemCategory::Data);
+    b.fill(s, 7.0f);
+    b.grad_stats(grads, state, s, GradStatSlots{0, 1, 2, 4, 6, base});
+    const auto sh = to_host(b, s);
+    for (size_t t = 0; t < 4; ++t) {
+      float mx = 0.0f;
+      uint64_t nonfinite = 0, under = 0;
+      for (float x : values[t]) {
+        if (!std::isfinite(x)) {
+          ++nonfinite;
+          continue;
+        }
+        mx = std::max(mx, std::fabs(x / scale));
+        under += std::fabs(x) < smallest_normal;
+      }
+      const float* o = &sh[base + kTensorStatSlots * t];
+      const std::string what = std::string(dtype_name(dt)) + " tensor " + std::to_string(t);
+      EXPECT_EQ(o[kTensorMaxAbs], mx) << what;
+      EXPECT_EQ(ew::count_load(o + kTensorNonFinite), nonfinite) << what;
+      EXPECT_EQ(ew::count_load(o + kTensorUnderflow), under) << what;
+    }
+    EXPECT_EQ(ew::count_load(&sh[base + kTensorNonFinite]), 3u) << "the planted values are counted";
+    EXPECT_GT(ew::count_load(&sh[base + kTensorStatSlots * 2 + kTensorUnderflow]), 0u);
+    EXPECT_EQ(sh[base + kTensorStatSlots * 4], 7.0f) << "the slot after the last tensor is untouched";
+    EXPECT_EQ(sh[0], 1.0f);
+    // The totals are those of the pass without per-tensor slots.
+    Tensor s2 = b.empty(Shape{8}, DType::F32, MemCategory::Data);
+    b.grad_stats(grads, state, s2, GradStatSlots{0, 1, 2, 4, 6});
+    const auto s2h = to_host(b, s2);
+    for (int i = 0; i < 8; ++i) EXPECT_EQ(s2h[i], sh[i]) << "slot " << i;
+  }
+  Tensor g = make_tensor(b, Shape{2}, DType::F32, {1.0f, 2.0f});
+  Tensor small = b.empty(Shape{10}, DType::F32, MemCategory::Data);
+  EXPECT_THROW(b.grad_stats({g}, state, small, GradStatSlots{0, 1, 2, 4, 6, 6}), Error) << "per-tensor slots past the end";
+}

@@ -817,6 +817,28 @@ TEST_F(GpuParity, GradStatsCountsAndFlags) {
   EXPECT_TRUE(same_bits("grad_stats of an empty list", gpu(), s.c, s.g));
 }
 
+// Per-tensor statistics (max |g / scale|, inf/NaN and underflow counts) are order-independent,
+// so the GPU's equal the CPU's bit for bit, across the 64-tensor launch split too.
+TEST_F(GpuParity, GradStatsPerTensorMatchCpu) {
+  for (DType half : {DType::F16, DType::BF16, DType::F32})
+    for (float planted : {0.0f, INFINITY, NAN})
+      for (int extra : {0, 70}) {
+        GradSet gs = make_grads(gpu(), half, planted, extra);
+        const int n = static_cast<int>(gs.grads.size()), base = 9;
+        const int total = base + kTensorStatSlots * n + 1;
+        const GradStatSlots slots{0, 1, 2, 4, 6, base};
+        Both state = both(gpu(), Shape{2}, DType::F32, {1024.0f, 0.0f});
+        Both s = both(gpu(), Shape{total}, DType::F32, std::vector<float>(total, 7.0f));
+        cpu().grad_stats(gs.cpu_list(), state.c, s.c, slots);
+        gpu().grad_stats(gs.gpu_list(), state.g, s.g, slots);
+        const auto sc = host(cpu(), s.c), sg = host(gpu(), s.g);
+        const std::string what = std::string("per-tensor grad_stats (") + dtype_name(half) + ", planted " +
+                                 fmt(planted) + ", " + std::to_string(n) + " tensors)";
+        for (int i = base; i < total; ++i) EXPECT_EQ(std::memcmp(&sc[i], &sg[i], 4), 0) << what << ": slot " << i << " cpu " << sc[i] << " gpu " << sg[i];
+        if (planted != 0.0f) EXPECT_EQ(ew::count_load(&sc[base + 3 * kTensorStatSlots + kTensorNonFinite]), 1u) << what;
+      }
+}
+
 TEST_F(GpuParity, GradHistogramCountsAreExact) {
   for (DType half : kAllTypes)
     for (float planted : {0.0f, INFINITY, NAN})

@@ -51,6 +51,18 @@ struct GradStatSlots {
   int zeros;       // count: gradient values that are exactly zero in their storage format
   int subnormals;  // count: gradient values that are subnormal in their storage format
   int count;       // count: gradient values inspected
+  // Per-tensor statistics, gathered in the same pass (no second read of the gradients): the
+  // first of kTensorStatSlots slots per tensor, in the order of grads (see TensorStatSlot);
+  // -1: none.
+  int per_tensor = -1;
+};
+
+// Each gradient tensor's statistics at GradStatSlots::per_tensor + kTensorStatSlots * i.
+enum TensorStatSlot : int {
+  kTensorMaxAbs = 0,     // max |g / scale| over the finite values (0 if none)
+  kTensorNonFinite = 1,  // count [lo, hi]: inf/NaN values
+  kTensorUnderflow = 3,  // count [lo, hi]: values zero or subnormal in their storage format
+  kTensorStatSlots = 5
 };
 
 // One parameter tensor as Adam sees it.
@@ -217,6 +229,7 @@ class Backend {
   // The unscale-and-check pass over one network's gradients: found-inf flag, L2 norm squared of
   // g / scale, and zero / subnormal counts (each value judged in its own storage format: for
   // half gradients these are the values lost or degraded by underflow). scale = scaler_state[0].
+  // With slots.per_tensor >= 0 also each tensor's max |g / scale|, non-finite and underflow counts.
   virtual void grad_stats(const std::vector<Tensor>& grads, const Tensor& scaler_state,
                           Tensor& scalars, const GradStatSlots& slots) = 0;
   // hist (FP32, ew::kHistBins) = counts of ew::exponent_bin over the stored gradient values.

@@ -57,6 +57,7 @@ nlohmann::json RunConfig::to_json() const {
   j["eval_every"] = eval_every;
   j["eval_samples"] = eval_samples;
   j["hist_every"] = hist_every;
+  j["layers_every"] = layers_every;
   j["name"] = name;
   return j;
 }
@@ -98,6 +99,7 @@ const IntSetting kIntSettings[] = {
     {"eval_every", "--eval-every", 0, kIntMax, "0 means never", AMPGAN_INT_FIELD(eval_every)},
     {"eval_samples", "--eval-samples", 2, 1'000'000, "use 1024 or more for stable numbers", AMPGAN_INT_FIELD(eval_samples)},
     {"hist_every", "hist_every", 0, kIntMax, "0 means never", AMPGAN_INT_FIELD(hist_every)},
+    {"layers_every", "--layers-every", 0, kIntMax, "0 means on overflow steps only", AMPGAN_INT_FIELD(layers_every)},
 };
 #undef AMPGAN_INT_FIELD
 

@@ -52,6 +52,7 @@ struct RunConfig {
   int eval_every = 0;        // sample-quality metrics (SWD, FD); see core/metrics
   int eval_samples = 1024;   // generated and real images per evaluation
   int hist_every = 25;       // gradient exponent histograms for the GUI
+  int layers_every = 50;     // per-tensor gradient statistics to layers.csv (and on every overflow)
   // where: out_dir, or runs_root/<date>-<name>
   std::string out_dir;
   std::string runs_root = "runs";

@@ -14,6 +14,7 @@
 #include "core/train/checkpoint.h"
 #include "core/train/checkpoint_integrity.h"
 #include "core/train/checkpoint_retention.h"
+#include "core/train/overflow_locator.h"
 
 namespace ampgan {
 
@@ -102,7 +103,7 @@ void check_same_run(const RunConfig& ck, const RunConfig& run, const fs::path& f
 fs::path set_aside(const fs::path& run_dir, const std::vector<fs::path>& files, int64_t step) {
   const fs::path dir = run_dir / "checkpoints" / ("superseded-after-" + std::to_string(step) + "-" + local_timestamp());
   io::ensure_writable_dir(dir);
-  for (const char* log : {"metrics.csv", "events.jsonl"})
+  for (const char* log : {"metrics.csv", "events.jsonl", "layers.csv"})
     if (fs::exists(run_dir / log)) io::write_file_atomic(dir / log, io::read_file(run_dir / log));
   for (const fs::path& f : files) {
     std::error_code ec;
@@ -177,6 +178,7 @@ std::unique_ptr<Session> Session::create(const RunConfig& cfg, const SessionOpti
   s->metrics_log_ = std::make_unique<io::AppendLog>(s->dir_ / "metrics.csv");
   s->metrics_log_->append_line(csv_header());
   s->events_log_ = std::make_unique<io::AppendLog>(s->dir_ / "events.jsonl");
+  s->layers_log_ = std::make_unique<LayersLog>(s->dir_ / "layers.csv", s->trainer_->tensor_names());
   RunEvent e;
   e.type = "start";
   e.message = "training " + s->data_->name + " (" + std::to_string(s->data_->count) + " images, " +
@@ -252,6 +254,8 @@ std::unique_ptr<Session> Session::resume(const fs::path& run_dir, int64_t total_
   io::write_file_atomic(run_dir / "config.json", cfg.to_json().dump(2) + "\n");
   s->metrics_log_ = std::make_unique<io::AppendLog>(run_dir / "metrics.csv");
   s->events_log_ = std::make_unique<io::AppendLog>(run_dir / "events.jsonl");
+  LayersLog::trim(run_dir / "layers.csv", info.step);
+  s->layers_log_ = std::make_unique<LayersLog>(run_dir / "layers.csv", s->trainer_->tensor_names());
   RunEvent e;
   e.step = info.step;
   e.type = "resume";
@@ -340,12 +344,22 @@ void Session::handle_rows(std::vector<StepMetrics> rows) {
   for (StepMetrics& m : rows) {
     m.time_s += time_offset_;
     metrics_log_->append_line(m.csv_row());
+    if (layers_log_ && (m.skipped_d || m.skipped_g || (cfg_.layers_every > 0 && m.step % cfg_.layers_every == 0)))
+      layers_log_->write(m);
+    ForwardProbe probe;  // once per overflowing step, for the first network that needs it
+    bool probed = false;
     auto network_events = [&](const char* net, bool skipped, double scale, double& last, int& streak) {
       if (skipped) {
         ++streak;
         RunEvent e{m.step, m.time_s, "overflow", net,
                    std::string(net) + " gradients had inf/NaN at loss scale " + scale_label(scale) + ": step skipped"};
         e.data["scale"] = scale;
+        locate_overflow(trainer_->tensor_names(), m, net, e);
+        if (e.data.contains("layer")) {  // this network's own inf/NaN: did the forward pass make them?
+          if (!probed) probe = probe_forward(*trainer_);
+          probed = true;
+          add_forward_location(probe, e);
+        }
         emit_event(e);
       } else {
         streak = 0;
@@ -363,6 +377,8 @@ void Session::handle_rows(std::vector<StepMetrics> rows) {
     if (!trainer_->shared()) network_events("G", m.skipped_g, m.scale_g, last_scale_g_, consecutive_skips_g_);
     else if (m.skipped_g) network_events("G", true, m.scale_g, last_scale_g_, consecutive_skips_g_);
     else consecutive_skips_g_ = 0;
+    const bool scaling = m.precision == Precision::FP16 || (m.precision == Precision::BF16 && cfg_.bf16_loss_scaling);
+    for (const RunEvent& al : alerts_.observe(m, scaling, cfg_.scaler.min_scale, trainer_->tensor_names())) emit_event(al);
   }
   if (listener_) listener_->on_metrics(rows);
   const int worst = std::max(consecutive_skips_d_, consecutive_skips_g_);
@@ -465,6 +481,7 @@ fs::path Session::save_checkpoint() {
   ampgan::save_checkpoint(p, *trainer_, cfg_, loader_->batches_consumed());
   metrics_log_->sync();
   events_log_->sync();
+  if (layers_log_) layers_log_->sync();
   last_checkpoint_step_ = it;
   const auto pruned = prune_checkpoints(dir_, cfg_.keep_checkpoints, int64_t{10} * cfg_.checkpoint_every, it);
   RunEvent e{it, 0, "checkpoint", "", "checkpoint " + p.filename().string()};
@@ -527,6 +544,7 @@ void Session::finish(const std::string& reason) {
   emit_event({it, 0, "stop", "", "stopped at step " + std::to_string(it) + " (" + reason + ")"});
   metrics_log_->sync();
   events_log_->sync();
+  if (layers_log_) layers_log_->sync();
 }
 
 std::vector<StepMetrics> Session::read_metrics(const fs::path& run_dir) {

@@ -19,6 +19,8 @@
 #include "core/io/atomic_file.h"
 #include "core/io/image_io.h"
 #include "core/io/run_lock.h"
+#include "core/train/alerts.h"
+#include "core/train/layers_log.h"
 #include "core/train/run_config.h"
 #include "core/train/run_event.h"
 #include "core/train/trainer.h"
@@ -116,6 +118,8 @@ class Session {
   std::unique_ptr<Trainer> trainer_;
   std::unique_ptr<metrics::Evaluator> evaluator_;
   std::unique_ptr<io::AppendLog> metrics_log_, events_log_;
+  std::unique_ptr<LayersLog> layers_log_;  // layers.csv
+  AlertMonitor alerts_;
   SessionListener* listener_ = nullptr;
   std::vector<float> fixed_latents_;
   double time_offset_ = 0;  // seconds trained before a resume

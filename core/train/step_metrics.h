@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/amp/precision.h"
+#include "core/train/tensor_stats.h"
 
 namespace ampgan {
 
@@ -48,6 +49,9 @@ struct StepMetrics {
   double time_s = 0;                        // seconds since the run (or resume) started
   // Sample quality, filled on evaluation steps only (NaN otherwise; an empty CSV cell).
   double swd = NAN, fd = NAN;
+  // Each gradient tensor's statistics, in Trainer::tensor_names() order (not in metrics.csv:
+  // layers.csv holds them).
+  std::vector<TensorGradStat> tensors;
 
   static const std::vector<std::string>& columns();
   std::string csv_row() const;

@@ -36,7 +36,17 @@ Trainer::Trainer(Backend& backend, const TrainerConfig& cfg)
   const int res = cfg_.model.res, nc = cfg_.model.channels;
   real_f32_ = backend_.empty(Shape{cfg_.batch, res, res, nc}, DType::F32, MemCategory::Data);
   dlogits_ = backend_.empty(Shape{cfg_.batch, 1}, DType::F32, MemCategory::Activation);
-  scalars_ = backend_.empty(Shape{kSlotCount}, DType::F32, MemCategory::Data);
+  for (auto [net, seq] : {std::pair<const char*, Sequential*>{"D", d_.get()}, {"G", g_.get()}})
+    for (Parameter* p : seq->parameters()) {
+      const size_t dot = p->name.rfind('.');
+      const std::string layer = dot == std::string::npos ? p->name : p->name.substr(0, dot);
+      const std::string tensor = dot == std::string::npos ? p->name : p->name.substr(dot + 1);
+      tensor_names_.push_back({net, std::string(net) + "." + layer, tensor, p->shape.numel()});
+    }
+  tensors_d_ = static_cast<int>(d_->parameters().size());
+  // After the step's slots, kTensorStatSlots per gradient tensor (Backend::grad_stats).
+  scalars_ = backend_.empty(Shape{kSlotCount + kTensorStatSlots * static_cast<int64_t>(tensor_names_.size())},
+                            DType::F32, MemCategory::Data);
   counter_ = backend_.empty(Shape{2}, DType::F32, MemCategory::Data);  // [lo, hi]: see ew::count_load
   hist_ = backend_.empty(Shape{ew::kHistBins}, DType::F32, MemCategory::Workspace);
   allocate_extra_real();
@@ -109,7 +119,8 @@ void Trainer::d_step(const Tensor& real, const Tensor& fake) {
   const Tensor& sd = scaler_d_->active_state();
   backend_.copy_scalar(sd, 0, scalars_, kSlotScaleD);
   backend_.grad_stats(d_->gradients(), sd, scalars_,
-                      {kSlotFoundInfD, kSlotSumSqD, kSlotZerosD, kSlotSubnormalsD, kSlotCountD});
+                      {kSlotFoundInfD, kSlotSumSqD, kSlotZerosD, kSlotSubnormalsD, kSlotCountD,
+                       cfg_.tensor_stats ? kSlotCount : -1});
   d_->commit_running_stats(backend_, scalars_, {kSlotFoundInfD});
   adam_d_->step(backend_, sd, scalars_, kSlotFoundInfD);
   if (!cfg_.shared_scaler) scaler_d_->update(backend_, scalars_, {kSlotFoundInfD});
@@ -137,7 +148,8 @@ void Trainer::enqueue_step_body() {
   g_->backward(gctx, dfake, false);
   backend_.copy_scalar(sg, 0, scalars_, kSlotScaleG);
   backend_.grad_stats(g_->gradients(), sg, scalars_,
-                      {kSlotFoundInfG, kSlotSumSqG, kSlotZerosG, kSlotSubnormalsG, kSlotCountG});
+                      {kSlotFoundInfG, kSlotSumSqG, kSlotZerosG, kSlotSubnormalsG, kSlotCountG,
+                       cfg_.tensor_stats ? kSlotCount + kTensorStatSlots * tensors_d_ : -1});
   // D's statistics from this pass count only if both networks' steps do (D's was taken above).
   d_->commit_running_stats(backend_, scalars_, {kSlotFoundInfD, kSlotFoundInfG});
   g_->commit_running_stats(backend_, scalars_, {kSlotFoundInfG});
@@ -238,6 +250,13 @@ std::vector<StepMetrics> Trainer::collect(bool wait) {
     };
     m.underflow_d = underflow(kSlotZerosD, kSlotSubnormalsD, kSlotCountD);
     m.underflow_g = underflow(kSlotZerosG, kSlotSubnormalsG, kSlotCountG);
+    if (cfg_.tensor_stats) m.tensors.resize(tensor_names_.size());
+    for (size_t k = 0; k < m.tensors.size(); ++k) {
+      const float* o = s + kSlotCount + kTensorStatSlots * k;
+      const uint64_t n = static_cast<uint64_t>(tensor_names_[k].numel);
+      m.tensors[k] = {o[kTensorMaxAbs], ew::count_load(o + kTensorNonFinite),
+                      n ? static_cast<double>(ew::count_load(o + kTensorUnderflow)) / static_cast<double>(n) : 0.0};
+    }
     // Step time: from the step's start, or from the previous step's completion when steps
     // overlapped on the device (then the interval between completions is the throughput).
     auto from = p.start;

@@ -41,6 +41,7 @@ struct TrainerConfig {
   bool shared_scaler = false;      // one scaler for both networks (as one GradScaler would)
   bool bf16_loss_scaling = false;  // bf16 trains without scaling unless asked
   bool use_graphs = true;          // replay the step as a CUDA graph where the backend can
+  bool tensor_stats = true;        // per-tensor gradient statistics (off only to measure their cost)
   uint64_t seed = 0;
 };
 
@@ -93,6 +94,14 @@ class Trainer {
   // Gradient exponent histograms of the last step (ew::kHistBins counts each), synchronous.
   void gradient_histograms(std::vector<float>& g_hist, std::vector<float>& d_hist);
 
+  // Every gradient tensor, D's then G's, each in parameter order: the order of
+  // StepMetrics::tensors.
+  const std::vector<TensorName>& tensor_names() const { return tensor_names_; }
+
+  // The last step's latents and real batch (in the compute dtype), for the forward probe.
+  const Tensor& last_latents() const { return z_; }
+  const Tensor& last_real() const { return real_; }
+
   // Things the caller should tell the user (e.g. a step that could not be captured as a graph).
   std::vector<std::string> take_warnings();
 
@@ -126,6 +135,8 @@ class Trainer {
   bool graphs_disabled_ = false;
   std::vector<std::string> warnings_;
   int eager_steps_since_change_ = 0;
+  std::vector<TensorName> tensor_names_;
+  int tensors_d_ = 0;  // D's tensor count: D's per-tensor slots come first, at kSlotCount
 
   struct Pending {
     int64_t step;

@@ -11,7 +11,8 @@
 
 namespace ampgan {
 
-class CpuBackend final : public Backend, private Allocator {
+// Not final: tests derive from it to plant faults (an overflow in a chosen layer's gradient).
+class CpuBackend : public Backend, private Allocator {
  public:
   CpuBackend();
   ~CpuBackend() override;

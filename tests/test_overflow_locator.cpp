@@ -1,0 +1,288 @@
+// Where mixed precision breaks (issue 13): overflows planted in a chosen discriminator layer,
+// forward and backward, in fp16 and in bf16 with loss scaling, are named by the locator; the
+// run folder's layers.csv and overflow events carry them.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+
+#include <gtest/gtest.h>
+
+#include "core/backend/cpu/cpu_backend.h"
+#include "core/common/rng.h"
+#include "core/io/atomic_file.h"
+#include "core/tensor/half.h"
+#include "core/train/alerts.h"
+#include "core/train/forward_probe.h"
+#include "core/train/layers_log.h"
+#include "core/train/overflow_locator.h"
+#include "core/train/session.h"
+#include "tests/test_support.h"
+
+using namespace ampgan;
+using namespace ampgan::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+// The CPU backend with one fault: after computing the weight gradient of the convolution whose
+// gradient tensor is `target`, its first value becomes inf, as an overflowing half product would.
+class PlantingBackend : public CpuBackend {
+ public:
+  Tensor target;
+  void conv2d_backward_filter(const ConvGeometry& g, const Tensor& x, const Tensor& dy, Tensor& dw,
+                              bool accumulate) override {
+    CpuBackend::conv2d_backward_filter(g, x, dy, dw, accumulate);
+    if (target.defined() && dw.same_storage(target)) {
+      if (dw.dtype() == DType::F32) dw.as<float>()[0] = INFINITY;
+      else dw.as<uint16_t>()[0] = dw.dtype() == DType::F16 ? 0x7C00 : 0x7F80;  // +inf in f16 / bf16
+    }
+  }
+};
+
+// Loss scales low enough that the clean steps are clean (at fp16's default 2^16 this
+// discriminator's D.2 gradient overflows on the first step by itself).
+void moderate_scales(Backend& b, Trainer& t) {
+  const float s[2] = {1024.0f, 0.0f};
+  b.upload(t.scaler_d().state(), s, sizeof s);
+  b.upload(t.scaler_g().state(), s, sizeof s);
+}
+
+TrainerConfig small(Precision p) {
+  TrainerConfig c;
+  c.model.res = 32;
+  c.model.channels = 1;
+  c.model.width = 8;
+  c.batch = 8;
+  c.precision = p;
+  c.bf16_loss_scaling = p == Precision::BF16;
+  return c;
+}
+
+std::vector<float> real_batch(const TrainerConfig& c) {
+  std::vector<float> real(static_cast<size_t>(c.batch) * 32 * 32);
+  for (size_t i = 0; i < real.size(); ++i) real[i] = std::tanh(philox_normal(3, 4, i));
+  return real;
+}
+
+Parameter* param(Sequential& net, const std::string& name) {
+  for (Parameter* p : net.parameters())
+    if (p->name == name) return p;
+  ADD_FAILURE() << "no parameter " << name;
+  return nullptr;
+}
+
+// D.2 is the second convolution of the DCGAN discriminator (between D.0 and D.5 in backward order).
+const char* kLayer = "D.2";
+const char* kWeight = "2.weight";
+
+}  // namespace
+
+TEST(OverflowLocator, BackwardOverflowInAChosenLayerIsNamed) {
+  for (Precision p : {Precision::FP16, Precision::BF16}) {
+    PlantingBackend b;
+    TrainerConfig c = small(p);
+    Trainer t(b, c);
+    moderate_scales(b, t);
+    const auto real = real_batch(c);
+    t.step(real.data());
+    auto clean = t.collect(true);
+    ASSERT_EQ(clean.size(), 1u);
+    EXPECT_FALSE(clean[0].skipped_d) << precision_label(p);
+    EXPECT_EQ(first_nonfinite_in_backward_order(t.tensor_names(), clean[0].tensors, "D"), -1);
+    b.target = param(t.discriminator(), kWeight)->grad;
+    t.step(real.data());
+    auto rows = t.collect(true);
+    ASSERT_EQ(rows.size(), 1u);
+    EXPECT_TRUE(rows[0].skipped_d) << precision_label(p);
+    const int k = first_nonfinite_in_backward_order(t.tensor_names(), rows[0].tensors, "D");
+    ASSERT_GE(k, 0);
+    EXPECT_EQ(t.tensor_names()[k].layer, kLayer) << precision_label(p);
+    EXPECT_EQ(t.tensor_names()[k].tensor, "weight");
+    // D.0 lies after it in backward order and got inf/NaN through it; D.5 and D.8 before it did not.
+    for (size_t i = 0; i < t.tensor_names().size(); ++i)
+      if (t.tensor_names()[i].layer == "D.5" || t.tensor_names()[i].layer == "D.8")
+        EXPECT_EQ(rows[0].tensors[i].nonfinite, 0u) << t.tensor_names()[i].layer;
+    RunEvent e{rows[0].step, 0, "overflow", "D", "D gradients had inf/NaN"};
+    locate_overflow(t.tensor_names(), rows[0], "D", e);
+    EXPECT_EQ(e.data.value("layer", ""), kLayer);
+    EXPECT_EQ(e.data.value("origin", ""), "backward");
+    EXPECT_NE(e.message.find("D.2.weight"), std::string::npos) << e.message;
+    // The forward passes held nothing non-finite: the probe says so and changes nothing.
+    const ForwardProbe fp = probe_forward(t);
+    EXPECT_FALSE(fp.found) << fp.layer;
+  }
+}
+
+TEST(OverflowLocator, ForwardOverflowInAChosenLayerIsNamed) {
+  for (Precision p : {Precision::FP16, Precision::BF16}) {
+    CpuBackend b;
+    TrainerConfig c = small(p);
+    Trainer t(b, c);
+    moderate_scales(b, t);
+    const auto real = real_batch(c);
+    // Weights that fit the format but whose products do not: the layer's output overflows.
+    Parameter* w = param(t.discriminator(), kWeight);
+    std::vector<float> v = to_host(b, w->master);
+    const float big = p == Precision::FP16 ? 60000.0f : 3e38f;
+    for (size_t i = 0; i < v.size(); ++i) v[i] = big * (1.0f + 1e-3f * static_cast<float>(i % 7));
+    b.upload(w->master, v.data(), v.size() * 4);
+    w->refresh_working(b);
+    t.step(real.data());
+    auto rows = t.collect(true);
+    ASSERT_EQ(rows.size(), 1u);
+    EXPECT_TRUE(rows[0].skipped_d) << precision_label(p);
+    std::vector<std::vector<float>> running;
+    for (StateBuffer* s : t.discriminator().buffers()) running.push_back(to_host(b, s->value));
+    const ForwardProbe fp = probe_forward(t);
+    ASSERT_TRUE(fp.found) << precision_label(p);
+    EXPECT_EQ(fp.layer, kLayer) << precision_label(p);
+    EXPECT_EQ(fp.type, "Conv2d");
+    EXPECT_EQ(fp.input, "real images");
+    size_t i = 0;
+    for (StateBuffer* s : t.discriminator().buffers()) EXPECT_EQ(to_host(b, s->value), running[i++]) << "the probe applies nothing";
+    RunEvent e{rows[0].step, 0, "overflow", "D", "D gradients had inf/NaN"};
+    locate_overflow(t.tensor_names(), rows[0], "D", e);
+    add_forward_location(fp, e);
+    EXPECT_EQ(e.data.value("origin", ""), "forward");
+    EXPECT_EQ(e.data.value("forward_layer", ""), kLayer);
+  }
+}
+
+// The Session writes layers.csv (every K steps and every overflow step) and overflow events
+// that name the layer.
+TEST(OverflowLocator, SessionWritesLayersCsvAndNamesTheLayer) {
+  const fs::path dir = fs::temp_directory_path() / ("ampgan-locator-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  RunConfig c;
+  c.dataset = "synthetic";
+  c.synthetic_count = 64;
+  c.res = 32;
+  c.width = 8;
+  c.batch = 8;
+  c.steps = 4;
+  c.backend = "cpu";
+  c.precision = Precision::FP16;
+  c.sample_every = 0;
+  c.checkpoint_every = 0;
+  c.layers_every = 2;
+  c.scaler.init_scale = 1024.0f;  // clean steps before the planted one
+  c.out_dir = dir.string();
+  auto s = Session::create(c);
+  s->step();  // 1: not written
+  s->step();  // 2: written (every 2)
+  Parameter* w = param(s->trainer().discriminator(), kWeight);
+  std::vector<float> v = to_host(s->backend(), w->master);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = 60000.0f;
+  s->backend().upload(w->master, v.data(), v.size() * 4);
+  w->refresh_working(s->backend());
+  s->step();  // 3: overflow, written
+  s->finish("test");
+  const auto rows = LayersLog::read(dir / "layers.csv");
+  const size_t n = s->trainer().tensor_names().size();
+  ASSERT_EQ(rows.size(), 2 * n);
+  EXPECT_EQ(rows.front().step, 2);
+  EXPECT_EQ(rows.back().step, 3);
+  EXPECT_EQ(rows.front().name.layer, "D.0");
+  bool any_nonfinite = false;
+  for (size_t i = n; i < 2 * n; ++i) any_nonfinite |= rows[i].stat.nonfinite > 0;
+  EXPECT_TRUE(any_nonfinite);
+  bool named = false;
+  for (const RunEvent& e : Session::read_events(dir))
+    if (e.type == "overflow" && e.network == "D") {
+      named = true;
+      EXPECT_EQ(e.data.value("forward_layer", ""), kLayer) << e.message;
+      EXPECT_NE(e.message.find("first activation with inf/NaN is D.2"), std::string::npos) << e.message;
+    }
+  EXPECT_TRUE(named);
+  s.reset();
+  fs::remove_all(dir);
+}
+
+// Each alert comes once per episode, with a remedy, and again only after the condition cleared.
+TEST(Alerts, RaisedOncePerEpisodeWithARemedy) {
+  AlertMonitor mon(AlertSettings{3, 5, 0.02});
+  std::vector<TensorName> names = {{"D", "D.0", "weight", 4}, {"D", "D.2", "weight", 4}, {"G", "G.0", "weight", 4}};
+  auto row = [&](int64_t step, bool skip_d, double scale_d) {
+    StepMetrics m;
+    m.step = step;
+    m.precision = Precision::FP16;
+    m.skipped_d = skip_d;
+    m.scale_d = scale_d;
+    m.scale_g = 1024;
+    m.loss_d = 1.0;
+    m.loss_g = 1.0;
+    m.d_real = 0.8;
+    m.d_fake = 0.2;
+    m.tensors.resize(3);
+    if (skip_d) m.tensors[0].nonfinite = m.tensors[1].nonfinite = 4;  // started in D.2
+    return m;
+  };
+  auto kinds = [](const std::vector<RunEvent>& ev) {
+    std::vector<std::string> k;
+    for (const RunEvent& e : ev) {
+      EXPECT_EQ(e.type, "warning");
+      EXPECT_FALSE(e.data.value("remedy", "").empty());
+      EXPECT_NE(e.message.find("Remedy: "), std::string::npos);
+      k.push_back(e.data.value("alert", ""));
+    }
+    return k;
+  };
+  EXPECT_TRUE(mon.observe(row(1, true, 4), true, 1, names).empty());
+  EXPECT_TRUE(mon.observe(row(2, true, 2), true, 1, names).empty());
+  const auto third = mon.observe(row(3, true, 1), true, 1, names);
+  EXPECT_EQ(kinds(third), (std::vector<std::string>{"skip_streak", "scale_floor"}));
+  EXPECT_NE(third[0].message.find("D.2"), std::string::npos) << third[0].message;
+  EXPECT_TRUE(mon.observe(row(4, true, 1), true, 1, names).empty()) << "once per episode";
+  EXPECT_TRUE(mon.observe(row(5, false, 1), true, 1, names).empty());
+  for (int s = 6; s <= 7; ++s) EXPECT_TRUE(mon.observe(row(s, true, 2), true, 1, names).empty());
+  EXPECT_EQ(kinds(mon.observe(row(8, true, 2), true, 1, names)), std::vector<std::string>{"skip_streak"})
+      << "a new streak, above the floor";
+  // Without loss scaling the floor means nothing (fp32's scale is 1 = the default floor).
+  AlertMonitor fp32(AlertSettings{100, 5, 0.02});
+  EXPECT_TRUE(fp32.observe(row(1, true, 1), false, 1, names).empty());
+  StepMetrics bad = row(9, false, 1024);
+  bad.loss_g = NAN;
+  EXPECT_EQ(kinds(mon.observe(bad, true, 1, names)), std::vector<std::string>{"nonfinite_loss"});
+  EXPECT_TRUE(mon.observe(bad, true, 1, names).empty());
+  // D collapsed: D(x) ~ D(G(z)) for 5 steps.
+  AlertMonitor col(AlertSettings{3, 5, 0.02});
+  for (int s = 1; s <= 5; ++s) {
+    StepMetrics m = row(s, false, 1024);
+    m.d_real = m.d_fake = 0.5;
+    const auto ev = col.observe(m, true, 1, names);
+    if (s < 5) EXPECT_TRUE(ev.empty()) << s;
+    else EXPECT_EQ(kinds(ev), std::vector<std::string>{"collapsed_d"});
+  }
+}
+
+// A run whose every step overflows at the floor warns, with a remedy, before it stops.
+TEST(Alerts, SessionWarnsWhenTheScaleIsStuckAtItsFloor) {
+  const fs::path dir = fs::temp_directory_path() / ("ampgan-alerts-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  RunConfig c;
+  c.dataset = "synthetic";
+  c.synthetic_count = 64;
+  c.res = 32;
+  c.width = 8;
+  c.batch = 8;
+  c.steps = 12;
+  c.backend = "cpu";
+  c.precision = Precision::FP16;
+  c.sample_every = 0;
+  c.checkpoint_every = 0;
+  c.scaler.init_scale = c.scaler.min_scale = c.scaler.max_scale = 1e30f;  // every step overflows
+  c.out_dir = dir.string();
+  {
+    auto s = Session::create(c);
+    for (int i = 0; i < 12; ++i) s->step();
+    s->finish("test");
+  }
+  std::vector<std::string> alerts;
+  for (const RunEvent& e : Session::read_events(dir))
+    if (e.type == "warning" && e.data.contains("alert")) alerts.push_back(e.data["alert"].get<std::string>() + " " + e.network);
+  EXPECT_NE(std::find(alerts.begin(), alerts.end(), "scale_floor D"), alerts.end());
+  EXPECT_NE(std::find(alerts.begin(), alerts.end(), "skip_streak D"), alerts.end());
+  EXPECT_EQ(std::count(alerts.begin(), alerts.end(), "skip_streak D"), 1);
+  fs::remove_all(dir);
+}
