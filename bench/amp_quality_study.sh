@@ -5,9 +5,11 @@
 #
 #   bench/amp_quality_study.sh [--steps 1500] [--width 32] [--batch 64] [--seeds "0 1 2"]
 #                              [--precisions "fp32 fp16 bf16"] [--backend cpu] [--out runs/study]
+#                              [--model dcgan|resnet] [--eval-samples 1024]
+#   (--model resnet trains with SNGAN's recipe: hinge, TTUR, n_dis 5, an EMA generator)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-steps=1500 width=32 batch=64 seeds="0 1 2" precisions="fp32 fp16 bf16" backend=cpu out="runs/study"
+steps=1500 width=32 batch=64 seeds="0 1 2" precisions="fp32 fp16 bf16" backend=cpu out="runs/study" model=dcgan eval_samples=1024
 ampgan="$here/../build/cli/ampgan"
 python=/usr/bin/python3
 [[ -x $python ]] || python=python3
@@ -20,6 +22,8 @@ while (($#)); do
     --precisions) precisions=$2; shift 2 ;;
     --backend) backend=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
+    --model) model=$2; shift 2 ;;
+    --eval-samples) eval_samples=$2; shift 2 ;;
     --ampgan) ampgan=$2; shift 2 ;;
     *) echo "amp_quality_study.sh: unknown option $1" >&2; exit 2 ;;
   esac
@@ -35,15 +39,15 @@ for s in $seeds; do
     fi
     rm -rf "$dir"
     echo "study: training $dir"
-    "$ampgan" train --dataset fashion-mnist --precision "$p" --seed "$s" --steps "$steps" --width "$width" \
+    "$ampgan" train --dataset fashion-mnist --model "$model" --eval-samples "$eval_samples" --precision "$p" --seed "$s" --steps "$steps" --width "$width" \
       --batch "$batch" --backend "$backend" --eval-every "$every" --sample-every "$every" --checkpoint-every 0 \
       --out "$dir" --quiet
   done
 done
 
-"$python" - "$out" "$steps" "$width" "$batch" "$seeds" "$precisions" <<'PY' | tee "$out/summary.md"
+"$python" - "$out" "$steps" "$width" "$batch" "$seeds" "$precisions" "$model" "$eval_samples" <<'PY' | tee "$out/summary.md"
 import csv, json, os, statistics, sys
-out, steps, width, batch, seeds, precisions = sys.argv[1:]
+out, steps, width, batch, seeds, precisions, model, eval_samples = sys.argv[1:]
 rows = []
 for p in precisions.split():
     per = []
@@ -57,8 +61,8 @@ for p in precisions.split():
         per.append(dict(seed=s, swd=float(last["swd"]), fd=float(last["fd"]), ips=ips, skips=skips,
                         scale=float(m[-1]["scale_d"]), loss_g=statistics.mean(float(r["loss_g"]) for r in m[-100:])))
     rows.append((p, per))
-print(f"Fashion-MNIST, DCGAN-32 width {width}, batch {batch}, {steps} steps, seeds {seeds}; metrics at step {steps}"
-      " on 1024 samples (lower is better)\n")
+print(f"Fashion-MNIST, {'ResNet' if model == 'resnet' else 'DCGAN'}-32 width {width}, batch {batch}, {steps} steps, "
+      f"seeds {seeds}; metrics at step {steps} on {eval_samples} samples (lower is better)\n")
 print("| precision | seed | SWD x1e3 | FD | G loss (last 100) | images/s | skipped steps (D+G) | final D scale |")
 print("|---|---|---|---|---|---|---|---|")
 for p, per in rows:

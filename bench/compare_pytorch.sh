@@ -1,21 +1,24 @@
 #!/usr/bin/env bash
-# Runs `ampgan bench` and the PyTorch peer (bench/peers/pytorch_dcgan.py) on the same DCGAN,
+# Runs `ampgan bench` and the PyTorch peer (bench/peers/pytorch_dcgan.py, or pytorch_resnet.py
+# with --model resnet) on the same model,
 # alternating for several rounds so that both see the same machine load, and prints both and
 # their ratio (median images/s over the rounds).
 #
 #   bench/compare_pytorch.sh                      # DCGAN-32, nc 1, width 64, batch 64, CPU, 2 threads
 #   bench/compare_pytorch.sh --device cuda --res 64 --nc 3 --batch 256
+#   bench/compare_pytorch.sh --model resnet --nc 3 --width 16 --batch 32
 #
-# Options: --res R --nc C --width W --batch B --steps N --warmup N --rounds R --threads T
+# Options: --model dcgan|resnet --res R --nc C --width W --batch B --steps N --warmup N --rounds R --threads T
 #          --device cpu|cuda --ampgan PATH --python PATH
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-res=32 nc=1 width=64 batch=64 steps=20 warmup=3 rounds=3 threads=2 device=cpu
+model=dcgan res=32 nc=1 width=64 batch=64 steps=20 warmup=3 rounds=3 threads=2 device=cpu
 ampgan="$here/../build/cli/ampgan"
 python=/usr/bin/python3
 [[ -x $python ]] || python=python3
 while (($#)); do
   case "$1" in
+    --model) model=$2; shift 2 ;;
     --res) res=$2; shift 2 ;;
     --nc) nc=$2; shift 2 ;;
     --width) width=$2; shift 2 ;;
@@ -37,20 +40,22 @@ done
 if [[ $device == cpu ]]; then ours="fp32 fp16 bf16"; theirs="off bf16"; else ours="fp32 tf32 fp16 bf16"; theirs="off fp16 bf16"; fi
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 for ((r = 1; r <= rounds; r++)); do
   for p in $ours; do
-    AMPGAN_THREADS=$threads "$ampgan" bench --backend "$device" --res "$res" --nc "$nc" --width "$width" --batch "$batch" \
+    AMPGAN_THREADS=$threads "$ampgan" bench --backend "$device" --model "$model" --res "$res" --nc "$nc" --width "$width" --batch "$batch" \
       --steps "$steps" --warmup "$warmup" --precision "$p" --json | sed 's/^/ours /' >>"$log"
   done
   for a in $theirs; do
-    "$python" "$here/peers/pytorch_dcgan.py" --res "$res" --nc "$nc" --width "$width" --batch "$batch" --steps "$steps" \
+    "$python" "$here/peers/pytorch_$model.py" --res "$res" --nc "$nc" --width "$width" --batch "$batch" --steps "$steps" \
       --warmup "$warmup" --device "$device" --amp "$a" --threads "$threads" | sed 's/^/peer /' >>"$log"
   done
 done
 
-"$python" - "$log" "$res" "$nc" "$width" "$batch" "$device" "$threads" "$rounds" <<'PY'
+echo "load average before: $load_before, after: $(cut -d' ' -f1-3 /proc/loadavg)"
+"$python" - "$log" "$res" "$nc" "$width" "$batch" "$device" "$threads" "$rounds" "$model" <<'PY'
 import json, statistics, sys
-log, res, nc, width, batch, device, threads, rounds = sys.argv[1:]
+log, res, nc, width, batch, device, threads, rounds, model = sys.argv[1:]
 ours, peer, meta = {}, {}, {}
 for line in open(log):
     who, _, payload = line.partition(" ")
@@ -64,7 +69,7 @@ for line in open(log):
         meta["torch"] = j["torch"]
 med = {k: statistics.median(v) for k, v in ours.items()}
 pmed = {k: statistics.median(v) for k, v in peer.items()}
-print(f"DCGAN-{res} (nc {nc}, width {width}), batch {batch}, {device}, {threads} threads, {rounds} rounds")
+print(f"{'ResNet' if model == 'resnet' else 'DCGAN'}-{res} (nc {nc}, width {width}), batch {batch}, {device}, {threads} threads, {rounds} rounds")
 print(f"ampgan on {meta.get('device')}; PyTorch {meta.get('torch')} (eager{', autocast' if device == 'cuda' else ''})")
 print(f"{'precision':10} {'ampgan img/s':>13} {'PyTorch img/s':>14} {'ampgan/PyTorch':>15} {'vs our fp32':>12} {'activ. MiB':>11}")
 for p in ["fp32", "tf32", "fp16", "bf16"]:

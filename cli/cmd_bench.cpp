@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/args.h"
+#include "cli/bench_max_batch.h"
 #include "cli/commands.h"
 #include "cli/guard.h"
 #include "core/backend/profiling_backend.h"
@@ -149,6 +150,10 @@ int cmd_bench(int argc, char** argv) {
       .flag("no-cuda-graphs", "launch each op instead of replaying a CUDA graph")
       .flag("profile", "also time each op family (conv, gemm, batch norm, element-wise, AMP passes, optimizer,\n"
                        "data) in an extra eager pass per precision, and compare conv+gemm with a GEMM probe")
+      .flag("max-batch", "find the largest batch that fits in each precision instead of timing: peak memory\n"
+                         "at --batch (default 8) and twice it, a linear prediction, checked by running there")
+      .option("memory-budget", "MiB", "the memory --max-batch fills (default: 90% of the GPU's free memory;\n"
+                                      "required on the CPU)")
       .flag("tensor-stats-cost", "run each precision also without the per-tensor gradient statistics\n" +
                                      std::string(28, ' ') + "(layers.csv, the overflow locator), interleaved, to measure their cost")
       .flag("json", "one JSON object per precision instead of the table");
@@ -172,6 +177,11 @@ int cmd_bench(int argc, char** argv) {
     const bool json = a.has("json");
     if (!note.empty()) std::fprintf(stderr, "note: %s\n", note.c_str());
 
+    if (a.has("memory-budget") && !a.has("max-batch"))
+      throw Error("--memory-budget only applies to --max-batch", "--memory-budget", "add --max-batch");
+    if (a.has("memory-budget") && !(a.real("memory-budget", 0) > 0))
+      throw Error("the memory budget must be a positive number of MiB", "--memory-budget", "e.g. --memory-budget 2048");
+
     std::vector<Precision> precisions;
     const std::string p = a.str("precision", "all");
     if (p == "all") {
@@ -182,6 +192,10 @@ int cmd_bench(int argc, char** argv) {
     } else {
       precisions = {parse_precision(p)};
     }
+
+    if (a.has("max-batch"))
+      return run_max_batch([&] { return create_backend(a.str("backend", "auto"), nullptr, static_cast<int>(a.integer("gpu", 0))); }, tc, precisions, a.has("memory-budget") ? a.real("memory-budget", 0) : 0,
+                           static_cast<int>(a.integer("batch", 8)), static_cast<int>(a.integer("gpu", 0)), json);
 
     // Random "images" in [-1, 1]: only the step is timed, as in the PyTorch peer.
     const size_t per_batch = static_cast<size_t>(tc.batch) * tc.model.res * tc.model.res * tc.model.channels;

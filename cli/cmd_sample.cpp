@@ -84,7 +84,8 @@ int cmd_sample(int argc, char** argv) {
 int cmd_export_generator(int argc, char** argv) {
   Args a("export-generator", "ampgan export-generator CHECKPOINT OUT.safetensors",
          "Writes the generator's FP32 weights under the PyTorch peer's state_dict names and layouts\n"
-         "(see README.md: a few lines of Python load them into bench/peers/pytorch_dcgan.py's generator).");
+         "(see README.md: a few lines of Python load them into bench/peers/pytorch_dcgan.py's or, for a\n"
+         "resnet run, pytorch_resnet.py's generator).");
   a.flag("force", "replace an existing OUT.safetensors (never the checkpoint itself)");
   return guarded("export-generator", [&] {
     if (!a.parse_or_help(argc, argv, 2)) return 0;
@@ -94,15 +95,12 @@ int cmd_export_generator(int argc, char** argv) {
     check_output_file(a.positional()[1], {a.positional()[0]}, a.has("force"), "OUT.safetensors");
     auto backend = create_backend("cpu");
     auto trainer = trainer_from_checkpoint(*backend, a.positional()[0]);
-    if (trainer->config().family != ModelFamily::DCGAN)
-      throw Error("this checkpoint holds a " + std::string(model_family_name(trainer->config().family)) +
-                      " generator, which has no PyTorch peer to export to yet",
-                  a.positional()[0], "export works for dcgan runs; sample from this one with ampgan sample");
     const io::StFile f = export_generator(*trainer);
     io::write_safetensors(a.positional()[1], f);
     const DcganSpec& m = trainer->config().model;
-    std::printf("wrote %s: %zu tensors; PyTorch: generator(res=%d, nc=%d, width=%d)\n", a.positional()[1].c_str(),
-                f.tensors.size(), m.res, m.channels, m.width);
+    std::printf("wrote %s: %zu tensors; PyTorch: bench/peers/pytorch_%s.py's generator(res=%d, nc=%d, width=%d)\n",
+                a.positional()[1].c_str(), f.tensors.size(), model_family_name(trainer->config().family), m.res,
+                m.channels, m.width);
     return 0;
   });
 }

@@ -12,6 +12,7 @@
 #include <functional>
 #include <thread>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <zlib.h>
@@ -222,13 +223,38 @@ TEST(Cli, ResnetModelTrainsWithSngansRecipe) {
   const Result s = cli("sample " + quote(tmp / "run/checkpoints/step_000002.safetensors") + " --grid " +
                        quote(tmp / "grid.png"));
   EXPECT_EQ(s.status, 0) << s.out;
-  expect_refused("export-generator " + quote(tmp / "run/checkpoints/step_000002.safetensors") + " " +
-                     quote(tmp / "g.safetensors"),
-                 {"resnet", "no PyTorch peer"});
   expect_refused("train --model stylegan --dataset synthetic", {"unknown model", "--model", "dcgan or resnet"});
   const Result b = cli("bench --model resnet --backend cpu --nc 3 --width 2 --batch 4 --steps 1 --warmup 0 --precision fp16 --json");
   ASSERT_EQ(b.status, 0) << b.out;
   EXPECT_NE(b.out.find("\"model\":\"resnet\""), std::string::npos) << b.out;
+}
+
+TEST(Cli, BenchFindsTheLargestBatchWithinABudget) {
+  const Result j = cli("bench --backend cpu --max-batch --memory-budget 24 --model dcgan --width 4 --batch 4 --json");
+  ASSERT_EQ(j.status, 0) << j.out;
+  std::istringstream lines(j.out);
+  std::string line;
+  std::map<std::string, nlohmann::json> rows;
+  while (std::getline(lines, line))
+    if (!line.empty() && line[0] == '{') {
+      const auto row = nlohmann::json::parse(line);
+      rows[row["precision"]] = row;
+    }
+  ASSERT_EQ(rows.size(), 3u) << j.out;
+  for (const auto& [p, row] : rows) {
+    EXPECT_GE(row["verified_batch"].get<int>(), 8) << p;
+    EXPECT_LE(row["verified_batch"].get<int>(), row["predicted_batch"].get<int>()) << p;
+    EXPECT_LE(row["verified_peak_bytes"].get<double>(), 24.0 * 1048576) << p << ": the check ran within the budget";
+    EXPECT_GT(row["verified_peak_bytes"].get<double>(), 0.8 * 24.0 * 1048576) << p << ": and came close to it";
+    EXPECT_FALSE(row.contains("problem")) << row.dump();
+  }
+  // Half activations and gradients: more images fit.
+  EXPECT_GT(rows["fp16"]["verified_batch"].get<int>(), rows["fp32"]["verified_batch"].get<int>());
+  const Result t = cli("bench --backend cpu --max-batch --memory-budget 24 --model dcgan --width 4 --batch 4 --precision fp16");
+  ASSERT_EQ(t.status, 0) << t.out;
+  EXPECT_NE(t.out.find("Largest batch within 24 MiB"), std::string::npos) << t.out;
+  expect_refused("bench --backend cpu --max-batch", {"--memory-budget", "CPU"});
+  expect_refused("bench --backend cpu --memory-budget 100", {"--max-batch"});
 }
 
 TEST(Cli, ConfigFileAndOverrides) {
@@ -403,19 +429,20 @@ TEST(Cli, Devices) {
 
 // The exported generator loads into the PyTorch peer (strict load_state_dict) and produces the
 // same images as ours from the same latents.
-TEST(Cli, ExportedGeneratorMatchesPyTorchPeer) {
+void expect_export_matches_peer(const std::string& train_args, int latent) {
   const std::string python = fs::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
   if (run_command(python + " -c 'import torch'") != 0)
     GTEST_SKIP() << "PyTorch is not installed for " << python << " (scripts/setup.sh --dev installs python3-torch)";
   TempDir tmp;
-  ASSERT_EQ(cli("train --dataset synthetic --steps 3 --out " + quote(tmp / "run") + kTiny).status, 0);
+  const Result t = cli("train --dataset synthetic --steps 3 --out " + quote(tmp / "run") + train_args);
+  ASSERT_EQ(t.status, 0) << t.out;
   const fs::path ck = tmp / "run/checkpoints/step_000003.safetensors";
   const Result e = cli("export-generator " + quote(ck) + " " + quote(tmp / "g.safetensors"));
   ASSERT_EQ(e.status, 0) << e.out;
   CpuBackend b;
   auto trainer = trainer_from_checkpoint(b, ck);
   const int n = 8;  // one batch-statistics group, as in PyTorch's single forward pass
-  std::vector<float> z(n * 100);
+  std::vector<float> z(static_cast<size_t>(n) * latent);
   for (size_t i = 0; i < z.size(); ++i) z[i] = philox_normal(11, 0, i);
   const std::vector<float> ours = trainer->generate(z, n);
   io::write_file_atomic(tmp / "z.f32", std::string(reinterpret_cast<const char*>(z.data()), z.size() * 4));
@@ -432,6 +459,16 @@ TEST(Cli, ExportedGeneratorMatchesPyTorchPeer) {
   for (size_t i = 0; i < ours.size(); ++i) max_diff = std::max(max_diff, double(std::fabs(ours[i] - theirs[i])));
   EXPECT_LT(max_diff, 1e-4) << "PyTorch's images differ from ours";
   EXPECT_LT(normalized_error(ours, theirs), 1e-5);
+}
+
+TEST(Cli, ExportedGeneratorMatchesPyTorchPeer) { expect_export_matches_peer(kTiny, 100); }
+
+// The ResNet's (bench/peers/pytorch_resnet.py), with its EMA generator (on in SNGAN's recipe),
+// 3 channels and n_dis 2.
+TEST(Cli, ExportedResnetGeneratorMatchesPyTorchPeer) {
+  expect_export_matches_peer(" --model resnet --nc 3 --width 2 --batch 8 --n-dis 2 --synthetic-count 64 --backend cpu "
+                             "--sample-every 0 --quiet",
+                             128);
 }
 
 // Two writers on one run folder: the second train and a resume are refused, naming the holder,

@@ -134,7 +134,6 @@ void decode_images(ImageSet& set, int n, const std::function<std::string(int64_t
       cv::Mat raw;
       try {
         const std::string bytes = read(i);
-        // The header's size is checked before the decoder allocates anything.
         if (const auto size = io::sniff_image_size(bytes.data(), bytes.size())) {
           if (size->width == 0 || size->height == 0) continue;
           if (size->height > io::kMaxImagePixels / size->width) {
@@ -142,10 +141,10 @@ void decode_images(ImageSet& set, int n, const std::function<std::string(int64_t
             continue;
           }
         }
-        const cv::Mat encoded(1, int(bytes.size()), CV_8UC1, const_cast<char*>(bytes.data()));
-        raw = cv::imdecode(encoded, cv::IMREAD_UNCHANGED);
+        const cv::Mat buf(1, int(bytes.size()), CV_8UC1, const_cast<char*>(bytes.data()));
+        raw = cv::imdecode(buf, cv::IMREAD_UNCHANGED);
       } catch (const Error&) {
-        continue;  // not a regular file, or larger than any image we would decode
+        continue;  // not readable, or larger than any image we would decode
       } catch (const cv::Exception&) {
         continue;  // some decoders throw on malformed input instead of returning empty
       }

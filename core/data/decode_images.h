@@ -18,14 +18,17 @@ namespace ampgan::data::detail {
 bool has_image_extension(const std::string& name);
 inline constexpr const char* kImageExtensionList = ".png, .jpg, .jpeg, .bmp, .webp, .tif, .tiff";
 
-// Decodes images 0..n-1 in parallel: read(i) returns image i's encoded bytes (called from several
-// threads at once; an Error or empty bytes mark it unreadable). The set's decoded size is checked
-// against opt.max_bytes before anything is allocated, and an image whose header announces more
-// than io::kMaxImagePixels is skipped (named in a warning) before it is decoded. Each is
-// centre-cropped, resized to opt.res, scaled to 8 bits (16-bit / 257, float * 255) and stripped
-// of alpha. Fills set.count, res, channels and pixels (in order, failed images squeezed out), and
-// set.warnings with the images skipped (names[i]) and converted (a count per kind). ok[i] tells
-// which images made it. Throws Error naming subject when none could be decoded.
+// The most bytes of one image file read into memory (an 8192 x 8192 PNG is well below it).
+inline constexpr uint64_t kMaxImageFileBytes = uint64_t{256} << 20;
+
+// Decodes images 0..n-1 in parallel: read(i) returns image i's encoded bytes (called from
+// several threads at once; an ampgan::Error it throws marks the image unreadable). An image whose
+// header announces more than io::kMaxImagePixels is skipped before the decoder allocates
+// anything. Each is centre-cropped, resized to opt.res, scaled to 8 bits (16-bit / 257,
+// float * 255) and stripped of alpha. Fills set.count, res, channels and pixels (in order, failed
+// images squeezed out), and set.warnings with the images skipped (names[i]) and converted (a
+// count per kind). ok[i] tells which images made it. Throws Error naming subject when none could
+// be decoded, or when the set would exceed opt.max_bytes (io::check_dataset_bytes).
 void decode_images(ImageSet& set, int n, const std::function<std::string(int64_t)>& read,
                    const std::vector<std::string>& names, const LoadOptions& opt, const std::string& subject,
                    std::vector<char>& ok);

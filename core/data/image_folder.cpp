@@ -16,11 +16,6 @@ namespace fs = std::filesystem;
 
 namespace ampgan::data {
 
-namespace {
-// The most bytes of one image file read into memory (an 8192 x 8192 PNG is well below it).
-constexpr uint64_t kMaxImageFileBytes = uint64_t{256} << 20;
-}  // namespace
-
 ImageSet load_image_folder(const std::string& dir, const LoadOptions& opt) {
   if (opt.res < 1) throw Error("invalid resolution " + std::to_string(opt.res), "--res", "use 32, 64 or 128");
   if (opt.channels != 0 && opt.channels != 1 && opt.channels != 3)
@@ -64,7 +59,7 @@ ImageSet load_image_folder(const std::string& dir, const LoadOptions& opt) {
   ImageSet set;
   std::vector<char> ok;
   detail::decode_images(
-      set, n, [&](int64_t i) { return io::read_file(files[i].string(), kMaxImageFileBytes); }, names, opt, dir, ok);
+      set, n, [&](int64_t i) { return io::read_file(files[i], detail::kMaxImageFileBytes); }, names, opt, dir, ok);
   fs::path name = fs::absolute(dir, ec).lexically_normal();  // "." names the real folder
   if (!name.has_filename()) name = name.parent_path();  // "photos/" -> "photos"
   set.name = name.filename().string();

@@ -13,6 +13,7 @@
 #include "core/common/error.h"
 #include "core/data/decode_images.h"
 #include "core/data/preprocess.h"
+#include "core/io/read_limits.h"
 
 namespace fs = std::filesystem;
 
@@ -20,16 +21,18 @@ namespace ampgan::data {
 
 namespace {
 
-// The largest entry read: far above any training image, far below what a crafted archive
-// (a "zip bomb" of a few KB claiming GBs) could make us allocate. Issue 15's caps on decoded
-// pixels apply to folders and zips alike once they exist; this one is about the archive.
-constexpr uint64_t kMaxEntryBytes = uint64_t{256} << 20;
-
-void check_entry_size(const std::string& name, uint64_t size, const std::string& path) {
-  if (size > kMaxEntryBytes)
-    throw Error("entry '" + name + "' would unpack to " + std::to_string(size >> 20) +
-                    " MiB, more than an image of the dataset can need (256 MiB)",
+// Before an entry is unpacked: what it claims must be a size an image file can have and that
+// its compressed bytes can inflate to (a "zip bomb" of a few KB claiming GBs is refused). The
+// decoded pixels are capped later, as for folders (detail::decode_images).
+void check_entry_size(const std::string& name, uint64_t size, uint64_t compressed, const std::string& path) {
+  if (size > detail::kMaxImageFileBytes)
+    throw Error("entry '" + name + "' would unpack to " + io::human_bytes(size) +
+                    ", more than an image file of a dataset can need (" + io::human_bytes(detail::kMaxImageFileBytes) + ")",
                 path, "rebuild the archive from the images (e.g. with StyleGAN's dataset_tool)");
+  if (size > io::max_inflated_size(compressed))
+    throw Error("entry '" + name + "' claims to unpack to " + io::human_bytes(size) + " from " +
+                    io::human_bytes(compressed) + ", more than compression allows",
+                path, "the archive is damaged or crafted; rebuild it from the images");
 }
 
 struct ZipCloser {
@@ -44,10 +47,10 @@ std::string zip_message(int code) {
   return s;
 }
 
-std::vector<uint8_t> read_entry(zip_t* z, zip_uint64_t index, const std::string& name, uint64_t size,
-                                const std::string& path) {
-  check_entry_size(name, size, path);
-  std::vector<uint8_t> buf(size);
+std::string read_entry(zip_t* z, zip_uint64_t index, const std::string& name, uint64_t size, uint64_t compressed,
+                       const std::string& path) {
+  check_entry_size(name, size, compressed, path);
+  std::string buf(size, '\0');
   zip_file_t* f = zip_fopen_index(z, index, 0);
   if (!f)
     throw Error("cannot open entry '" + name + "': " + zip_strerror(z), path,
@@ -65,7 +68,7 @@ std::vector<uint8_t> read_entry(zip_t* z, zip_uint64_t index, const std::string&
 }
 
 // dataset.json's labels by image name; empty map for {"labels": null}.
-std::map<std::string, int32_t> parse_labels(const std::vector<uint8_t>& text, const std::string& where) {
+std::map<std::string, int32_t> parse_labels(const std::string& text, const std::string& where) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text.begin(), text.end());
@@ -114,7 +117,7 @@ ImageSet load_image_zip(const std::string& path, const LoadOptions& opt) {
   struct Entry {
     std::string name;
     zip_uint64_t index;
-    uint64_t size;
+    uint64_t size, compressed;
   };
   std::vector<Entry> images;
   std::vector<std::string> ignored;
@@ -123,7 +126,8 @@ ImageSet load_image_zip(const std::string& path, const LoadOptions& opt) {
   const zip_int64_t n_entries = zip_get_num_entries(z.get(), 0);
   for (zip_int64_t i = 0; i < n_entries; ++i) {
     zip_stat_t st;
-    if (zip_stat_index(z.get(), i, 0, &st) != 0 || !(st.valid & ZIP_STAT_NAME) || !(st.valid & ZIP_STAT_SIZE))
+    if (zip_stat_index(z.get(), i, 0, &st) != 0 || !(st.valid & ZIP_STAT_NAME) || !(st.valid & ZIP_STAT_SIZE) ||
+        !(st.valid & ZIP_STAT_COMP_SIZE))
       throw Error("entry " + std::to_string(i) + " of the archive cannot be read: " + zip_strerror(z.get()), path,
                   "the archive is damaged; rebuild it");
     const std::string name = st.name;
@@ -133,10 +137,10 @@ ImageSet load_image_zip(const std::string& path, const LoadOptions& opt) {
     for (const auto& part : fs::path(name)) hidden |= part.string().starts_with(".");
     if (hidden) continue;
     if (name == "dataset.json") {
-      json_entry = {name, static_cast<zip_uint64_t>(i), st.size};
+      json_entry = {name, static_cast<zip_uint64_t>(i), st.size, st.comp_size};
       json = &json_entry;
     } else if (detail::has_image_extension(file)) {
-      images.push_back({name, static_cast<zip_uint64_t>(i), st.size});
+      images.push_back({name, static_cast<zip_uint64_t>(i), st.size, st.comp_size});
     } else {
       ignored.push_back(name);
     }
@@ -152,13 +156,13 @@ ImageSet load_image_zip(const std::string& path, const LoadOptions& opt) {
   // ---- labels, checked against the images before anything is decoded ----
   const std::string json_where = path + ": dataset.json";
   std::map<std::string, int32_t> labels;
-  if (json) labels = parse_labels(read_entry(z.get(), json->index, json->name, json->size, path), json_where);
+  if (json) labels = parse_labels(read_entry(z.get(), json->index, json->name, json->size, json->compressed, path), json_where);
   if (!labels.empty()) {
     std::vector<std::string> unlabelled, missing;
     for (const Entry& e : images)
       if (!labels.count(e.name)) unlabelled.push_back(e.name);
     for (const auto& [name, label] : labels)
-      if (!std::binary_search(images.begin(), images.end(), Entry{name, 0, 0},
+      if (!std::binary_search(images.begin(), images.end(), Entry{name, 0, 0, 0},
                               [](const Entry& a, const Entry& b) { return a.name < b.name; }))
         missing.push_back(name);
     if (!missing.empty())
@@ -173,11 +177,14 @@ ImageSet load_image_zip(const std::string& path, const LoadOptions& opt) {
 
   // ---- read (libzip is not thread-safe on one archive), then decode in parallel ----
   const int n = static_cast<int>(images.size());
-  std::vector<std::vector<uint8_t>> bytes(n);
+  uint64_t encoded = 0;
+  for (const Entry& e : images) encoded += e.size;
+  io::check_dataset_bytes(encoded, std::to_string(n) + " encoded images", path, opt.max_bytes);
+  std::vector<std::string> bytes(n);
   std::vector<std::string> names(n);
   for (int i = 0; i < n; ++i) {
     if (i % 256 == 0) detail::check_cancel(opt, path);
-    bytes[i] = read_entry(z.get(), images[i].index, images[i].name, images[i].size, path);
+    bytes[i] = read_entry(z.get(), images[i].index, images[i].name, images[i].size, images[i].compressed, path);
     names[i] = images[i].name;
   }
   z.reset();
@@ -185,11 +192,7 @@ ImageSet load_image_zip(const std::string& path, const LoadOptions& opt) {
   std::vector<char> ok;
   detail::decode_images(
       set, n,
-      [&](int64_t i) {
-        std::string b(bytes[i].begin(), bytes[i].end());
-        std::vector<uint8_t>().swap(bytes[i]);  // the archive's copy is no longer needed
-        return b;
-      },
+      [&](int64_t i) { return std::move(bytes[i]); },  // each is read once: no copy
       names, opt, path, ok);
   if (!labels.empty()) {
     int32_t top = 0;

@@ -242,12 +242,60 @@ fs::path newest_checkpoint(const fs::path& run_dir) {
   return best;
 }
 
+namespace {
+
+// The ResNet generator under bench/peers/pytorch_resnet.py's names: convolutions KRSC -> OIHW,
+// and the first Linear's rows from our NHWC (h, w, c) order to PyTorch's view(c0, 4, 4).
+void export_resnet_generator(Trainer& trainer, io::StFile& f) {
+  Backend& b = trainer.backend();
+  Sequential& g = trainer.generator();
+  for (Parameter* p : g.parameters()) {
+    io::StTensor st = from_device(b, p->name, p->master);
+    std::vector<float> src(st.data.size() / 4), dst(src.size());
+    std::memcpy(src.data(), st.data.data(), st.data.size());
+    if (p->shape.rank == 4) {
+      const int64_t co = p->shape[0], kh = p->shape[1], kw = p->shape[2], ci = p->shape[3];
+      for (int64_t o = 0; o < co; ++o)
+        for (int64_t y = 0; y < kh; ++y)
+          for (int64_t x = 0; x < kw; ++x)
+            for (int64_t c = 0; c < ci; ++c) dst[((o * ci + c) * kh + y) * kw + x] = src[((o * kh + y) * kw + x) * ci + c];
+      st.shape = {co, ci, kh, kw};
+    } else if (p->name.rfind("linear.", 0) == 0) {
+      const int64_t rows = p->shape[0], cols = p->shape.rank == 2 ? p->shape[1] : 1, c0 = rows / 16;
+      for (int64_t hw = 0; hw < 16; ++hw)
+        for (int64_t c = 0; c < c0; ++c)
+          std::memcpy(&dst[(c * 16 + hw) * cols], &src[(hw * c0 + c) * cols], cols * sizeof(float));
+    } else {
+      dst = src;
+    }
+    std::memcpy(st.data.data(), dst.data(), st.data.size());
+    f.tensors.push_back(std::move(st));
+  }
+  for (StateBuffer* s : g.buffers()) {
+    f.tensors.push_back(from_device(b, s->name, s->value));
+    const std::string suffix = "running_mean";
+    if (s->name.size() > suffix.size() && s->name.compare(s->name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      io::StTensor n;
+      n.name = s->name.substr(0, s->name.size() - suffix.size()) + "num_batches_tracked";
+      n.dtype = "I64";
+      // Training-mode forwards of G: one per D step.
+      const int64_t v = trainer.iteration() * trainer.config().n_dis;
+      n.data.resize(8);
+      std::memcpy(n.data.data(), &v, 8);
+      f.tensors.push_back(std::move(n));
+    }
+  }
+}
+
+}  // namespace
+
 io::StFile export_generator(Trainer& trainer) {
   Backend& b = trainer.backend();
   Sequential& g = trainer.generator();
   io::StFile f;
   // The EMA generator's weights when the run keeps an EMA (what its samples show).
   trainer.with_generator_weights([&] {
+  if (trainer.config().family == ModelFamily::ResNet) return export_resnet_generator(trainer, f);
   for (size_t i = 0; i < g.size(); ++i) {
     Layer& layer = g.layer(i);
     for (Parameter* p : layer.parameters()) {
@@ -284,6 +332,7 @@ io::StFile export_generator(Trainer& trainer) {
   const DcganSpec& s = trainer.config().model;
   f.metadata["ema"] = trainer.has_ema() ? "1" : "0";
   f.metadata["format"] = "ampgan-generator-1";
+  f.metadata["model"] = model_family_name(trainer.config().family);
   f.metadata["layout"] = "pytorch";
   f.metadata["res"] = std::to_string(s.res);
   f.metadata["nc"] = std::to_string(s.channels);

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Loads a generator exported by `ampgan export-generator` into the PyTorch peer's generator
-(bench/peers/pytorch_dcgan.py) with a strict load_state_dict, runs it on given latents with batch
+(bench/peers/pytorch_dcgan.py, or pytorch_resnet.py for a resnet run) with a strict load_state_dict, runs it on given latents with batch
 statistics (train mode, as `ampgan sample` does) and writes the images as raw NHWC float32.
 
   check_export.py GEN.safetensors LATENTS.f32 N OUT.f32
@@ -16,7 +16,8 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "peers"))
-from pytorch_dcgan import generator  # noqa: E402
+import pytorch_dcgan  # noqa: E402
+import pytorch_resnet  # noqa: E402
 
 
 def load_safetensors(path):
@@ -37,7 +38,8 @@ def load_safetensors(path):
 def main():
     path, latents, n, out = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
     state, meta = load_safetensors(path)
-    g = generator(int(meta["res"]), int(meta["nc"]), int(meta["width"]))
+    peer = pytorch_resnet if meta.get("model") == "resnet" else pytorch_dcgan
+    g = peer.generator(int(meta["res"]), int(meta["nc"]), int(meta["width"]))
     g.load_state_dict(state)  # strict: every name and shape must match
     with open(latents, "rb") as f:
         z = torch.frombuffer(bytearray(f.read()), dtype=torch.float32).reshape(n, int(meta["latent"]), 1, 1)
