@@ -24,6 +24,8 @@ namespace fs = std::filesystem;
 using namespace ampgan;
 using ampgan::testing::TempDir;
 
+using ampgan::testing::error_of;
+
 namespace {
 
 RunConfig tiny(const fs::path& out) {
@@ -38,16 +40,6 @@ RunConfig tiny(const fs::path& out) {
   c.checkpoint_every = 2;
   c.out_dir = out.string();
   return c;
-}
-
-template <typename Fn>
-std::string error_of(Fn&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 // A finished 4-step run; returns its newest checkpoint.

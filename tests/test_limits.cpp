@@ -20,17 +20,9 @@ using ampgan::Error;
 using ampgan::testing::TempDir;
 using namespace ampgan;
 
-namespace {
+using ampgan::testing::error_of;
 
-template <typename Fn>
-std::string error_of(Fn&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+namespace {
 
 void put_be32(std::string& s, uint32_t v) {
   for (int sh = 24; sh >= 0; sh -= 8) s.push_back(static_cast<char>((v >> sh) & 0xFF));

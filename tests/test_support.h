@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/backend/backend.h"
+#include "core/common/error.h"
 
 namespace ampgan::testing {
 
@@ -32,6 +33,17 @@ std::vector<float> to_host(Backend& b, const Tensor& t);
 
 // ||a - b|| / ||b|| (0 when both are zero).
 double normalized_error(const std::vector<float>& a, const std::vector<float>& b);
+
+// Runs fn, which should throw an ampgan::Error, and returns its what() ("(no error)" if it did not).
+template <typename Fn>
+std::string error_of(Fn&& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
 
 // Runs a command line, returns its exit status and fills output (stdout + stderr).
 int run_command(const std::string& cmd, std::string* output = nullptr);

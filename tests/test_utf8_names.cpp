@@ -19,6 +19,8 @@ namespace fs = std::filesystem;
 using namespace ampgan;
 using ampgan::testing::TempDir;
 
+using ampgan::testing::error_of;
+
 namespace {
 
 const std::string kLatin1 = "caf\xE9";  // "café" in Latin-1: not UTF-8
@@ -35,16 +37,6 @@ RunConfig tiny(const fs::path& out) {
   c.checkpoint_every = 1;
   c.out_dir = out.string();
   return c;
-}
-
-template <typename Fn>
-std::string error_of(Fn&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 // Every line of events.jsonl parses, and config.json too.

@@ -1,6 +1,5 @@
 // MainWindow's side of the worker's messages: a run started, a batch of rows, samples and events,
 // a run finished or failed, a run opened. Each switches or fills the one current run's views.
-#include "ui/layers_view.h"
 #include "ui/main_window.h"
 
 #include <algorithm>
@@ -40,6 +39,7 @@
 #include "ui/config_panel.h"
 #include "ui/event_log.h"
 #include "ui/export_dialogs.h"
+#include "ui/layers_view.h"
 #include "ui/plots_panel.h"
 #include "ui/precision_actions.h"
 #include "ui/run_branch.h"
@@ -49,8 +49,6 @@
 #include "ui/sample_view.h"
 #include "ui/status_fields.h"
 #include "ui/status_progress.h"
-
-#include "ui/status_fields.h"
 
 namespace ampgan::ui {
 
