@@ -5,12 +5,13 @@
 #   packaging/check-package.sh BUILD_DIR [SOURCE_DIR]
 #
 # 1. `cmake --install` into a staging prefix: the layout every installation gets;
-# 2. `cpack -G DEB`: ampgan-studio and (where the CUDA backend was built) ampgan-studio-cuda;
+# 2. `cpack -G DEB`: ampgan-studio and (where they were built) ampgan-studio-cuda and -mpi;
 #    every file `cmake --install` lays out must be in exactly one of them, and their version is
 #    packaging/changelog's newest entry;
 # 3. the unpacked ampgan: --version, a 2-step training run on synthetic data, and `devices`
 #    alone, with the CUDA package, and with it but without NVIDIA's libraries: it must say why
 #    no GPU is usable, never crash; every program exports what the CUDA plug-in needs from it;
+#    with the MPI package, a 2-rank run under mpirun (where mpirun is installed);
 # 4. the unpacked ampgan-studio: --version and --help, then the window itself (offscreen) for a
 #    2-step run and a screenshot;
 # 5. the man pages document every command and option that the programs' --help lists;
@@ -163,6 +164,27 @@ if [[ -f "$cuda" ]]; then
     ((lacking == 0)) || fail "${prog##*/} does not export $lacking of the $(wc -l <"$work/plugin-needs.txt") engine functions the CUDA plug-in needs, so the plug-in cannot load in it: link it as ampgan_link_engine (core/CMakeLists.txt) does, with ENABLE_EXPORTS and the whole ampgan_engine"
     echo "ok: ${prog##*/} exports the $(wc -l <"$work/plugin-needs.txt") engine functions the plug-in needs"
   done
+fi
+
+mpi="$work/pkg/ampgan-studio-mpi_${version}_$(dpkg --print-architecture).deb"
+if [[ -f "$mpi" ]]; then
+  step "mpirun -np 2 ampgan train (with ampgan-studio-mpi)"
+  dpkg-deb -f "$mpi" Depends | grep -q 'libopenmpi' || fail "ampgan-studio-mpi does not depend on Open MPI's library"
+  dpkg-deb -x "$mpi" "$root"
+  mpi_plugin=$(find "$root/usr/lib" -name libampgan-mpi.so | head -n1)
+  [[ -n "$mpi_plugin" ]] || fail "ampgan-studio-mpi has no libampgan-mpi.so"
+  echo "plug-in: ${mpi_plugin#"$root"}"
+  if command -v mpirun >/dev/null; then
+    # The packaged plug-in, not the build tree's (programs built here also look there).
+    out=$(OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 AMPGAN_THREADS=1 timeout 300 \
+      mpirun -np 2 --oversubscribe -x AMPGAN_MPI_PLUGIN="$mpi_plugin" "$bin/ampgan" train --dataset synthetic \
+      --synthetic-count 64 --steps 2 --width 8 --batch 8 --backend cpu --out "$work/mpi-run" 2>&1) || {
+      echo "$out"
+      fail "mpirun -np 2 ampgan train failed with the packaged MPI plug-in"
+    }
+    grep -q '"world_size": *2' "$work/mpi-run/config.json" || fail "the 2-rank run's config.json does not record world_size 2"
+    echo "ok: 2 ranks trained 2 steps ($(grep -o 'global batch [^;]*' <<<"$out" | head -n1))"
+  fi
 fi
 
 # ---- 4. the unpacked ampgan-studio ----------------------------------------------------------
