@@ -27,21 +27,11 @@ using ampgan::Error;
 using ampgan::testing::TempDir;
 using namespace ampgan::data;
 
+using ampgan::testing::expect_error;
+
 namespace {
 
 const char* kFashionDir = "/usr/share/datasets/fashion-mnist";
-
-// Runs fn, expects an ampgan::Error whose message contains every one of `parts`.
-template <typename Fn>
-void expect_error(Fn&& fn, std::initializer_list<std::string> parts) {
-  try {
-    fn();
-    ADD_FAILURE() << "no exception thrown";
-  } catch (const Error& e) {
-    const std::string msg = e.what();
-    for (const auto& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' not in: " << msg;
-  }
-}
 
 void put_be32(std::string& s, uint32_t v) {
   for (int sh = 24; sh >= 0; sh -= 8) s.push_back(static_cast<char>((v >> sh) & 0xFF));

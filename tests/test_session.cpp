@@ -50,17 +50,6 @@ std::map<std::string, std::string> folder_contents(const fs::path& dir) {
   return out;
 }
 
-// Expects f() to throw ampgan::Error whose message contains every needle.
-template <typename F>
-void expect_error(F f, std::initializer_list<std::string> needles) {
-  try {
-    f();
-    ADD_FAILURE() << "no error thrown";
-  } catch (const Error& e) {
-    for (const std::string& n : needles) EXPECT_NE(std::string(e.what()).find(n), std::string::npos) << e.what();
-  }
-}
-
 Backend& s_backend() {
   static CpuBackend b;
   return b;

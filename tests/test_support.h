@@ -2,8 +2,11 @@
 #pragma once
 
 #include <filesystem>
+#include <initializer_list>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "core/backend/backend.h"
 #include "core/common/error.h"
@@ -43,6 +46,18 @@ std::string error_of(Fn&& fn) {
     return e.what();
   }
   return "(no error)";
+}
+
+// Runs fn, expects an ampgan::Error whose message contains every one of `parts`.
+template <typename Fn>
+void expect_error(Fn&& fn, std::initializer_list<std::string> parts) {
+  try {
+    fn();
+    ADD_FAILURE() << "no exception thrown";
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    for (const auto& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' not in: " << msg;
+  }
 }
 
 // Runs a command line, returns its exit status and fills output (stdout + stderr).

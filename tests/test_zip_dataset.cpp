@@ -19,6 +19,8 @@ using ampgan::Error;
 using ampgan::testing::TempDir;
 using namespace ampgan::data;
 
+using ampgan::testing::expect_error;
+
 namespace {
 
 struct Member {
@@ -47,17 +49,6 @@ void write_zip(const fs::path& path, const std::vector<Member>& members) {
 }
 
 cv::Mat solid(int h, int w, int type, cv::Scalar bgr) { return cv::Mat(h, w, type, bgr); }
-
-template <typename Fn>
-void expect_error(Fn&& fn, std::initializer_list<std::string> parts) {
-  try {
-    fn();
-    ADD_FAILURE() << "no exception thrown";
-  } catch (const Error& e) {
-    const std::string msg = e.what();
-    for (const auto& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' not in: " << msg;
-  }
-}
 
 // Five colour images as dataset_tool names them, classes 2, 0, 1, 0, 2.
 std::vector<Member> five(bool with_labels) {

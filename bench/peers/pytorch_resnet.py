@@ -21,12 +21,14 @@ Width W, latent 128, every conv and linear with a bias:
   Hinge loss, Adam betas (0, 0.999), lr G 1e-4 and D 4e-4 (TTUR), n_dis D steps per G step (1
   here by default, as `ampgan bench` times one D and one G update).
 """
-import argparse, json, statistics, time
+import argparse, json
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 from torch.nn.utils import spectral_norm
+
+from pytorch_dcgan import median_step_seconds  # the same timing as the DCGAN peer
 
 NZ = 128
 
@@ -178,17 +180,7 @@ def main():
         backward_step(loss_g, optG)
         return loss_d, loss_g
 
-    times = []
-    for i in range(a.warmup + a.steps):
-        if dev.type == "cuda":
-            torch.cuda.synchronize()
-        t = time.perf_counter()
-        ld, lg = step()
-        if dev.type == "cuda":
-            torch.cuda.synchronize()
-        if i >= a.warmup:
-            times.append(time.perf_counter() - t)
-    med = statistics.median(times)
+    med, (ld, lg) = median_step_seconds(step, a.warmup, a.steps, dev)
     out = dict(peer="pytorch", model="resnet", torch=torch.__version__, device=str(dev), amp=a.amp, res=a.res,
                nc=a.nc, width=a.width, batch=a.batch, steps=a.steps, n_dis=a.n_dis, sync_each_step=True,
                threads=torch.get_num_threads(), step_ms_median=round(med * 1e3, 3),
