@@ -4,10 +4,13 @@
 # the core and CLI tests and the libFuzzer targets, into build-asan/. It runs those tests there, then
 # each fuzz target for FUZZ_SECONDS (default 45) from its committed seed corpus in fuzz/corpus/,
 # and prints the executions per target. Extra arguments go to CMake.
-#   scripts/sanitize.sh                     FUZZ_SECONDS=600 scripts/sanitize.sh
+# The mutations follow FUZZ_SEED (default 1), so a run here explores what CI's run explores and a
+# finding in CI comes back here; FUZZ_SEED=0 lets libFuzzer pick a new seed, for longer hunts.
+#   scripts/sanitize.sh          FUZZ_SECONDS=600 FUZZ_SEED=0 scripts/sanitize.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-45}
+fuzz_seed=${FUZZ_SEED:-1}
 cxx=$(command -v clang++-14 || command -v clang++ || true)
 cc=$(command -v clang-14 || command -v clang || true)
 if [[ -z "$cxx" || -z "$cc" ]]; then
@@ -57,7 +60,7 @@ for t in "${fuzz_targets[@]}"; do
   max_len=65536
   [[ $t == safetensors ]] && max_len=262144  # the seed checkpoint is 176 KiB
   # One thread: the pool's start-up per input would cost more than the input's work.
-  if AMPGAN_THREADS=1 build-asan/fuzz/fuzz_"$t" -max_total_time="$seconds" -timeout=20 -rss_limit_mb=2560 -max_len=$max_len \
+  if AMPGAN_THREADS=1 build-asan/fuzz/fuzz_"$t" -max_total_time="$seconds" -seed="$fuzz_seed" -timeout=20 -rss_limit_mb=2560 -max_len=$max_len \
       -print_final_stats=1 -artifact_prefix="$work/" "$work" fuzz/corpus/"$t" >"$log" 2>&1; then
     echo "sanitize: fuzz_$t: $(grep -o 'stat::number_of_executed_units: [0-9]*' "$log" | grep -o '[0-9]*$') executions" \
          "in ${seconds} s, corpus $(ls "$work" | wc -l) inputs, no finding"

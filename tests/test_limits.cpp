@@ -2,6 +2,8 @@
 // checked against what the file can hold and against the memory budget, images' pixel counts are
 // read from their headers before decoding, and PNG outputs are sized before they are made.
 #include <gtest/gtest.h>
+
+#include <cstring>
 #include <zlib.h>
 
 #include <filesystem>
@@ -101,6 +103,22 @@ TEST(ReadLimits, HeaderSizesOfEveryFolderFormatMatchTheDecoder) {
   }
   const char text[] = "not an image at all";
   EXPECT_FALSE(io::sniff_image_size(text, sizeof text).has_value());
+}
+
+TEST(ReadLimits, ExtendedWebpHeaderIsReadWithinItsThirtyBytes) {
+  // OpenCV writes simple VP8 files; VP8X (alpha, animation) keeps the canvas size in two 24-bit
+  // fields that end exactly at byte 30. The fuzzer found a read of byte 30 here (CI, stop 19).
+  std::vector<uint8_t> b(30, 0);
+  std::memcpy(b.data(), "RIFF", 4);
+  std::memcpy(b.data() + 8, "WEBPVP8X", 8);
+  b[16] = 10;
+  const uint32_t w = 70000 - 1, h = 23 - 1;  // width above 16 bits: all three bytes count
+  for (int i = 0; i < 3; ++i) b[24 + i] = uint8_t(w >> (8 * i)), b[27 + i] = uint8_t(h >> (8 * i));
+  const auto s = io::sniff_image_size(b.data(), b.size());
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(s->width, 70000u);
+  EXPECT_EQ(s->height, 23u);
+  for (size_t n = 0; n < b.size(); ++n) (void)io::sniff_image_size(b.data(), n);
 }
 
 TEST(ReadLimits, IdxHeaderAnnouncingMoreThanTheFileHoldsIsRefusedBeforeAllocating) {

@@ -16,6 +16,7 @@ const uint8_t* bytes(const void* p) { return static_cast<const uint8_t*>(p); }
 uint32_t be16(const uint8_t* p) { return uint32_t{p[0]} << 8 | p[1]; }
 uint32_t le16(const uint8_t* p) { return uint32_t{p[1]} << 8 | p[0]; }
 uint32_t be32(const uint8_t* p) { return be16(p) << 16 | be16(p + 2); }
+uint32_t le24(const uint8_t* p) { return uint32_t{p[2]} << 16 | le16(p); }
 uint32_t le32(const uint8_t* p) { return le16(p + 2) << 16 | le16(p); }
 
 std::optional<ImageSize> jpeg_size(const uint8_t* p, size_t n) {
@@ -63,8 +64,8 @@ std::optional<ImageSize> tiff_size(const uint8_t* p, size_t n) {
 
 std::optional<ImageSize> webp_size(const uint8_t* p, size_t n) {
   if (n < 30) return std::nullopt;
-  if (!std::memcmp(p + 12, "VP8X", 4))
-    return ImageSize{1 + (le32(p + 24) & 0xFFFFFF), 1 + (le32(p + 27) & 0xFFFFFF)};
+  // VP8X: canvas width-1 and height-1 are 24-bit fields at 24 and 27; the header ends at 30.
+  if (!std::memcmp(p + 12, "VP8X", 4)) return ImageSize{1 + le24(p + 24), 1 + le24(p + 27)};
   if (!std::memcmp(p + 12, "VP8L", 4) && p[20] == 0x2F) {
     const uint32_t b = le32(p + 21);
     return ImageSize{1 + (b & 0x3FFF), 1 + ((b >> 14) & 0x3FFF)};
