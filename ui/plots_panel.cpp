@@ -363,7 +363,8 @@ void PlotsPanel::onTick() {
   int done = 0;
   for (int k = 0; k < n && (done == 0 || spent < kTickBudgetMs); ++k) {
     LivePlot* p = plots[(next_ + k) % n];
-    if (!p->isDirty() || !p->isVisible()) continue;
+    // Scrolled out of view (a small screen): it stays dirty and is drawn once it shows.
+    if (!p->isDirty() || !p->isVisible() || p->visibleRegion().isEmpty()) continue;
     p->refresh();
     ++replots_;
     ++done;

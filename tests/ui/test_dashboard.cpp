@@ -472,6 +472,45 @@ class TestDashboard : public QObject {
 
   // Per-chart log/linear, x = step or wall time on every chart, a linked crosshair that exports
   // leave out.
+  // Overlays are thinned once when they are set, keeping each bucket's extremes, and drawn with
+  // solid pens (QCustomPlot strokes dashed lines as one slow path): three runs of 100k rows
+  // must not make every live replot walk 300k points.
+  void overlaysAreThinnedOnceWithSolidPens() {
+    PlotsPanel panel;
+    panel.resize(1200, 800);
+    panel.show();
+    panel.setSmoothing(0);
+    panel.setHistory(rows(50));
+    auto big = std::make_shared<std::vector<StepMetrics>>(rows(100000));
+    (*big)[77777].loss_d = 9.5;  // one spike: thinning must keep it
+    (*big)[33333].loss_d = -4.0;
+    auto small = std::make_shared<std::vector<StepMetrics>>(rows(300));
+    panel.setOverlays({{QStringLiteral("big"), overlay_color(0), {big}}, {QStringLiteral("small"), overlay_color(1), {small}}});
+    LivePlot* losses = panel.plot(QStringLiteral("losses"));
+    const QCPGraph* g = losses->series(QStringLiteral("big · loss D"));
+    QVERIFY(g);
+    QVERIFY2(g->data()->size() <= 4000 && g->data()->size() >= 2000, qPrintable(QString::number(g->data()->size())));
+    double lo = INFINITY, hi = -INFINITY;
+    for (auto it = g->data()->constBegin(); it != g->data()->constEnd(); ++it) {
+      lo = std::min(lo, it->value);
+      hi = std::max(hi, it->value);
+    }
+    QCOMPARE(hi, 9.5);
+    QCOMPARE(lo, -4.0);
+    QCOMPARE(value_at(g, 77778), 9.5);  // at its own step
+    // A short run is drawn whole, and the live run keeps every point.
+    QCOMPARE(losses->series(QStringLiteral("small · loss D"))->data()->size(), 300);
+    QCOMPARE(losses->pointCount(QStringLiteral("loss D (raw)")), 50);
+    for (LivePlot* p : panel.allPlots())
+      for (int i = 0; i < p->graphCount(); ++i)
+        if (p->graph(i)->name().startsWith(QStringLiteral("big")) || p->graph(i)->name().startsWith(QStringLiteral("small")))
+          QVERIFY2(p->graph(i)->pen().style() == Qt::SolidLine, qPrintable(p->graph(i)->name()));
+    // The D(x) chart's two curves of one run stay apart by shade.
+    LivePlot* dout = panel.plot(QStringLiteral("d_outputs"));
+    QVERIFY(dout->series(QStringLiteral("big · D(x)"))->pen().color() !=
+            dout->series(QStringLiteral("big · D(G(z))"))->pen().color());
+  }
+
   void plotAxesWallTimeLogAndCrosshair() {
     PlotsPanel panel;
     panel.resize(1200, 900);
