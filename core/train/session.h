@@ -20,6 +20,7 @@
 #include "core/io/image_io.h"
 #include "core/io/run_lock.h"
 #include "core/train/alerts.h"
+#include "core/train/histograms_log.h"
 #include "core/train/layers_log.h"
 #include "core/train/run_config.h"
 #include "core/train/run_event.h"
@@ -107,6 +108,7 @@ class Session {
   void build(const SessionOptions& opt, int channels_override);
   void emit_event(RunEvent e);
   void handle_rows(std::vector<StepMetrics> rows);
+  void write_histograms(int64_t step, const StepMetrics& last);  // histograms.csv and the listener
   void write_samples();
   void evaluate(StepMetrics& row);
   void trim_logs(int64_t step);
@@ -131,6 +133,7 @@ class Session {
   std::unique_ptr<dist::DataParallel> parallel_;
   std::unique_ptr<io::AppendLog> metrics_log_, events_log_;
   std::unique_ptr<LayersLog> layers_log_;  // layers.csv
+  std::unique_ptr<HistogramsLog> hist_log_;  // histograms.csv
   AlertMonitor alerts_;
   SessionListener* listener_ = nullptr;
   std::vector<float> fixed_latents_;

@@ -19,14 +19,18 @@
 
 #include "core/run/run_summary.h"
 #include "core/train/session.h"
+#include "core/backend/elementwise.h"
+#include "core/train/histograms_log.h"
 #include "ui/config_panel.h"
 #include "ui/event_log.h"
 #include "ui/main_window.h"
+#include "ui/run_branch.h"
 #include "ui/run_controller.h"
 #include "ui/run_index.h"
 #include "ui/run_watcher.h"
 #include "ui/runs_panel.h"
 #include "ui/sample_view.h"
+#include "ui/status_progress.h"
 #include "ui/live_plot.h"
 #include "ui/plot_export.h"
 #include "ui/plots_panel.h"
@@ -321,6 +325,10 @@ class TestDashboard : public QObject {
     QVERIFY(rows_on_disk > seen);
     QTRY_COMPARE_WITH_TIMEOUT(static_cast<int>(w.plots()->rows().size()), rows_on_disk, kTimeout);
     QTRY_VERIFY_WITH_TIMEOUT(w.eventLog()->rowCount() > 0, kTimeout);
+    // The CLI's histograms.csv (every 25 steps by default) reaches the histogram charts too.
+    QTRY_COMPARE_WITH_TIMEOUT(w.plots()->histogramSteps(), rows_on_disk / 25, kTimeout);
+    QVERIFY(w.plots()->histogram('G')->hasData() && w.plots()->histogram('D')->hasData());
+    QCOMPARE(w.plots()->histogram('G')->step(), int64_t{rows_on_disk / 25 * 25});
     // The studio wrote nothing there: the folder is what the CLI left, byte for byte.
     const QStringList before = files_under(dir);
     QTest::qWait(500);
@@ -330,6 +338,58 @@ class TestDashboard : public QObject {
     QVERIFY(!w.watching());
     QVERIFY(w.action(QStringLiteral("actionStart"))->isEnabled());
     QVERIFY(w.configPanel()->isEnabled());
+  }
+
+  // An opened run shows the gradient histograms its folder stores (histograms.csv), over time:
+  // the newest at first, any stored step on the Histograms slider.
+  void openedRunShowsItsHistogramsOverTime() {
+    const QString dir = path(QStringLiteral("hist-run"));
+    {
+      RunConfig c;
+      c.dataset = "synthetic";
+      c.synthetic_count = 256;
+      c.res = 32;
+      c.width = 8;
+      c.batch = 8;
+      c.steps = 30;
+      c.backend = "cpu";
+      c.sample_every = 0;
+      c.checkpoint_every = 0;
+      c.hist_every = 5;
+      c.precision = Precision::FP16;
+      c.out_dir = dir.toStdString();
+      auto s = Session::create(c);
+      s->run();
+      s->finish("finished");
+    }
+    const std::vector<HistogramRow> file = HistogramsLog::read((dir + QStringLiteral("/histograms.csv")).toStdString());
+    QCOMPARE(static_cast<int>(file.size()), 12);  // steps 5..30, G and D
+    MainWindow w(no_settings());
+    w.show();
+    QSignalSpy opened(&w, &MainWindow::runOpened);
+    w.openRun(dir);
+    QTRY_COMPARE_WITH_TIMEOUT(opened.count(), 1, kTimeout);
+    PlotsPanel* p = w.plots();
+    QCOMPARE(p->histogramSteps(), 6);
+    HistogramPlot* g = p->histogram('G');
+    QCOMPARE(g->step(), int64_t{30});
+    QVERIFY(p->histogramSlider()->isVisibleTo(p));
+    // Step 10 on the slider: both charts show the file's step-10 counts.
+    p->histogramSlider()->setValue(1);
+    QCOMPARE(g->step(), int64_t{10});
+    QCOMPARE(p->histogram('D')->step(), int64_t{10});
+    double total = 0;
+    for (float n : file[2].counts) total += n;
+    QCOMPARE(file[2].step, int64_t{10});
+    QCOMPARE(file[2].network, 'G');
+    for (int bin = 0; bin < ew::kHistBins; ++bin) QVERIFY(std::fabs(g->fraction(bin) - file[2].counts[bin] / total) < 1e-9);
+    QVERIFY(p->showHistogramStep(26));  // the nearest stored: 25
+    QCOMPARE(g->step(), int64_t{25});
+    // Another run (or a new one) starts empty.
+    p->clear();
+    QCOMPARE(p->histogramSteps(), 0);
+    QVERIFY(!g->hasData());
+    QVERIFY(!p->histogramSlider()->isVisibleTo(p));
   }
 
   // A watched metrics.csv that gets shorter (a resume from an earlier checkpoint rewrote it)
@@ -597,6 +657,76 @@ class TestDashboard : public QObject {
 
   // The quick-tour preset shows the AMP story at once: overflows (skipped steps) within the
   // first steps, the loss scale backing off from 2^24.
+  // Resuming into a branch copies the run folder on a thread of its own: the window keeps
+  // handling events, the status bar shows the copy's progress, Stop (or the bar's Cancel)
+  // cancels it without leaving a half-made branch, and the resume follows a finished copy.
+  void branchCopyIsOffTheGuiThreadWithProgressAndCancel() {
+    const QString run = path(QStringLiteral("branching/big"));
+    engine_run(run, 20, 1, 2e-4f, 10);
+    {
+      // A long run's sample grids and checkpoints add up: 96 MiB to copy (the copy never decodes).
+      QFile big(QDir(run).filePath(QStringLiteral("samples/step_000001.png")));
+      QVERIFY(big.open(QIODevice::WriteOnly));
+      const QByteArray mib(1 << 20, 'x');
+      for (int i = 0; i < 96; ++i) QCOMPARE(big.write(mib), qint64{mib.size()});
+    }
+    const auto before = contents_under(run);
+    const QString ckpt = QDir(run).filePath(QStringLiteral("checkpoints/step_000010.safetensors"));
+    MainWindow w(no_settings());
+    QList<UiError> shown;
+    w.setErrorPresenter([&](const UiError& e) { shown << e; });
+    w.show();
+    QSignalSpy opened(&w, &MainWindow::runOpened);
+    w.openRun(run);
+    QTRY_VERIFY_WITH_TIMEOUT(opened.count() == 1, kTimeout);
+    QSignalSpy done(w.branchCopy(), &BranchCopy::finished);
+
+    // Cancelled: nothing left behind, the run as it was, the window idle again.
+    QVERIFY(w.resumeRunAsBranch(run, ckpt));
+    QVERIFY(w.busy());
+    QVERIFY(!w.action(QStringLiteral("actionStart"))->isEnabled());
+    QVERIFY(w.action(QStringLiteral("actionStop"))->isEnabled());
+    w.stopTraining();
+    QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, kTimeout);
+    QVERIFY(done[0][3].toBool());
+    QVERIFY(!QFileInfo::exists(run + QStringLiteral("-branch-step10")));
+    QCOMPARE(contents_under(run), before);
+    QVERIFY(!w.busy());
+    QVERIFY(w.action(QStringLiteral("actionStart"))->isEnabled());
+    QVERIFY(shown.isEmpty());
+
+    // Finished: progress along the way, the GUI thread free meanwhile, then the resume.
+    RunConfig c = w.configPanel()->config();
+    c.steps = 22;
+    w.configPanel()->setConfig(c);
+    QSignalSpy progress(w.branchCopy(), &BranchCopy::progress);
+    QSignalSpy finished(&w, &MainWindow::runFinished);
+    int ticks_during_copy = 0, bar_shown = 0;
+    QTimer tick;
+    tick.setInterval(1);
+    connect(&tick, &QTimer::timeout, this, [&] {
+      if (!w.branchCopy()->running()) return;
+      ++ticks_during_copy;
+      if (w.statusProgress()->visible()) ++bar_shown;
+    });
+    tick.start();
+    QVERIFY(w.resumeRunAsBranch(run, ckpt));
+    QTRY_COMPARE_WITH_TIMEOUT(done.count(), 2, kTimeout);
+    tick.stop();
+    const QString branch = done[1][0].toString();
+    QVERIFY2(!branch.isEmpty() && !done[1][3].toBool(), qPrintable(done[1][2].toString()));
+    QVERIFY2(progress.count() >= 50, qPrintable(QString::number(progress.count())));  // about one a MiB
+    QCOMPARE(progress.last()[0].toLongLong(), progress.last()[1].toLongLong());
+    QVERIFY2(ticks_during_copy >= 2, qPrintable(QString::number(ticks_during_copy)));
+    QVERIFY(bar_shown >= 1);
+    QTRY_VERIFY_WITH_TIMEOUT(finished.count() == 1, kTimeout);
+    QVERIFY2(shown.isEmpty(), shown.isEmpty() ? "" : qPrintable(shown.first().text()));
+    QCOMPARE(finished.first().at(0).toString(), branch);
+    QCOMPARE(static_cast<int>(Session::read_metrics(branch.toStdString()).size()), 22);
+    QCOMPARE(QFileInfo(QDir(branch).filePath(QStringLiteral("samples/step_000001.png"))).size(), qint64{96} << 20);
+    QCOMPARE(contents_under(run), before);
+  }
+
   void quickTourPresetShowsOverflowsEarly() {
     MainWindow w(no_settings());
     w.show();
