@@ -241,6 +241,11 @@ class TestDashboard : public QObject {
     const QImage print(path(QStringLiteral("print.png")));
     QCOMPARE(print.size(), QSize(1600, 1000));
     QCOMPARE(std::lround(print.dotsPerMeterX() * 0.0254), 192L);
+    // At 144 dpi 1600 px are no whole number of logical pixels: still exactly 1600 x 1000.
+    QVERIFY(p->saveTo(path(QStringLiteral("slides.png")), 1600, 1000, 144));
+    const QImage slides(path(QStringLiteral("slides.png")));
+    QCOMPARE(slides.size(), QSize(1600, 1000));
+    QCOMPARE(std::lround(slides.dotsPerMeterX() * 0.0254), 144L);
   }
 
   // "All plots" as one multi-page PDF (a page per chart) and one grid PNG.
