@@ -78,8 +78,9 @@ void PlotsPanel::showHistEntry(int index) {
   const HistEntry& e = hists_[index];
   if (!e.g.empty()) hist_g_->setHistogram(e.step, e.g, e.precision, e.scale_g);
   if (!e.d.empty()) hist_d_->setHistogram(e.step, e.d, e.precision, e.scale_d);
-  hist_label_->setText(index + 1 == static_cast<int>(hists_.size()) ? tr("step %1 (newest)").arg(e.step)
-                                                                    : tr("step %1").arg(e.step));
+  hist_label_->setText(tr("step %1").arg(e.step));
+  hist_label_->setToolTip(index + 1 == static_cast<int>(hists_.size()) ? tr("the newest histograms stored")
+                                                                       : tr("%1 of %2 stored").arg(index + 1).arg(hists_.size()));
 }
 
 bool PlotsPanel::showHistogramStep(int64_t step) {

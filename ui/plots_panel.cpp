@@ -73,13 +73,12 @@ PlotsPanel::PlotsPanel(QWidget* parent) : QWidget(parent) {
   hist_caption_ = new QLabel(tr("Histograms"));
   hist_slider_ = new QSlider(Qt::Horizontal);
   hist_slider_->setObjectName(QStringLiteral("histogramStep"));
-  hist_slider_->setMinimumWidth(80);
+  hist_slider_->setMinimumWidth(50);  // the bar must fit a 1024 px window with both docks open
   hist_slider_->setMaximumWidth(160);
   hist_slider_->setToolTip(tr("Which step the two gradient-exponent histograms show, of those the run stored "
                               "(histograms.csv in its folder, every N steps as set under Histograms); at the right "
                               "end they follow the newest"));
   hist_label_ = new QLabel;
-  hist_label_->setMinimumWidth(60);
   connect(hist_slider_, &QSlider::valueChanged, this, [this](int v) { showHistEntry(v); });
   bar->addWidget(smooth_caption);
   bar->addWidget(slider_);
