@@ -59,7 +59,8 @@ void MainWindow::buildStatusBar() {
   connect(branch_, &BranchCopy::progress, this, [this](qint64 done, qint64 total) {
     // KiB, so a run of several GiB stays within the bar's int range.
     const int t = static_cast<int>(std::max<qint64>(1, total >> 10));
-    progress_->setWork(tr("copying the run into a branch"), std::min(t - 1, static_cast<int>(done >> 10)), t, step_);
+    progress_->setWork(tr("copying the run into a branch"), std::min(t - 1, static_cast<int>(done >> 10)), t, step_,
+                       tr("Cancel the copy: the half-made branch is removed, the run stays as it is"));
   });
   connect(branch_, &BranchCopy::finished, this, &MainWindow::onBranchCopied);
   status_ = new StatusFields(statusBar());
