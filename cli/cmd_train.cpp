@@ -178,6 +178,8 @@ Args train_args(const std::string& command = "train", const std::string& usage =
       .option("eval-samples", "N", "images per evaluation (1024)")
       .option("layers-every", "N", "per-layer gradient statistics to layers.csv every N steps\n" +
                                         std::string(28, ' ') + "(50; 0 = only on overflow steps, which always get them)")
+      .option("hist-every", "N", "gradient-exponent histograms of G and D to histograms.csv every N\n" +
+                                     std::string(28, ' ') + "steps (25; 0 = never)")
       .option("config", "FILE", "read settings from a JSON file (keys as in a run's config.json);\n" +
                                     std::string(28, ' ') + "options given here override it")
       .flag("quiet", "print only errors and the final line");
@@ -255,6 +257,7 @@ RunConfig config_from(const Args& a) {
   whole("eval-every", "eval_every");
   whole("eval-samples", "eval_samples");
   whole("layers-every", "layers_every");
+  whole("hist-every", "hist_every");
   return c;
 }
 

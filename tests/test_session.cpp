@@ -17,6 +17,8 @@
 #include "core/io/atomic_file.h"
 #include "core/io/image_io.h"
 #include "core/io/safetensors.h"
+#include "core/backend/cpu/cpu_backend.h"
+#include "core/backend/elementwise.h"
 #include "core/run/checkpoint.h"
 #include "core/run/checkpoint_integrity.h"
 #include "core/run/run_folder.h"
@@ -131,6 +133,57 @@ TEST(Session, ResumeIsBitIdentical) {
       EXPECT_EQ(ma[i].skipped_d, mb[i].skipped_d) << "step " << i + 1;
     }
   }
+}
+
+// histograms.csv: G's and D's gradient-exponent histograms every hist_every steps, under the
+// precision and loss scale of their step; a resume from an earlier checkpoint drops the rows
+// after it and writes them again, the same as a run that never stopped.
+TEST(Session, HistogramsAreStoredInTheRunFolder) {
+  TempDir tmp;
+  RunConfig c = tiny(tmp / "run");
+  c.steps = 24;
+  c.checkpoint_every = 10;
+  c.hist_every = 5;
+  c.precision = Precision::FP16;
+  auto a = Session::create(c);
+  a->run();
+  a->finish("finished");
+  a.reset();
+  const fs::path file = tmp / "run" / "histograms.csv";
+  const std::vector<HistogramRow> rows = HistogramsLog::read(file);
+  const auto metrics = RunFolder(tmp / "run").read_metrics();
+  ASSERT_EQ(rows.size(), 8u);  // steps 5, 10, 15, 20; G and D
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const HistogramRow& r = rows[i];
+    EXPECT_EQ(r.step, int64_t(5 * (i / 2 + 1)));
+    EXPECT_EQ(r.network, i % 2 ? 'D' : 'G');
+    EXPECT_EQ(r.precision, Precision::FP16);
+    const StepMetrics& m = metrics[r.step - 1];
+    EXPECT_EQ(r.scale, r.network == 'G' ? m.scale_g : m.scale_d);
+    ASSERT_EQ(r.counts.size(), size_t(ew::kHistBins));
+    double total = 0;
+    for (float n : r.counts) total += n;
+    // Every gradient value lands in one bin: whole counts, thousands of them.
+    EXPECT_GT(total, 1000) << "step " << r.step;
+    EXPECT_EQ(total, std::floor(total));
+  }
+  const std::string straight = io::read_file(file);
+
+  // A resume from step 10's checkpoint: rows 15 and 20 are trained (and written) again.
+  auto r = Session::resume(tmp / "run", 24, {}, tmp / "run" / "checkpoints" / "step_000010.safetensors");
+  EXPECT_EQ(HistogramsLog::read(file).size(), 4u);
+  r->run();
+  r->finish("finished");
+  r.reset();
+  EXPECT_EQ(io::read_file(file), straight);
+
+  // A half-written last row (a killed writer) is skipped; a foreign header is an error.
+  io::write_file_atomic(file, straight + "25,G,fp16,1024,0,0");
+  EXPECT_EQ(HistogramsLog::read(file).size(), 8u);
+  HistogramsLog::trim(file, 12);
+  EXPECT_EQ(HistogramsLog::read(file).size(), 4u);
+  io::write_file_atomic(file, "step,something\n1,2\n");
+  expect_error([&] { HistogramsLog::read(file); }, {"histograms.csv", "header"});
 }
 
 TEST(Session, ResumeContinuesAfterAPrecisionSwitch) {

@@ -1,4 +1,4 @@
-// A banner above the main tabs that shows the latest alert (core/train/alerts: warning events
+// A banner above the main tabs that shows the latest alert (core/run/alerts: warning events
 // with data "alert" and "remedy"): what is wrong and what to do, until dismissed or replaced.
 #pragma once
 

@@ -418,11 +418,18 @@ bool LivePlot::saveTo(const QString& path, int width, int height, int dpi) {
   const HoverHidden hidden(tracer_, cross_);
   if (path.endsWith(QStringLiteral(".pdf"), Qt::CaseInsensitive))
     return savePdf(path, width, height, QCP::epNoCosmetic, QStringLiteral("AMP GAN Studio"), title());
-  const double scale = std::clamp(dpi, 48, 1200) / 96.0;
-  // savePng's size is in logical pixels, multiplied by scale: ask for the pixels wanted.
-  const int w = width > 0 ? static_cast<int>(std::lround(width / scale)) : 0;
-  const int h = height > 0 ? static_cast<int>(std::lround(height / scale)) : 0;
-  return savePng(path, w, h, scale, -1, std::clamp(dpi, 48, 1200));
+  dpi = std::clamp(dpi, 48, 1200);
+  const double scale = dpi / 96.0;
+  if (width <= 0 || height <= 0) return savePng(path, 0, 0, scale, -1, dpi);
+  // QCustomPlot's size is in logical pixels, multiplied by scale: at 144 dpi, 1600 px is 1066.7
+  // logical ones, which no whole number gives exactly. Drawn a little larger, then cut to the
+  // pixels asked for (the cut is the margin's last pixel).
+  const int w = static_cast<int>(std::ceil(width / scale - 1e-9)), h = static_cast<int>(std::ceil(height / scale - 1e-9));
+  QImage img = toPixmap(w, h, scale).toImage().copy(0, 0, width, height);
+  const int per_metre = static_cast<int>(std::lround(dpi / 0.0254));
+  img.setDotsPerMeterX(per_metre);
+  img.setDotsPerMeterY(per_metre);
+  return img.save(path, "PNG");
 }
 
 void LivePlot::drawForExport(QCPPainter* painter, int width, int height) {

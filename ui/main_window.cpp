@@ -1,43 +1,20 @@
 #include "ui/main_window.h"
 
 #include <algorithm>
-#include <filesystem>
 
 #include <QAction>
-#include <QApplication>
 #include <QCloseEvent>
-#include <QComboBox>
-#include <QDateTime>
-#include <QDialog>
-#include <QDialogButtonBox>
-#include <QDir>
-#include <QDockWidget>
-#include <QFile>
-#include <QFileDialog>
 #include <QFileInfo>
-#include <QLabel>
-#include <QMenuBar>
 #include <QMessageBox>
 #include <QScreen>
-#include <QSettings>
-#include <QSplitter>
 #include <QStatusBar>
 #include <QTabWidget>
-#include <QTextBrowser>
-#include <QTimer>
-#include <QToolBar>
-#include <QToolButton>
-#include <QVBoxLayout>
 
 #include "core/common/error.h"
-#include "ui/alert_banner.h"
-#include "ui/amp_glossary.h"
 #include "ui/app_icon.h"
 #include "ui/compare_view.h"
 #include "ui/config_panel.h"
 #include "ui/event_log.h"
-#include "ui/export_dialogs.h"
-#include "ui/layers_view.h"
 #include "ui/plots_panel.h"
 #include "ui/precision_actions.h"
 #include "ui/run_branch.h"
@@ -53,7 +30,6 @@ namespace ampgan::ui {
 
 using State = TrainingWorker::State;
 
-
 MainWindow::MainWindow(const Options& options, QWidget* parent) : QMainWindow(parent), options_(options) {
   init_resources();
   register_meta_types();
@@ -66,71 +42,10 @@ MainWindow::MainWindow(const Options& options, QWidget* parent) : QMainWindow(pa
     updateActions();
   });
 
-  plots_ = new PlotsPanel;
-  compare_ = new CompareView;
-  tabs_ = new QTabWidget;
-  tabs_->setDocumentMode(true);
-  tabs_->addTab(plots_, tr("Live training"));
-  tabs_->addTab(compare_, tr("Compare FP32 vs AMP"));
-  runs_panel_ = new RunsPanel;
-  tabs_->addTab(runs_panel_, tr("Runs"));
-  connect(runs_panel_, &RunsPanel::overlaysChanged, plots_, &PlotsPanel::setOverlays);
-  connect(runs_panel_, &RunsPanel::openRequested, this, &MainWindow::openRun);
-  // The Runs tab reads its folder when first shown and after each run (not at every launch).
-  connect(tabs_, &QTabWidget::currentChanged, this, [this] {
-    if (tabs_->currentWidget() != runs_panel_) return;
-    const QString root = QString::fromStdString(config_->config().runs_root);
-    if (runs_panel_->runsFolder().isEmpty() && !root.isEmpty()) runs_panel_->setRunsFolder(QFileInfo(root).absoluteFilePath());
-    else if (runs_stale_) runs_panel_->rescan();
-    runs_stale_ = false;
-  });
-  layers_ = new LayersView;
-  tabs_->addTab(layers_, tr("Layers"));
-  alerts_ = new AlertBanner;
-  auto* central = new QWidget;
-  auto* central_layout = new QVBoxLayout(central);
-  central_layout->setContentsMargins(0, 0, 0, 0);
-  central_layout->setSpacing(0);
-  central_layout->addWidget(alerts_);
-  central_layout->addWidget(tabs_, 1);
-  setCentralWidget(central);
-
-  config_ = new ConfigPanel;
-  config_->loadPresets(QStringLiteral(":/presets.json"));
-  settings_dock_ = new QDockWidget(tr("Settings"));
-  settings_dock_->setObjectName(QStringLiteral("settingsDock"));
-  settings_dock_->setWidget(config_);
-  addDockWidget(Qt::LeftDockWidgetArea, settings_dock_);
-
-  samples_ = new SampleView;
-  samples_dock_ = new QDockWidget(tr("Samples"));
-  samples_dock_->setObjectName(QStringLiteral("samplesDock"));
-  samples_dock_->setWidget(samples_);
-  addDockWidget(Qt::RightDockWidgetArea, samples_dock_);
-
-  log_ = new EventLog;
-  log_dock_ = new QDockWidget(tr("Event log"));
-  log_dock_->setObjectName(QStringLiteral("logDock"));
-  log_dock_->setWidget(log_);
-  addDockWidget(Qt::BottomDockWidgetArea, log_dock_);
-  // The log spans under the plots only: the settings and samples docks keep the full height.
-  setCorner(Qt::BottomLeftCorner, Qt::LeftDockWidgetArea);
-  setCorner(Qt::BottomRightCorner, Qt::RightDockWidgetArea);
-
+  buildViews();
   buildActions();
   buildMenusAndToolbar();
   buildStatusBar();
-  RunExports::Parts ex;
-  ex.runs = runs_;
-  ex.samples = samples_;
-  ex.plots = plots_;
-  ex.compare = compare_;
-  ex.log = log_;
-  ex.status = statusBar();
-  ex.dialog_parent = this;
-  ex.report = [this](const QString& d, const QString& w, const QString& h) { report(d, w, h); };
-  ex.busy = [this] { return busy(); };
-  exports_ = new RunExports(std::move(ex), this);
   connectWatcher();
 
   worker_ = new TrainingWorker;
@@ -148,19 +63,6 @@ MainWindow::MainWindow(const Options& options, QWidget* parent) : QMainWindow(pa
            QMessageBox::Yes;
   };
 
-  connect(config_, &ConfigPanel::learningRatesEdited, this, [this](float g, float d) {
-    if (busy()) worker_->requestLearningRates(g, d);
-  });
-  connect(config_, &ConfigPanel::stepsEdited, this, [this](qint64 s) {
-    if (busy() && !comparing_) worker_->requestTotalSteps(s);
-  });
-  connect(config_, &ConfigPanel::inputRefused, this, [this](const QString& m) {
-    statusBar()->showMessage(m + tr(" — not used until corrected"), 8000);
-    log_->addNote(QStringLiteral("warning"), m);
-  });
-  connect(samples_, &SampleView::sampleNowRequested, this, [this] { worker_->requestSampleNow(); });
-  connect(compare_, &CompareView::compareRequested, this, [this] { runComparison(); });
-
   // 1600x1000 where it fits; on a smaller screen 90% of it (the layout adapts, see PlotsPanel).
   QSize first(1600, 1000);
   if (const QScreen* sc = screen()) first = first.boundedTo(sc->availableGeometry().size() * 0.9);
@@ -177,52 +79,6 @@ MainWindow::~MainWindow() {
   thread_.requestInterruption();
   thread_.quit();
   thread_.wait();
-}
-
-void MainWindow::buildStatusBar() {
-  progress_ = new StatusProgress(statusBar(), log_, this);
-  connect(progress_, &StatusProgress::cancelRequested, this, &MainWindow::stopTraining);
-  status_ = new StatusFields(statusBar());
-  status_->setState(tr("idle"));
-  status_->setDevice(config_->gpuUsable() ? tr("GPU available") : tr("CPU (no usable GPU)"), config_->deviceNote());
-}
-
-void MainWindow::connectWorker() {
-  connect(worker_, &TrainingWorker::stateChanged, this, &MainWindow::onState);
-  connect(worker_, &TrainingWorker::runStarted, this, &MainWindow::onRunStarted);
-  connect(worker_, &TrainingWorker::batchReady, this, &MainWindow::onBatch);
-  connect(worker_, &TrainingWorker::runFinished, this, &MainWindow::onRunFinished);
-  connect(worker_, &TrainingWorker::failed, this, &MainWindow::onFailed);
-  connect(worker_, &TrainingWorker::runOpened, this, &MainWindow::onRunOpened);
-  connect(worker_, &TrainingWorker::loadingProgress, this, &MainWindow::onLoading);
-  connect(worker_, &TrainingWorker::workProgress, this, [this](const QString& what, int done, int total) {
-    progress_->setWork(what, done, total, step_);
-    updateStepText();
-  });
-  connect(worker_, &TrainingWorker::notice, this, [this](const QString& t) { log_->addNote(QStringLiteral("info"), t); });
-  connect(worker_, &TrainingWorker::sessionAvailable, this, [this](bool on) {
-    has_session_ = on;
-    updateActions();
-  });
-  connect(worker_, &TrainingWorker::generatorAvailable, this, [this](bool on, const QString& dir) {
-    runs_->setGeneratorDir(on ? dir : QString());
-    updateActions();
-  });
-  connect(worker_, &TrainingWorker::exported, this, [this](const QString& what, const QString& path) {
-    if (what == QStringLiteral("samples")) {
-      log_->addNote(QStringLiteral("export"), tr("samples written to %1").arg(path), step_);
-      statusBar()->showMessage(tr("Samples written to %1").arg(path), 5000);
-      emit samplesExported(path);
-    } else {
-      statusBar()->showMessage(tr("Checkpoint written: %1").arg(path), 5000);
-    }
-  });
-  connect(worker_, &TrainingWorker::comparisonFinished, this, [this](bool complete) {
-    comparing_ = false;
-    compare_->onFinished(complete);
-    emit comparisonDone(complete);
-    maybeScreenshot(true);
-  });
 }
 
 QAction* MainWindow::action(const QString& name) const { return findChild<QAction*>(name); }
@@ -317,12 +173,7 @@ bool MainWindow::startTraining(bool paused, int steps) {
   try {
     cfg.validate();  // instant feedback; the worker validates again
   } catch (const Error& e) {
-    UiError u;
-    u.during = tr("checking the settings");
-    u.what = QString::fromStdString(e.what_failed());
-    u.subject = QString::fromStdString(e.subject());
-    u.hint = QString::fromStdString(e.hint());
-    onFailed(u);
+    onFailed(UiError::of(e, tr("checking the settings")));
     return false;
   }
   if (cfg.dataset.empty()) {
@@ -357,6 +208,10 @@ void MainWindow::stepOnce() {
 }
 
 void MainWindow::stopTraining() {
+  if (branch_->running()) {  // the copy before a branch's resume: nothing to stop yet
+    branch_->cancel();
+    return;
+  }
   if (!busy()) return;
   worker_->requestStop();
   statusBar()->showMessage(tr("Stopping after the current step: saving metrics, samples and a checkpoint…"));
@@ -424,15 +279,7 @@ bool MainWindow::resumeRun(const QString& dir, const QString& checkpoint) {
   if (!checkRanges(tr("resuming the run"))) return false;
   // Resuming from an earlier checkpoint retrains the steps after it: their metrics and events
   // are dropped and later checkpoints set aside. Only with the user's yes.
-  if (const auto later = RunController::laterHistory(dir, checkpoint)) {
-    const QString text =
-        tr("Resuming from the checkpoint of step %1 drops the metrics and events of steps %2 to %3 (they are "
-           "trained again) and moves %4 later checkpoint(s) aside into checkpoints/superseded-*.\n\nContinue? "
-           "(File > Resume into a branch… keeps this run as it is and continues in a new folder.)")
-            .arg(later->from_step)
-            .arg(later->from_step + 1)
-            .arg(std::max(later->last_logged_step, later->from_step + 1))
-            .arg(later->later_checkpoints);
+  if (const QString text = RunController::laterHistoryQuestion(dir, checkpoint); !text.isEmpty()) {
     if (!confirmer_ || !confirmer_(tr("Drop the later history?"), text)) {
       log_->addNote(QStringLiteral("info"), tr("resume cancelled: %1 was left as it is").arg(dir));
       return false;
@@ -456,15 +303,33 @@ bool MainWindow::resumeRun(const QString& dir, const QString& checkpoint) {
 bool MainWindow::resumeRunAsBranch(const QString& dir, const QString& checkpoint) {
   if (busy() || refusedWhileWatching()) return false;
   if (!checkRanges(tr("resuming the run"))) return false;
-  QString error, ckpt;
-  const QString branch = make_branch(dir, checkpoint, &error, &ckpt);
-  if (branch.isEmpty()) {
-    report(tr("making a branch of the run"), error, tr("check that the run's folder can be read and its parent written"));
-    return false;
-  }
-  log_->addNote(QStringLiteral("info"), tr("branch of %1 at step %2: %3").arg(dir).arg(RunController::checkpointStep(ckpt)).arg(branch));
-  return resumeRun(branch, ckpt);
+  branch_source_ = dir;
+  branch_->start(dir, checkpoint);
+  updateActions();
+  return true;
 }
+
+void MainWindow::onBranchCopied(const QString& branch, const QString& ckpt, const QString& error, bool cancelled) {
+  progress_->setWork(tr("copying the run into a branch"), 1, 1, step_);
+  updateActions();
+  if (closing_) {
+    close();
+    return;
+  }
+  if (cancelled) {
+    log_->addNote(QStringLiteral("info"), tr("branch cancelled: nothing was left behind, %1 is as it was").arg(branch_source_));
+  } else if (branch.isEmpty()) {
+    report(tr("making a branch of the run"), error, tr("check that the run's folder can be read and its parent written"));
+  } else {
+    log_->addNote(QStringLiteral("info"), tr("branch of %1 at step %2: %3")
+                                              .arg(branch_source_)
+                                              .arg(RunController::checkpointStep(ckpt))
+                                              .arg(branch));
+    resumeRun(branch, ckpt);
+  }
+}
+
+bool MainWindow::busy() const { return state_ != TrainingWorker::State::Idle || (branch_ && branch_->running()); }
 
 bool MainWindow::saveCheckpoint() {
   if (!has_session_ || comparing_ || !runs_->canSample()) {
@@ -479,7 +344,7 @@ bool MainWindow::grabWindow(const QString& png_path) { return grab().save(png_pa
 
 void MainWindow::updateActions() {
   const bool watch = watching();  // read-only: nothing that trains or writes into the folder
-  const bool idle = state_ == State::Idle && !watch;
+  const bool idle = state_ == State::Idle && !watch && !branch_->running();
   const bool running = state_ == State::Running;
   const bool paused = state_ == State::Paused;
   start_->setEnabled(idle);
@@ -512,6 +377,12 @@ void MainWindow::updateStepText() {
 QString MainWindow::statusText() const { return status_->text(); }
 
 void MainWindow::closeEvent(QCloseEvent* e) {
+  if (branch_->running()) {  // a half-made branch is removed; closing follows (onBranchCopied)
+    closing_ = true;
+    branch_->cancel();
+    e->ignore();
+    return;
+  }
   if (busy()) {
     // Never lose a run: stop after the current step, let the worker write metrics, samples and
     // a checkpoint, then close (onState calls close() again when the worker is idle).

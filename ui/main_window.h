@@ -30,6 +30,7 @@ class QToolButton;
 namespace ampgan::ui {
 
 class AlertBanner;
+class BranchCopy;
 class CompareView;
 class LayersView;
 class ConfigPanel;
@@ -80,8 +81,11 @@ class MainWindow : public QMainWindow {
   // false: busy, no folder, or the user declined dropping later history.
   bool resumeRun(const QString& dir, const QString& checkpoint = {});
   // Continues from `checkpoint` in a new folder next to the run (ui/run_branch), which is left
-  // as it is; false (and reported) when the copy fails.
+  // as it is. The copy runs off the GUI thread with progress and Cancel in the status bar;
+  // the resume follows when it is done (runStarted). false: busy or the settings are invalid;
+  // a failed copy is reported, a cancelled one logged.
   bool resumeRunAsBranch(const QString& dir, const QString& checkpoint);
+  BranchCopy* branchCopy() const { return branch_; }
   bool saveCheckpoint();
   bool grabWindow(const QString& png_path);
 
@@ -110,7 +114,8 @@ class MainWindow : public QMainWindow {
   RunExports* exports() const { return exports_; }
 
   TrainingWorker::State state() const { return state_; }
-  bool busy() const { return state_ != TrainingWorker::State::Idle; }
+  // Training, loading, stopping, or copying a run into a branch.
+  bool busy() const;
   QString currentRunDir() const;
   int64_t currentStep() const { return step_; }
   QString statusText() const;  // the status bar's fields, joined
@@ -127,6 +132,7 @@ class MainWindow : public QMainWindow {
   void closeEvent(QCloseEvent* e) override;
 
  private:
+  void buildViews();  // the tabs and docks (main_window_menus.cpp)
   void buildActions();
   void buildMenusAndToolbar();
   void buildStatusBar();
@@ -148,6 +154,7 @@ class MainWindow : public QMainWindow {
   void onFailed(const UiError& e);
   void onRunOpened(const std::shared_ptr<const OpenedRun>& run);
   void onLoading(int done, int total);
+  void onBranchCopied(const QString& branch, const QString& checkpoint, const QString& error, bool cancelled);
   void maybeScreenshot(bool run_ended);
 
   void connectWatcher();  // main_window_watch.cpp
@@ -186,6 +193,8 @@ class MainWindow : public QMainWindow {
   RunController* runs_ = nullptr;  // the current run every view refers to
   RunExports* exports_ = nullptr;   // grid, CSV and chart exports of that run
   RunWatcher* watcher_ = nullptr;   // a run another process writes, when watching one
+  BranchCopy* branch_ = nullptr;    // copying a run into a branch folder (then resuming there)
+  QString branch_source_;
   QAction *watch_ = nullptr, *unwatch_ = nullptr;
   bool closing_ = false;
   bool restored_layout_ = false;

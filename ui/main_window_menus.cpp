@@ -1,5 +1,6 @@
-// MainWindow's actions (with their shortcuts), menus and toolbar, and the file dialogs and help
-// windows they open. The actions only call the window's public functions.
+// MainWindow's frame: its views (the tabs in the middle and the docks around them), actions
+// (with their shortcuts), menus and toolbar, and the file dialogs and help windows they open.
+// The actions only call the window's public functions.
 #include "ui/main_window.h"
 
 #include <algorithm>
@@ -32,12 +33,14 @@
 #include <QVBoxLayout>
 
 #include "core/common/error.h"
+#include "ui/alert_banner.h"
 #include "ui/amp_glossary.h"
 #include "ui/app_icon.h"
 #include "ui/compare_view.h"
 #include "ui/config_panel.h"
 #include "ui/event_log.h"
 #include "ui/export_dialogs.h"
+#include "ui/layers_view.h"
 #include "ui/plots_panel.h"
 #include "ui/precision_actions.h"
 #include "ui/run_branch.h"
@@ -51,6 +54,72 @@
 #include "ui/status_fields.h"
 
 namespace ampgan::ui {
+
+void MainWindow::buildViews() {
+  plots_ = new PlotsPanel;
+  compare_ = new CompareView;
+  tabs_ = new QTabWidget;
+  tabs_->setDocumentMode(true);
+  tabs_->addTab(plots_, tr("Live training"));
+  tabs_->addTab(compare_, tr("Compare FP32 vs AMP"));
+  runs_panel_ = new RunsPanel;
+  tabs_->addTab(runs_panel_, tr("Runs"));
+  connect(runs_panel_, &RunsPanel::overlaysChanged, plots_, &PlotsPanel::setOverlays);
+  connect(runs_panel_, &RunsPanel::openRequested, this, &MainWindow::openRun);
+  // The Runs tab reads its folder when first shown and after each run (not at every launch).
+  connect(tabs_, &QTabWidget::currentChanged, this, [this] {
+    if (tabs_->currentWidget() != runs_panel_) return;
+    const QString root = QString::fromStdString(config_->config().runs_root);
+    if (runs_panel_->runsFolder().isEmpty() && !root.isEmpty()) runs_panel_->setRunsFolder(QFileInfo(root).absoluteFilePath());
+    else if (runs_stale_) runs_panel_->rescan();
+    runs_stale_ = false;
+  });
+  layers_ = new LayersView;
+  tabs_->addTab(layers_, tr("Layers"));
+  alerts_ = new AlertBanner;
+  auto* central = new QWidget;
+  auto* central_layout = new QVBoxLayout(central);
+  central_layout->setContentsMargins(0, 0, 0, 0);
+  central_layout->setSpacing(0);
+  central_layout->addWidget(alerts_);
+  central_layout->addWidget(tabs_, 1);
+  setCentralWidget(central);
+
+  config_ = new ConfigPanel;
+  config_->loadPresets(QStringLiteral(":/presets.json"));
+  settings_dock_ = new QDockWidget(tr("Settings"));
+  settings_dock_->setObjectName(QStringLiteral("settingsDock"));
+  settings_dock_->setWidget(config_);
+  addDockWidget(Qt::LeftDockWidgetArea, settings_dock_);
+
+  samples_ = new SampleView;
+  samples_dock_ = new QDockWidget(tr("Samples"));
+  samples_dock_->setObjectName(QStringLiteral("samplesDock"));
+  samples_dock_->setWidget(samples_);
+  addDockWidget(Qt::RightDockWidgetArea, samples_dock_);
+
+  log_ = new EventLog;
+  log_dock_ = new QDockWidget(tr("Event log"));
+  log_dock_->setObjectName(QStringLiteral("logDock"));
+  log_dock_->setWidget(log_);
+  addDockWidget(Qt::BottomDockWidgetArea, log_dock_);
+  // The log spans under the plots only: the settings and samples docks keep the full height.
+  setCorner(Qt::BottomLeftCorner, Qt::LeftDockWidgetArea);
+  setCorner(Qt::BottomRightCorner, Qt::RightDockWidgetArea);
+
+  // The exports of the current run (File > Export, the charts' menus).
+  RunExports::Parts ex;
+  ex.runs = runs_;
+  ex.samples = samples_;
+  ex.plots = plots_;
+  ex.compare = compare_;
+  ex.log = log_;
+  ex.status = statusBar();
+  ex.dialog_parent = this;
+  ex.report = [this](const QString& d, const QString& w, const QString& h) { report(d, w, h); };
+  ex.busy = [this] { return busy(); };
+  exports_ = new RunExports(std::move(ex), this);
+}
 
 void MainWindow::buildActions() {
   auto make = [this](const char* name, const QString& text, const QKeySequence& key, const QString& tip) {

@@ -42,6 +42,8 @@ void MainWindow::connectWatcher() {
     updateStepText();
     maybeScreenshot(false);
   });
+  connect(watcher_, &RunWatcher::histogramsArrived, this,
+          [this](const std::vector<HistogramRow>& rows, bool replace) { plots_->setHistogramRows(rows, replace); });
   connect(watcher_, &RunWatcher::eventsArrived, this, [this](const std::vector<RunEvent>& ev) { log_->addEvents(ev); });
   connect(watcher_, &RunWatcher::samplesArrived, this, [this](const std::vector<SampleShot>& shots) {
     for (const SampleShot& s : shots) samples_->addShot(s);

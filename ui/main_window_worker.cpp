@@ -52,6 +52,75 @@
 
 namespace ampgan::ui {
 
+void MainWindow::buildStatusBar() {
+  progress_ = new StatusProgress(statusBar(), log_, this);
+  connect(progress_, &StatusProgress::cancelRequested, this, &MainWindow::stopTraining);
+  branch_ = new BranchCopy(this);
+  connect(branch_, &BranchCopy::progress, this, [this](qint64 done, qint64 total) {
+    // KiB, so a run of several GiB stays within the bar's int range.
+    const int t = static_cast<int>(std::max<qint64>(1, total >> 10));
+    progress_->setWork(tr("copying the run into a branch"), std::min(t - 1, static_cast<int>(done >> 10)), t, step_,
+                       tr("Cancel the copy: the half-made branch is removed, the run stays as it is"));
+  });
+  connect(branch_, &BranchCopy::finished, this, &MainWindow::onBranchCopied);
+  status_ = new StatusFields(statusBar());
+  status_->setState(tr("idle"));
+  status_->setDevice(config_->gpuUsable() ? tr("GPU available") : tr("CPU (no usable GPU)"), config_->deviceNote());
+}
+
+void MainWindow::connectWorker() {
+  // What the views ask of the worker.
+  connect(config_, &ConfigPanel::learningRatesEdited, this, [this](float g, float d) {
+    if (state_ != TrainingWorker::State::Idle) worker_->requestLearningRates(g, d);
+  });
+  connect(config_, &ConfigPanel::stepsEdited, this, [this](qint64 s) {
+    if (state_ != TrainingWorker::State::Idle && !comparing_) worker_->requestTotalSteps(s);
+  });
+  connect(config_, &ConfigPanel::inputRefused, this, [this](const QString& m) {
+    statusBar()->showMessage(m + tr(" — not used until corrected"), 8000);
+    log_->addNote(QStringLiteral("warning"), m);
+  });
+  connect(samples_, &SampleView::sampleNowRequested, this, [this] { worker_->requestSampleNow(); });
+  connect(compare_, &CompareView::compareRequested, this, [this] { runComparison(); });
+  // And what it answers.
+  connect(worker_, &TrainingWorker::stateChanged, this, &MainWindow::onState);
+  connect(worker_, &TrainingWorker::runStarted, this, &MainWindow::onRunStarted);
+  connect(worker_, &TrainingWorker::batchReady, this, &MainWindow::onBatch);
+  connect(worker_, &TrainingWorker::runFinished, this, &MainWindow::onRunFinished);
+  connect(worker_, &TrainingWorker::failed, this, &MainWindow::onFailed);
+  connect(worker_, &TrainingWorker::runOpened, this, &MainWindow::onRunOpened);
+  connect(worker_, &TrainingWorker::loadingProgress, this, &MainWindow::onLoading);
+  connect(worker_, &TrainingWorker::workProgress, this, [this](const QString& what, int done, int total) {
+    progress_->setWork(what, done, total, step_);
+    updateStepText();
+  });
+  connect(worker_, &TrainingWorker::notice, this, [this](const QString& t) { log_->addNote(QStringLiteral("info"), t); });
+  connect(worker_, &TrainingWorker::sessionAvailable, this, [this](bool on) {
+    has_session_ = on;
+    updateActions();
+  });
+  connect(worker_, &TrainingWorker::generatorAvailable, this, [this](bool on, const QString& dir) {
+    runs_->setGeneratorDir(on ? dir : QString());
+    updateActions();
+  });
+  connect(worker_, &TrainingWorker::exported, this, [this](const QString& what, const QString& path) {
+    if (what == QStringLiteral("samples")) {
+      log_->addNote(QStringLiteral("export"), tr("samples written to %1").arg(path), step_);
+      statusBar()->showMessage(tr("Samples written to %1").arg(path), 5000);
+      emit samplesExported(path);
+    } else {
+      statusBar()->showMessage(tr("Checkpoint written: %1").arg(path), 5000);
+    }
+  });
+  connect(worker_, &TrainingWorker::comparisonFinished, this, [this](bool complete) {
+    comparing_ = false;
+    compare_->onFinished(complete);
+    emit comparisonDone(complete);
+    maybeScreenshot(true);
+  });
+}
+
+
 namespace {
 
 using State = TrainingWorker::State;
@@ -135,6 +204,7 @@ void MainWindow::onBatch(const UiBatchPtr& b) {
   if (b->tag == RunTag::Main) {
     if (b->replace_history) {
       plots_->setHistory(b->rows);
+      plots_->setHistogramRows(b->hist_history, true);
     } else {
       plots_->appendRows(b->rows);
     }
@@ -245,6 +315,7 @@ void MainWindow::onRunOpened(const std::shared_ptr<const OpenedRun>& run) {
   runs_->setCurrent(run->dir, RunController::Origin::Opened);
   runs_->setResumable(!run->checkpoints.isEmpty());
   plots_->setHistory(run->rows);
+  plots_->setHistogramRows(run->histograms, true);
   samples_->setShots(run->samples);
   log_->clear();
   log_->addEvents(run->events);

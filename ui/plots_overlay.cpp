@@ -1,5 +1,7 @@
 // PlotsPanel's overlays: other runs (or seed groups) drawn over every time chart. Each overlay
-// is computed once when the set changes (or the smoothing does), never per live step.
+// is computed once when the set changes (or the smoothing does), never per live step, and is
+// thinned then to a fixed number of points: three overlaid runs of 100k rows must not cost
+// every live replot of every chart a pass over 300k points.
 #include <algorithm>
 #include <cmath>
 
@@ -37,6 +39,44 @@ std::vector<Point> member_curve(const std::vector<StepMetrics>& rows, const std:
   return out;
 }
 
+// At most 2 x kOverlayBuckets points per overlay curve: a bucket's lowest and highest mean (in
+// step order) keep the envelope a chart of up to ~2000 px shows, as QCustomPlot's adaptive
+// sampling would draw it; zoomed in further than ~1/4 of a 100k-step run, an overlay shows
+// that envelope rather than every step (the live run keeps every point).
+constexpr int kOverlayBuckets = 2000;
+
+struct Thinned {
+  QVector<double> keys, mean, lo, hi;
+};
+
+Thinned thin(const Thinned& in) {
+  const int n = static_cast<int>(in.keys.size());
+  if (n <= 2 * kOverlayBuckets) return in;
+  const bool band = !in.lo.isEmpty();
+  Thinned out;
+  for (QVector<double>* v : {&out.keys, &out.mean, &out.lo, &out.hi}) v->reserve(2 * kOverlayBuckets);
+  auto take = [&](int i) {
+    out.keys << in.keys[i];
+    out.mean << in.mean[i];
+    if (band) {
+      out.lo << in.lo[i];
+      out.hi << in.hi[i];
+    }
+  };
+  for (int b = 0; b < kOverlayBuckets; ++b) {
+    const int from = static_cast<int>(static_cast<int64_t>(n) * b / kOverlayBuckets);
+    const int to = static_cast<int>(static_cast<int64_t>(n) * (b + 1) / kOverlayBuckets);
+    int lo = from, hi = from;
+    for (int i = from + 1; i < to; ++i) {
+      if (in.mean[i] < in.mean[lo]) lo = i;
+      if (in.mean[i] > in.mean[hi]) hi = i;
+    }
+    take(std::min(lo, hi));
+    if (lo != hi) take(std::max(lo, hi));
+  }
+  return out;
+}
+
 }  // namespace
 
 void PlotsPanel::setOverlays(const std::vector<RunOverlay>& overlays) {
@@ -64,10 +104,12 @@ void PlotsPanel::drawOverlays() {
   QHash<LivePlot*, int> nth;
   for (const Spec& s : specs) {
     const int k = nth[s.plot]++;
-    // Curves of one run share its colour; the pen style tells them apart (as the live ones
-    // are told apart by colour).
-    const Qt::PenStyle style = k == 0 ? Qt::SolidLine : k == 1 ? Qt::DashLine : Qt::DotLine;
+    // Curves of one run share its hue; a lighter or darker shade tells them apart (as the live
+    // ones are told apart by colour). Solid pens only: QCustomPlot strokes a dashed or dotted
+    // line as one path, which cost the D(x) chart 180 ms per replot with three overlays of 100k
+    // points; solid lines go its fast way, segment by segment.
     for (const RunOverlay& ov : overlays_) {
+      const QColor color = k == 0 ? ov.color : k == 1 ? ov.color.lighter(145) : ov.color.darker(150);
       if (ov.members.empty()) continue;
       std::vector<Point> all;
       for (const auto& rows : ov.members) {
@@ -78,7 +120,8 @@ void PlotsPanel::drawOverlays() {
                            [](const Point& a, const Point& b) { return a.step < b.step; });
       }
       const size_t members = ov.members.size();
-      QVector<double> keys, mean, lo, hi;
+      Thinned full;
+      QVector<double>&keys = full.keys, &mean = full.mean, &lo = full.lo, &hi = full.hi;
       keys.reserve(static_cast<int>(all.size() / members + 1));
       for (size_t i = 0; i < all.size();) {
         size_t j = i;
@@ -101,19 +144,23 @@ void PlotsPanel::drawOverlays() {
         }
         i = j;
       }
+      const Thinned t = thin(full);
       const QString name = ov.label + QStringLiteral(" · ") + s.name;
-      QCPGraph* g = s.plot->addSeries(name, ov.color, style, 1.3, s.right, k == 0);
+      QCPGraph* g = s.plot->addSeries(name, color, Qt::SolidLine, 1.3, s.right, k == 0);
       if (k == 0) g->setName(name);
-      s.plot->setSeriesData(g, keys, mean);
+      // A noisy run zigzags over the chart's height in every pixel column; antialiasing that
+      // (three runs, a dozen curves) filled most of a replot's time.
+      g->setAntialiased(false);
+      s.plot->setSeriesData(g, t.keys, t.mean);
       s.plot->setKeptOnClear(g);
       overlay_graphs_.emplace_back(s.plot, g);
       if (members > 1) {
-        QColor fill = ov.color;
+        QColor fill = color;
         fill.setAlpha(45);
         QCPGraph* gl = s.plot->addSeries(name + QStringLiteral(" −sd"), fill, Qt::SolidLine, 0.5, s.right, false);
         QCPGraph* gh = s.plot->addSeries(name + QStringLiteral(" +sd"), fill, Qt::SolidLine, 0.5, s.right, false);
-        s.plot->setSeriesData(gl, keys, lo);
-        s.plot->setSeriesData(gh, keys, hi);
+        s.plot->setSeriesData(gl, t.keys, t.lo);
+        s.plot->setSeriesData(gh, t.keys, t.hi);
         gh->setBrush(fill);
         gh->setChannelFillGraph(gl);
         for (QCPGraph* b : {gl, gh}) {

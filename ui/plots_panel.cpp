@@ -69,11 +69,26 @@ PlotsPanel::PlotsPanel(QWidget* parent) : QWidget(parent) {
                       "axis, saving as PNG/PDF or copying. Hover for values; hover a title for what it shows."));
   hint->setMinimumWidth(40);
   hint->setStyleSheet(QStringLiteral("color: gray"));
+  // The gradient histograms over time: a step of the run's stored sets (hidden until two).
+  hist_caption_ = new QLabel(tr("Histograms"));
+  hist_slider_ = new QSlider(Qt::Horizontal);
+  hist_slider_->setObjectName(QStringLiteral("histogramStep"));
+  hist_slider_->setMinimumWidth(50);  // the bar must fit a 1024 px window with both docks open
+  hist_slider_->setMaximumWidth(160);
+  hist_slider_->setToolTip(tr("Which step the two gradient-exponent histograms show, of those the run stored "
+                              "(histograms.csv in its folder, every N steps as set under Histograms); at the right "
+                              "end they follow the newest"));
+  hist_label_ = new QLabel;
+  connect(hist_slider_, &QSlider::valueChanged, this, [this](int v) { showHistEntry(v); });
   bar->addWidget(smooth_caption);
   bar->addWidget(slider_);
   bar->addWidget(slider_label_);
   bar->addSpacing(8);
   bar->addWidget(reset);
+  bar->addSpacing(8);
+  bar->addWidget(hist_caption_);
+  bar->addWidget(hist_slider_);
+  bar->addWidget(hist_label_);
   bar->addSpacing(8);
   bar->addWidget(hint, 1);
   outer->addLayout(bar);
@@ -161,6 +176,7 @@ PlotsPanel::PlotsPanel(QWidget* parent) : QWidget(parent) {
   // Grid order: what a loss curve does, then what AMP does, then histograms and cost.
   cells_ = {loss, dout, quality, fd, scale, norms, under, hist_g_, hist_d_, perf};
   layoutCells(3);
+  updateHistSlider();
 
   timer_.setInterval(50);
   connect(&timer_, &QTimer::timeout, this, &PlotsPanel::onTick);
@@ -214,6 +230,8 @@ void PlotsPanel::clear() {
   for (LivePlot* p : allPlots()) p->clearAllData();
   hist_g_->clearHistogram();
   hist_d_->clearHistogram();
+  hists_.clear();
+  updateHistSlider();
   switch_count_ = 0;
 }
 
@@ -268,13 +286,6 @@ void PlotsPanel::setHistory(const std::vector<StepMetrics>& rows) {
   appendRows(rows);
   for (LivePlot* p : allPlots()) p->setFollow(true);
   refreshNow();
-}
-
-void PlotsPanel::setHistograms(int64_t step, const std::vector<float>& g, const std::vector<float>& d) {
-  Precision p = rows_.empty() ? Precision::FP32 : rows_.back().precision;
-  double sg = rows_.empty() ? 1 : rows_.back().scale_g, sd = rows_.empty() ? 1 : rows_.back().scale_d;
-  hist_g_->setHistogram(step, g, p, sg);
-  hist_d_->setHistogram(step, d, p, sd);
 }
 
 void PlotsPanel::setSmoothing(double alpha) {
@@ -363,7 +374,8 @@ void PlotsPanel::onTick() {
   int done = 0;
   for (int k = 0; k < n && (done == 0 || spent < kTickBudgetMs); ++k) {
     LivePlot* p = plots[(next_ + k) % n];
-    if (!p->isDirty() || !p->isVisible()) continue;
+    // Scrolled out of view (a small screen): it stays dirty and is drawn once it shows.
+    if (!p->isDirty() || !p->isVisible() || p->visibleRegion().isEmpty()) continue;
     p->refresh();
     ++replots_;
     ++done;

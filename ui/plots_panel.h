@@ -13,6 +13,7 @@
 #include <QTimer>
 #include <QWidget>
 
+#include "core/run/histograms_log.h"
 #include "core/train/step_metrics.h"
 #include "ui/histogram_plot.h"
 #include "ui/live_plot.h"
@@ -45,7 +46,16 @@ class PlotsPanel : public QWidget {
   void setEvaluationInterval(int every);
   void appendRows(const std::vector<StepMetrics>& rows);
   void setHistory(const std::vector<StepMetrics>& rows);  // replaces everything (opened/resumed run)
+  // Gradient histograms over time (plots_histograms.cpp): every set the run delivered or its
+  // histograms.csv holds, one step at a time on the "Histograms" slider (at its right end it
+  // follows the newest). setHistograms: the live run's newest (precision and scale from the
+  // last row); setHistogramRows: a run folder's file (replace: start over). clear() empties it.
   void setHistograms(int64_t step, const std::vector<float>& g, const std::vector<float>& d);
+  void setHistogramRows(const std::vector<HistogramRow>& rows, bool replace);
+  int histogramSteps() const { return static_cast<int>(hists_.size()); }
+  // Shows the stored set nearest to step (the slider moves there); false: none stored.
+  bool showHistogramStep(int64_t step);
+  QSlider* histogramSlider() const { return hist_slider_; }
   // Replaces the overlays (plots_overlay.cpp); they stay through clear() and new runs.
   void setOverlays(const std::vector<RunOverlay>& overlays);
   int overlayCount() const { return static_cast<int>(overlays_.size()); }
@@ -97,6 +107,15 @@ class PlotsPanel : public QWidget {
   void addSwitch(const StepMetrics& prev, const StepMetrics& now);
   void rebuildSmoothed();
   void drawOverlays();
+  struct HistEntry {
+    int64_t step = 0;
+    Precision precision = Precision::FP32;
+    double scale_g = 1, scale_d = 1;
+    std::vector<float> g, d;
+  };
+  void addHistEntry(HistEntry e);
+  void showHistEntry(int index);
+  void updateHistSlider();
   double keyOf(const StepMetrics& m) const { return wall_time_ ? m.time_s : static_cast<double>(m.step); }
   void onTick();
   void toggleMaximized(LivePlot* p);
@@ -123,6 +142,10 @@ class PlotsPanel : public QWidget {
   std::vector<RunOverlay> overlays_;
   std::vector<std::pair<LivePlot*, QCPGraph*>> overlay_graphs_;
   std::vector<StepMetrics> rows_;
+  std::vector<HistEntry> hists_;  // by step
+  QSlider* hist_slider_ = nullptr;
+  QLabel* hist_caption_ = nullptr;
+  QLabel* hist_label_ = nullptr;
   double alpha_ = 0.9;
   bool wall_time_ = false, crosshair_ = false;
   QAction* x_time_ = nullptr;

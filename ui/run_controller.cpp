@@ -122,4 +122,16 @@ std::optional<RunController::LaterHistory> RunController::laterHistory(const QSt
   return h;
 }
 
+QString RunController::laterHistoryQuestion(const QString& run_dir, const QString& checkpoint) {
+  const auto later = laterHistory(run_dir, checkpoint);
+  if (!later) return {};
+  return tr("Resuming from the checkpoint of step %1 drops the metrics and events of steps %2 to %3 (they are "
+            "trained again) and moves %4 later checkpoint(s) aside into checkpoints/superseded-*.\n\nContinue? "
+            "(File > Resume into a branch… keeps this run as it is and continues in a new folder.)")
+      .arg(later->from_step)
+      .arg(later->from_step + 1)
+      .arg(std::max(later->last_logged_step, later->from_step + 1))
+      .arg(later->later_checkpoints);
+}
+
 }  // namespace ampgan::ui

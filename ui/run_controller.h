@@ -59,6 +59,8 @@ class RunController : public QObject {
     int later_checkpoints = 0;
   };
   static std::optional<LaterHistory> laterHistory(const QString& run_dir, const QString& checkpoint);
+  // The question to ask before such a resume; empty when nothing would be lost.
+  static QString laterHistoryQuestion(const QString& run_dir, const QString& checkpoint);
   static int64_t checkpointStep(const QString& checkpoint);  // step_NNNNNN.safetensors -> N; -1
   static bool samePath(const QString& a, const QString& b);
 

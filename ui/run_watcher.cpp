@@ -59,6 +59,7 @@ void RunWatcher::start(const QString& dir) {
   dir_ = dir;
   metrics_ = FileTail(QDir(dir).filePath(QStringLiteral("metrics.csv")));
   events_ = FileTail(QDir(dir).filePath(QStringLiteral("events.jsonl")));
+  histograms_ = FileTail(QDir(dir).filePath(QStringLiteral("histograms.csv")));
   timer_.start();
   pollNow();
 }
@@ -91,6 +92,7 @@ void RunWatcher::pollNow() {
   }
   pollMetrics();
   pollEvents();
+  pollHistograms();
   pollSamples();
   const QString w = QString::fromStdString(io::run_lock_holder(dir_.toStdString()));
   if (!writer_known_ || w != writer_) {
@@ -141,6 +143,15 @@ void RunWatcher::pollEvents() {
     }
   }
   if (!events.empty()) emit eventsArrived(events);
+}
+
+void RunWatcher::pollHistograms() {
+  bool restarted = false, more = false;
+  std::vector<HistogramRow> rows;
+  HistogramRow r;
+  for (const QByteArray& line : histograms_.read(kMaxBytesPerPoll, &restarted, &more))
+    if (HistogramsLog::parse(line.toStdString(), r)) rows.push_back(r);  // the header row does not parse
+  if (!rows.empty() || restarted) emit histogramsArrived(rows, restarted);
 }
 
 void RunWatcher::pollSamples() {

@@ -15,6 +15,7 @@
 #include <QString>
 #include <QTimer>
 
+#include "core/run/histograms_log.h"
 #include "core/run/run_config.h"
 #include "core/run/run_event.h"
 #include "core/train/step_metrics.h"
@@ -60,17 +61,20 @@ class RunWatcher : public QObject {
   void rowsArrived(const std::vector<ampgan::StepMetrics>& rows, bool replace);
   void eventsArrived(const std::vector<ampgan::RunEvent>& events);
   void samplesArrived(const std::vector<ampgan::ui::SampleShot>& shots);
+  // histograms.csv rows (replace: the file was rewritten, they start over).
+  void histogramsArrived(const std::vector<ampgan::HistogramRow>& rows, bool replace);
   void writerChanged(const QString& writer);  // empty: the writer ended (or never started)
 
  private:
   void pollMetrics();
   void pollEvents();
   void pollSamples();
+  void pollHistograms();
 
   QString dir_;
   QTimer timer_;
   bool have_config_ = false;
-  FileTail metrics_, events_;
+  FileTail metrics_, events_, histograms_;
   std::vector<std::string> header_;
   QSet<QString> samples_seen_;
   int64_t rows_seen_ = 0;

@@ -52,14 +52,15 @@ void StatusProgress::setLoadingProgress(int done, int total) {
   bar_->setValue(done);
 }
 
-void StatusProgress::setWork(const QString& what, int done, int total, int64_t step) {
+void StatusProgress::setWork(const QString& what, int done, int total, int64_t step, const QString& cancel_tip) {
   const bool end = done >= total;
   if (!working_ && !end) {
     working_ = true;
     logged_ = false;
     what_ = what;
     work_clock_.start();
-    cancel_->setToolTip(tr("Cancel this work: the run stops after the step, without scores for it"));
+    cancel_->setToolTip(cancel_tip.isEmpty() ? tr("Cancel this work: the run stops after the step, without scores for it")
+                                             : cancel_tip);
   }
   if (!working_) return;
   // Only work that takes a while is worth lines in the log (an evaluation every few hundred

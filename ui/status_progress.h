@@ -25,7 +25,8 @@ class StatusProgress : public QObject {
   void setLoading(bool on);               // indeterminate until loadingProgress arrives
   void setLoadingProgress(int done, int total);
   // From TrainingWorker::workProgress; done == total ends it.
-  void setWork(const QString& what, int done, int total, int64_t step);
+  // cancel_tip: what Cancel does (default: the run stops after the step).
+  void setWork(const QString& what, int done, int total, int64_t step, const QString& cancel_tip = {});
   bool working() const { return working_; }  // long work inside a step is going on
   QString workText() const { return what_; }
   bool visible() const;

@@ -364,6 +364,15 @@ void TrainingWorker::fail(const QString& during) {
 
 namespace {
 
+// A run's histograms.csv; one this build cannot read costs the histograms, not the run.
+std::vector<HistogramRow> read_histograms(const std::filesystem::path& dir) {
+  try {
+    return HistogramsLog::read(RunFolder(dir).histograms());
+  } catch (const std::exception&) {
+    return {};
+  }
+}
+
 // Session::step finishes a diverged run itself (samples, checkpoint, stop event) before
 // throwing; finishing it again would only log a second stop.
 bool is_divergence() {
@@ -421,6 +430,7 @@ void TrainingWorker::resumeRun(const QString& run_dir, qint64 steps, const QStri
     pending_->replace_history = true;
     std::vector<StepMetrics> history = RunFolder(session_->dir()).read_metrics();
     pending_->rows.insert(pending_->rows.begin(), history.begin(), history.end());
+    pending_->hist_history = read_histograms(session_->dir());
     flush(true);
     finishRun(loop());
   } catch (...) {
@@ -524,6 +534,7 @@ void TrainingWorker::openRun(const QString& run_dir) {
       run->has_config = true;
     }
     run->rows = RunFolder(dir).read_metrics();
+    run->histograms = read_histograms(dir);
     run->events = RunFolder(dir).read_events();
     const QDir samples(QDir(run_dir).filePath(QStringLiteral("samples")));
     for (const QString& f : samples.entryList({QStringLiteral("step_*.png")}, QDir::Files, QDir::Name)) {

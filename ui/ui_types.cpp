@@ -7,6 +7,15 @@
 
 namespace ampgan::ui {
 
+UiError UiError::of(const Error& e, const QString& during) {
+  UiError u;
+  u.during = during;
+  u.what = QString::fromStdString(e.what_failed());
+  u.subject = QString::fromStdString(e.subject());
+  u.hint = QString::fromStdString(e.hint());
+  return u;
+}
+
 QString UiError::text() const {
   QString t = what;
   if (!subject.isEmpty()) t += QStringLiteral("\n(%1)").arg(subject);

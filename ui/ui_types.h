@@ -15,6 +15,8 @@
 
 #include "core/backend/backend.h"
 #include "core/io/image_io.h"
+#include "core/common/error.h"
+#include "core/run/histograms_log.h"
 #include "core/run/run_config.h"
 #include "core/run/run_event.h"
 #include "core/train/step_metrics.h"
@@ -37,6 +39,7 @@ struct UiBatch {
   RunTag tag = RunTag::Main;
   bool replace_history = false;  // rows are a run's whole history (resume): replace, not append
   std::vector<StepMetrics> rows;
+  std::vector<HistogramRow> hist_history;  // with replace_history: the run's histograms.csv
   std::vector<RunEvent> events;
   std::vector<SampleShot> samples;
   bool has_histograms = false;   // latest histograms only; older ones in the interval are dropped
@@ -74,6 +77,7 @@ struct UiError {
   QString during;  // "loading the dataset", "training", "exporting samples", ...
   bool out_of_memory = false;
   QString text() const;  // all of it, for the dialog and the log
+  static UiError of(const Error& e, const QString& during);
 };
 
 // A run folder read back from disk (File > Open run).
@@ -82,6 +86,7 @@ struct OpenedRun {
   RunConfig config;
   bool has_config = false;
   std::vector<StepMetrics> rows;
+  std::vector<HistogramRow> histograms;  // histograms.csv (none: an older run, or unreadable)
   std::vector<RunEvent> events;
   std::vector<SampleShot> samples;  // path only (images load on demand)
   QStringList checkpoints;

@@ -9,6 +9,7 @@
 #include "core/common/timestamp.h"
 #include "core/io/atomic_file.h"
 #include "core/io/run_lock.h"
+#include "core/run/histograms_log.h"
 #include "core/run/layers_log.h"
 
 namespace ampgan {
@@ -143,6 +144,7 @@ double RunFolder::trim_logs(int64_t step) const {
     io::write_file_atomic(events(), out);
   }
   LayersLog::trim(layers(), step);
+  HistogramsLog::trim(histograms(), step);
   return time_offset;
 }
 

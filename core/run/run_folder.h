@@ -1,7 +1,8 @@
 // The one place that knows a run folder's layout (README, "The run folder"):
 //   config.json    the run's settings (RunConfig)      run.lock      its one writer (io/run_lock.h)
 //   metrics.csv    one row a step (StepMetrics)        events.jsonl  one RunEvent a line
-//   layers.csv     per-tensor gradient statistics      compare.tsv   in a comparison's root only
+//   layers.csv     per-tensor gradient statistics      histograms.csv  gradient exponent histograms
+//   compare.tsv    in a comparison's root only
 //   samples/step_NNNNNN.png                            checkpoints/step_NNNNNN.safetensors
 //   checkpoints/superseded-after-<step>-<time>/        (a history a resume retrained)
 // Everything that reads or writes a run folder (Session, checkpoints, the CLI, the studio) asks
@@ -24,6 +25,7 @@ class RunFolder {
   static constexpr const char* kMetrics = "metrics.csv";
   static constexpr const char* kEvents = "events.jsonl";
   static constexpr const char* kLayers = "layers.csv";
+  static constexpr const char* kHistograms = "histograms.csv";
   static constexpr const char* kSamples = "samples";
   static constexpr const char* kCheckpoints = "checkpoints";
   static constexpr const char* kCompareTable = "compare.tsv";
@@ -36,12 +38,13 @@ class RunFolder {
   std::filesystem::path metrics() const { return dir_ / kMetrics; }
   std::filesystem::path events() const { return dir_ / kEvents; }
   std::filesystem::path layers() const { return dir_ / kLayers; }
+  std::filesystem::path histograms() const { return dir_ / kHistograms; }
   std::filesystem::path samples_dir() const { return dir_ / kSamples; }
   std::filesystem::path checkpoints_dir() const { return dir_ / kCheckpoints; }
   std::filesystem::path sample_grid(int64_t step) const;  // samples/step_NNNNNN.png
   std::filesystem::path checkpoint(int64_t step) const;   // checkpoints/step_NNNNNN.safetensors
   // What each log is called, for copies of the folder (a branch, a set-aside history).
-  static std::vector<const char*> log_names() { return {kMetrics, kEvents, kLayers}; }
+  static std::vector<const char*> log_names() { return {kMetrics, kEvents, kLayers, kHistograms}; }
 
   bool exists() const;              // a folder with a config.json (of any file type)
   bool holds_files() const;         // anything but an unheld run.lock (a refused start may leave one)

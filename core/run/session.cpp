@@ -150,6 +150,7 @@ std::unique_ptr<Session> Session::create(const RunConfig& cfg, const SessionOpti
   s->metrics_log_->append_line(csv_header());
   s->events_log_ = std::make_unique<io::AppendLog>(s->folder_.events());
   s->layers_log_ = std::make_unique<LayersLog>(s->folder_.layers(), s->trainer_->tensor_names());
+  s->hist_log_ = std::make_unique<HistogramsLog>(s->folder_.histograms());
   RunEvent e;
   e.type = EventType::Start;
   e.message = "training " + s->data_->name + " (" + std::to_string(s->data_->count) + " images, " +
@@ -225,6 +226,7 @@ std::unique_ptr<Session> Session::resume(const fs::path& run_dir, int64_t total_
   s->metrics_log_ = std::make_unique<io::AppendLog>(folder.metrics());
   s->events_log_ = std::make_unique<io::AppendLog>(folder.events());
   s->layers_log_ = std::make_unique<LayersLog>(folder.layers(), s->trainer_->tensor_names());
+  s->hist_log_ = std::make_unique<HistogramsLog>(folder.histograms());
   RunEvent e;
   e.step = info.step;
   e.type = EventType::Resume;
@@ -265,14 +267,23 @@ void Session::step() {
   const bool eval_now = evaluator_ && cfg_.eval_every > 0 && it % cfg_.eval_every == 0;
   std::vector<StepMetrics> rows = trainer_->collect(eval_now);
   if (eval_now && !rows.empty()) evaluate(rows.back());
+  const StepMetrics last = rows.empty() ? StepMetrics{} : rows.back();
   handle_rows(std::move(rows));
-  if (cfg_.hist_every > 0 && it % cfg_.hist_every == 0 && listener_) {
-    std::vector<float> g, d;
-    trainer_->gradient_histograms(g, d);
-    listener_->on_histograms(it, g, d);
-  }
+  if (cfg_.hist_every > 0 && it % cfg_.hist_every == 0 && (listener_ || hist_log_)) write_histograms(it, last);
   if (cfg_.sample_every > 0 && it % cfg_.sample_every == 0) write_samples();
   if (cfg_.checkpoint_every > 0 && it % cfg_.checkpoint_every == 0) save_checkpoint();
+}
+
+void Session::write_histograms(int64_t it, const StepMetrics& last) {
+  std::vector<float> g, d;
+  trainer_->gradient_histograms(g, d);
+  // Under the precision and scale of the step they come from (its row; none: the trainer's).
+  const Precision p = last.step == it ? last.precision : trainer_->precision();
+  if (hist_log_) {
+    hist_log_->write({it, 'G', p, last.step == it ? last.scale_g : 1.0, g});
+    hist_log_->write({it, 'D', p, last.step == it ? last.scale_d : 1.0, d});
+  }
+  if (listener_) listener_->on_histograms(it, g, d);
 }
 
 void Session::handle_rows(std::vector<StepMetrics> rows) {
@@ -417,6 +428,7 @@ fs::path Session::save_checkpoint() {
   metrics_log_->sync();
   events_log_->sync();
   if (layers_log_) layers_log_->sync();
+  if (hist_log_) hist_log_->sync();
   last_checkpoint_step_ = it;
   const auto pruned = prune_checkpoints(folder_.dir(), cfg_.keep_checkpoints, int64_t{10} * cfg_.checkpoint_every, it);
   RunEvent e{it, 0, EventType::Checkpoint, "", "checkpoint " + p.filename().string()};
@@ -481,6 +493,7 @@ void Session::finish(const std::string& reason) {
   metrics_log_->sync();
   events_log_->sync();
   if (layers_log_) layers_log_->sync();
+  if (hist_log_) hist_log_->sync();
 }
 
 }  // namespace ampgan

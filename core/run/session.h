@@ -20,6 +20,7 @@
 #include "core/io/image_io.h"
 #include "core/io/run_lock.h"
 #include "core/run/alerts.h"
+#include "core/run/histograms_log.h"
 #include "core/run/layers_log.h"
 #include "core/run/run_config.h"
 #include "core/run/run_event.h"
@@ -105,13 +106,14 @@ class Session {
   void build(const SessionOptions& opt, int channels_override);
   void emit_event(RunEvent e);
   void handle_rows(std::vector<StepMetrics> rows);
+  void write_histograms(int64_t step, const StepMetrics& last);  // histograms.csv and the listener
   void write_samples();
   void evaluate(StepMetrics& row);
 
   void take_lock(const SessionOptions& opt);
   // A "warning" event naming the stale temporary files removed at start (sweep_stale_temporaries).
   void report_swept(const std::vector<std::filesystem::path>& swept, int64_t step);
-  // Data-parallel start (core/train/session_parallel.cpp): the ranks check their settings and
+  // Data-parallel start (core/run/session_parallel.cpp): the ranks check their settings and
   // take rank 0's state; returns what to tell the user.
   std::vector<std::string> start_parallel(int64_t step, int64_t batches_consumed, int previous_world_size);
 
@@ -128,6 +130,7 @@ class Session {
   std::unique_ptr<dist::DataParallel> parallel_;
   std::unique_ptr<io::AppendLog> metrics_log_, events_log_;
   std::unique_ptr<LayersLog> layers_log_;  // layers.csv
+  std::unique_ptr<HistogramsLog> hist_log_;  // histograms.csv
   AlertMonitor alerts_;
   SessionListener* listener_ = nullptr;
   std::vector<float> fixed_latents_;

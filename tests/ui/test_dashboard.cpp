@@ -19,6 +19,8 @@
 
 #include "core/run/run_folder.h"
 #include "core/run/run_summary.h"
+#include "core/backend/elementwise.h"
+#include "core/run/histograms_log.h"
 #include "core/run/session.h"
 #include "ui/config_panel.h"
 #include "ui/event_log.h"
@@ -26,11 +28,16 @@
 #include "ui/main_window.h"
 #include "ui/plot_export.h"
 #include "ui/plots_panel.h"
+#include "ui/run_branch.h"
 #include "ui/run_controller.h"
 #include "ui/run_index.h"
 #include "ui/run_watcher.h"
 #include "ui/runs_panel.h"
 #include "ui/sample_view.h"
+#include "ui/live_plot.h"
+#include "ui/plot_export.h"
+#include "ui/plots_panel.h"
+#include "ui/status_progress.h"
 
 using namespace ampgan;
 using namespace ampgan::ui;
@@ -238,6 +245,11 @@ class TestDashboard : public QObject {
     const QImage print(path(QStringLiteral("print.png")));
     QCOMPARE(print.size(), QSize(1600, 1000));
     QCOMPARE(std::lround(print.dotsPerMeterX() * 0.0254), 192L);
+    // At 144 dpi 1600 px are no whole number of logical pixels: still exactly 1600 x 1000.
+    QVERIFY(p->saveTo(path(QStringLiteral("slides.png")), 1600, 1000, 144));
+    const QImage slides(path(QStringLiteral("slides.png")));
+    QCOMPARE(slides.size(), QSize(1600, 1000));
+    QCOMPARE(std::lround(slides.dotsPerMeterX() * 0.0254), 144L);
   }
 
   // "All plots" as one multi-page PDF (a page per chart) and one grid PNG.
@@ -322,6 +334,10 @@ class TestDashboard : public QObject {
     QVERIFY(rows_on_disk > seen);
     QTRY_COMPARE_WITH_TIMEOUT(static_cast<int>(w.plots()->rows().size()), rows_on_disk, kTimeout);
     QTRY_VERIFY_WITH_TIMEOUT(w.eventLog()->rowCount() > 0, kTimeout);
+    // The CLI's histograms.csv (every 25 steps by default) reaches the histogram charts too.
+    QTRY_COMPARE_WITH_TIMEOUT(w.plots()->histogramSteps(), rows_on_disk / 25, kTimeout);
+    QVERIFY(w.plots()->histogram('G')->hasData() && w.plots()->histogram('D')->hasData());
+    QCOMPARE(w.plots()->histogram('G')->step(), int64_t{rows_on_disk / 25 * 25});
     // The studio wrote nothing there: the folder is what the CLI left, byte for byte.
     const QStringList before = files_under(dir);
     QTest::qWait(500);
@@ -331,6 +347,58 @@ class TestDashboard : public QObject {
     QVERIFY(!w.watching());
     QVERIFY(w.action(QStringLiteral("actionStart"))->isEnabled());
     QVERIFY(w.configPanel()->isEnabled());
+  }
+
+  // An opened run shows the gradient histograms its folder stores (histograms.csv), over time:
+  // the newest at first, any stored step on the Histograms slider.
+  void openedRunShowsItsHistogramsOverTime() {
+    const QString dir = path(QStringLiteral("hist-run"));
+    {
+      RunConfig c;
+      c.dataset = "synthetic";
+      c.synthetic_count = 256;
+      c.res = 32;
+      c.width = 8;
+      c.batch = 8;
+      c.steps = 30;
+      c.backend = "cpu";
+      c.sample_every = 0;
+      c.checkpoint_every = 0;
+      c.hist_every = 5;
+      c.precision = Precision::FP16;
+      c.out_dir = dir.toStdString();
+      auto s = Session::create(c);
+      s->run();
+      s->finish("finished");
+    }
+    const std::vector<HistogramRow> file = HistogramsLog::read((dir + QStringLiteral("/histograms.csv")).toStdString());
+    QCOMPARE(static_cast<int>(file.size()), 12);  // steps 5..30, G and D
+    MainWindow w(no_settings());
+    w.show();
+    QSignalSpy opened(&w, &MainWindow::runOpened);
+    w.openRun(dir);
+    QTRY_COMPARE_WITH_TIMEOUT(opened.count(), 1, kTimeout);
+    PlotsPanel* p = w.plots();
+    QCOMPARE(p->histogramSteps(), 6);
+    HistogramPlot* g = p->histogram('G');
+    QCOMPARE(g->step(), int64_t{30});
+    QVERIFY(p->histogramSlider()->isVisibleTo(p));
+    // Step 10 on the slider: both charts show the file's step-10 counts.
+    p->histogramSlider()->setValue(1);
+    QCOMPARE(g->step(), int64_t{10});
+    QCOMPARE(p->histogram('D')->step(), int64_t{10});
+    double total = 0;
+    for (float n : file[2].counts) total += n;
+    QCOMPARE(file[2].step, int64_t{10});
+    QCOMPARE(file[2].network, 'G');
+    for (int bin = 0; bin < ew::kHistBins; ++bin) QVERIFY(std::fabs(g->fraction(bin) - file[2].counts[bin] / total) < 1e-9);
+    QVERIFY(p->showHistogramStep(26));  // the nearest stored: 25
+    QCOMPARE(g->step(), int64_t{25});
+    // Another run (or a new one) starts empty.
+    p->clear();
+    QCOMPARE(p->histogramSteps(), 0);
+    QVERIFY(!g->hasData());
+    QVERIFY(!p->histogramSlider()->isVisibleTo(p));
   }
 
   // A watched metrics.csv that gets shorter (a resume from an earlier checkpoint rewrote it)
@@ -473,6 +541,45 @@ class TestDashboard : public QObject {
 
   // Per-chart log/linear, x = step or wall time on every chart, a linked crosshair that exports
   // leave out.
+  // Overlays are thinned once when they are set, keeping each bucket's extremes, and drawn with
+  // solid pens (QCustomPlot strokes dashed lines as one slow path): three runs of 100k rows
+  // must not make every live replot walk 300k points.
+  void overlaysAreThinnedOnceWithSolidPens() {
+    PlotsPanel panel;
+    panel.resize(1200, 800);
+    panel.show();
+    panel.setSmoothing(0);
+    panel.setHistory(rows(50));
+    auto big = std::make_shared<std::vector<StepMetrics>>(rows(100000));
+    (*big)[77777].loss_d = 9.5;  // one spike: thinning must keep it
+    (*big)[33333].loss_d = -4.0;
+    auto small = std::make_shared<std::vector<StepMetrics>>(rows(300));
+    panel.setOverlays({{QStringLiteral("big"), overlay_color(0), {big}}, {QStringLiteral("small"), overlay_color(1), {small}}});
+    LivePlot* losses = panel.plot(QStringLiteral("losses"));
+    const QCPGraph* g = losses->series(QStringLiteral("big · loss D"));
+    QVERIFY(g);
+    QVERIFY2(g->data()->size() <= 4000 && g->data()->size() >= 2000, qPrintable(QString::number(g->data()->size())));
+    double lo = INFINITY, hi = -INFINITY;
+    for (auto it = g->data()->constBegin(); it != g->data()->constEnd(); ++it) {
+      lo = std::min(lo, it->value);
+      hi = std::max(hi, it->value);
+    }
+    QCOMPARE(hi, 9.5);
+    QCOMPARE(lo, -4.0);
+    QCOMPARE(value_at(g, 77778), 9.5);  // at its own step
+    // A short run is drawn whole, and the live run keeps every point.
+    QCOMPARE(losses->series(QStringLiteral("small · loss D"))->data()->size(), 300);
+    QCOMPARE(losses->pointCount(QStringLiteral("loss D (raw)")), 50);
+    for (LivePlot* p : panel.allPlots())
+      for (int i = 0; i < p->graphCount(); ++i)
+        if (p->graph(i)->name().startsWith(QStringLiteral("big")) || p->graph(i)->name().startsWith(QStringLiteral("small")))
+          QVERIFY2(p->graph(i)->pen().style() == Qt::SolidLine, qPrintable(p->graph(i)->name()));
+    // The D(x) chart's two curves of one run stay apart by shade.
+    LivePlot* dout = panel.plot(QStringLiteral("d_outputs"));
+    QVERIFY(dout->series(QStringLiteral("big · D(x)"))->pen().color() !=
+            dout->series(QStringLiteral("big · D(G(z))"))->pen().color());
+  }
+
   void plotAxesWallTimeLogAndCrosshair() {
     PlotsPanel panel;
     panel.resize(1200, 900);
@@ -559,6 +666,76 @@ class TestDashboard : public QObject {
 
   // The quick-tour preset shows the AMP story at once: overflows (skipped steps) within the
   // first steps, the loss scale backing off from 2^24.
+  // Resuming into a branch copies the run folder on a thread of its own: the window keeps
+  // handling events, the status bar shows the copy's progress, Stop (or the bar's Cancel)
+  // cancels it without leaving a half-made branch, and the resume follows a finished copy.
+  void branchCopyIsOffTheGuiThreadWithProgressAndCancel() {
+    const QString run = path(QStringLiteral("branching/big"));
+    engine_run(run, 20, 1, 2e-4f, 10);
+    {
+      // A long run's sample grids and checkpoints add up: 96 MiB to copy (the copy never decodes).
+      QFile big(QDir(run).filePath(QStringLiteral("samples/step_000001.png")));
+      QVERIFY(big.open(QIODevice::WriteOnly));
+      const QByteArray mib(1 << 20, 'x');
+      for (int i = 0; i < 96; ++i) QCOMPARE(big.write(mib), qint64{mib.size()});
+    }
+    const auto before = contents_under(run);
+    const QString ckpt = QDir(run).filePath(QStringLiteral("checkpoints/step_000010.safetensors"));
+    MainWindow w(no_settings());
+    QList<UiError> shown;
+    w.setErrorPresenter([&](const UiError& e) { shown << e; });
+    w.show();
+    QSignalSpy opened(&w, &MainWindow::runOpened);
+    w.openRun(run);
+    QTRY_VERIFY_WITH_TIMEOUT(opened.count() == 1, kTimeout);
+    QSignalSpy done(w.branchCopy(), &BranchCopy::finished);
+
+    // Cancelled: nothing left behind, the run as it was, the window idle again.
+    QVERIFY(w.resumeRunAsBranch(run, ckpt));
+    QVERIFY(w.busy());
+    QVERIFY(!w.action(QStringLiteral("actionStart"))->isEnabled());
+    QVERIFY(w.action(QStringLiteral("actionStop"))->isEnabled());
+    w.stopTraining();
+    QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, kTimeout);
+    QVERIFY(done[0][3].toBool());
+    QVERIFY(!QFileInfo::exists(run + QStringLiteral("-branch-step10")));
+    QCOMPARE(contents_under(run), before);
+    QVERIFY(!w.busy());
+    QVERIFY(w.action(QStringLiteral("actionStart"))->isEnabled());
+    QVERIFY(shown.isEmpty());
+
+    // Finished: progress along the way, the GUI thread free meanwhile, then the resume.
+    RunConfig c = w.configPanel()->config();
+    c.steps = 22;
+    w.configPanel()->setConfig(c);
+    QSignalSpy progress(w.branchCopy(), &BranchCopy::progress);
+    QSignalSpy finished(&w, &MainWindow::runFinished);
+    int ticks_during_copy = 0, bar_shown = 0;
+    QTimer tick;
+    tick.setInterval(1);
+    connect(&tick, &QTimer::timeout, this, [&] {
+      if (!w.branchCopy()->running()) return;
+      ++ticks_during_copy;
+      if (w.statusProgress()->visible()) ++bar_shown;
+    });
+    tick.start();
+    QVERIFY(w.resumeRunAsBranch(run, ckpt));
+    QTRY_COMPARE_WITH_TIMEOUT(done.count(), 2, kTimeout);
+    tick.stop();
+    const QString branch = done[1][0].toString();
+    QVERIFY2(!branch.isEmpty() && !done[1][3].toBool(), qPrintable(done[1][2].toString()));
+    QVERIFY2(progress.count() >= 50, qPrintable(QString::number(progress.count())));  // about one a MiB
+    QCOMPARE(progress.last()[0].toLongLong(), progress.last()[1].toLongLong());
+    QVERIFY2(ticks_during_copy >= 2, qPrintable(QString::number(ticks_during_copy)));
+    QVERIFY(bar_shown >= 1);
+    QTRY_VERIFY_WITH_TIMEOUT(finished.count() == 1, kTimeout);
+    QVERIFY2(shown.isEmpty(), shown.isEmpty() ? "" : qPrintable(shown.first().text()));
+    QCOMPARE(finished.first().at(0).toString(), branch);
+    QCOMPARE(static_cast<int>(RunFolder(branch.toStdString()).read_metrics().size()), 22);
+    QCOMPARE(QFileInfo(QDir(branch).filePath(QStringLiteral("samples/step_000001.png"))).size(), qint64{96} << 20);
+    QCOMPARE(contents_under(run), before);
+  }
+
   void quickTourPresetShowsOverflowsEarly() {
     MainWindow w(no_settings());
     w.show();
