@@ -28,9 +28,18 @@
 #include <cudnn.h>
 
 #include "core/backend/backend.h"
+#include "core/common/error.h"
 #include "gpu/cuda_check.h"
+#include "gpu/kernels.h"
 
 namespace ampgan::gpu {
+
+// Shared by the op families' files: a caller's contract violated, and a tensor as a kernel's
+// gradient descriptor.
+inline void require(bool ok, const char* op, const std::string& what) {
+  if (!ok) throw Error(std::string("CUDA backend: ") + op + ": " + what, "", "this is a bug in the caller");
+}
+inline GradDesc grad_desc(const Tensor& t) { return GradDesc{t.data(), t.numel(), static_cast<int32_t>(t.dtype())}; }
 
 class ReadbackPool;
 

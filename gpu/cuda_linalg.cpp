@@ -468,4 +468,20 @@ void CudaBackend::conv2d_backward_filter(const ConvGeometry& g, const Tensor& x,
   run_conv(kBackwardFilter, g, x, dy, dw, accumulate);
 }
 
+void CudaBackend::bias_add(Tensor& y, const Tensor& b) {
+  require(b.dtype() == DType::F32 && b.numel() > 0 && y.numel() % b.numel() == 0, "bias_add",
+          "bias must be FP32 (channels)");
+  activate();
+  gpu::bias_add(stream_, y.dtype(), y.data(), b.as<float>(), y.numel() / b.numel(), b.numel());
+}
+
+void CudaBackend::bias_backward(const Tensor& dy, Tensor& db, bool accumulate) {
+  require(db.dtype() == DType::F32 && db.numel() > 0 && dy.numel() % db.numel() == 0, "bias_backward",
+          "db must be FP32 (channels)");
+  activate();
+  const int64_t c = db.numel(), rows = dy.numel() / c;
+  void* ws = workspace(kWsReduce, gpu::channel_workspace_bytes(rows, c), "bias_backward");
+  gpu::bias_backward(stream_, dy.dtype(), dy.data(), rows, c, db.as<float>(), accumulate, ws);
+}
+
 }  // namespace ampgan::gpu

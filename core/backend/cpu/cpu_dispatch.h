@@ -1,10 +1,35 @@
-// Calls f with the storage tag (ew::F32, ew::F16, ew::BF16) of a runtime dtype.
+// What the CPU backend's op families share: the dtype dispatch and the tiled element loop.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
 #include "core/backend/elementwise.h"
+#include "core/common/error.h"
 
 namespace ampgan {
 
+namespace cpu {
+
+constexpr int64_t kGrain = 1 << 15;  // elements per parallel chunk in element-wise loops
+constexpr int64_t kTile = 512;       // elements widened to FP32 at a time inside a chunk
+
+inline void require(bool ok, const char* op, const std::string& what) {
+  if (!ok) throw Error(std::string("CPU backend: ") + op + ": " + what, "", "this is a bug in the caller");
+}
+
+// Runs f(begin, count, float* tile) over [b, e) in tiles: the storage-to-FP32 conversions happen
+// a tile at a time (vectorised), the arithmetic in between on FP32 values.
+template <typename F>
+void tiles(int64_t b, int64_t e, F&& f) {
+  float buf[kTile];
+  for (int64_t t = b; t < e; t += kTile) f(t, std::min(kTile, e - t), buf);
+}
+
+}  // namespace cpu
+
+// Calls f with the storage tag (ew::F32, ew::F16, ew::BF16) of a runtime dtype.
 template <typename F>
 void dispatch_dtype(DType t, F&& f) {
   switch (t) {
