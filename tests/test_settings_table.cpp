@@ -177,11 +177,16 @@ TEST(SettingsTable, CommandLineOptionsOverrideTheModelsRecipeAndConfigFile) {
   expect_error([&] { cli::config_from(b); }, {"--width", "out of range"});
 }
 
-// The man page stays prose, but names every row's option, and --help lists each under its section.
+// The man pages stay prose, but name every row's option, and --help lists each under its section.
 TEST(SettingsTable, ManPageAndHelpCoverEveryOption) {
-  std::string man = read_text(std::string(AMPGAN_SOURCE_DIR) + "/packaging/man/ampgan.1");
+  auto man_page = [](const char* name) {
+    std::string man = read_text(std::string(AMPGAN_SOURCE_DIR) + "/packaging/man/" + name);
+    for (size_t at; (at = man.find("\\-")) != std::string::npos;) man.replace(at, 2, "-");
+    return man;
+  };
+  const std::string man = man_page("ampgan.1"), studio_man = man_page("ampgan-studio.1");
   ASSERT_FALSE(man.empty());
-  for (size_t at; (at = man.find("\\-")) != std::string::npos;) man.replace(at, 2, "-");
+  ASSERT_FALSE(studio_man.empty());
   const std::string help = cli::train_args().help();
   auto has_word = [](const std::string& text, const std::string& word) {
     for (size_t at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) {
@@ -195,6 +200,8 @@ TEST(SettingsTable, ManPageAndHelpCoverEveryOption) {
     if (!s.flag) continue;
     const std::string option = std::string("--") + s.flag;
     EXPECT_TRUE(has_word(man, option)) << "packaging/man/ampgan.1 does not document " << option;
+    // ampgan-studio takes every row's option too (ui/app_options.cpp).
+    EXPECT_TRUE(has_word(studio_man, option)) << "packaging/man/ampgan-studio.1 does not list " << option;
     EXPECT_TRUE(has_word(help, option)) << "ampgan train --help does not list " << option;
     const size_t section = help.find("\n" + std::string(s.section) + ":\n");
     ASSERT_NE(section, std::string::npos) << s.section;

@@ -55,6 +55,7 @@ struct Setting {
   const char* example = nullptr;
   // The studio's settings panel.
   PanelGroup panel = PanelGroup::None;
+  int8_t panel_order = 0;  // the panel shows a group's rows by this, then in the table's order
   PanelWidget widget = PanelWidget::Auto;
   const char* label = nullptr;
   const char* tip = nullptr;          // plain text; the studio may show its glossary's instead
