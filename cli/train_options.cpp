@@ -1,7 +1,7 @@
 #include "cli/train_options.h"
 
 #include "core/io/atomic_file.h"
-#include "core/train/settings_table.h"
+#include "core/run/settings_table.h"
 
 namespace ampgan::cli {
 

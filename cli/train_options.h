@@ -1,11 +1,11 @@
 // The options of `ampgan train` (and `ampgan compare`, which takes the same): one per row of the
-// settings table (core/train/settings_table.h) under its section, plus --config and --quiet.
+// settings table (core/run/settings_table.h) under its section, plus --config and --quiet.
 #pragma once
 
 #include <string>
 
 #include "cli/args.h"
-#include "core/train/run_config.h"
+#include "core/run/run_config.h"
 
 namespace ampgan::cli {
 

@@ -1,10 +1,10 @@
-#include "core/train/settings_table.h"
+#include "core/run/settings_table.h"
 
 #include <cmath>
 #include <limits>
 
 #include "core/common/error.h"
-#include "core/train/run_config.h"
+#include "core/run/run_config.h"
 
 namespace ampgan {
 
