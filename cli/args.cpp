@@ -142,7 +142,9 @@ std::string Args::help() const {
     std::string left = "  --" + s.name + (s.meta.empty() ? "" : " " + s.meta);
     if (left.size() < 28) left.resize(28, ' ');
     else left += "\n" + std::string(28, ' ');
-    h += left + s.help + "\n";
+    std::string text = s.help;  // continuation lines start under the first line's text
+    for (size_t at = text.find('\n'); at != std::string::npos; at = text.find('\n', at + 29)) text.insert(at + 1, 28, ' ');
+    h += left + text + "\n";
   }
   h += "  --help                    this text\n";
   if (!note_.empty()) h += "\n" + note_;

@@ -19,6 +19,7 @@ class UsageError : public Error {
 class Args {
  public:
   Args(std::string command, std::string usage, std::string summary);
+  // A "\n" in help starts a continuation line, indented under the first line's text.
   Args& option(const std::string& name, const std::string& meta, const std::string& help);
   Args& flag(const std::string& name, const std::string& help);
   Args& section(const std::string& title);

@@ -154,8 +154,8 @@ int cmd_bench(int argc, char** argv) {
                          "at --batch (default 8) and twice it, a linear prediction, checked by running there")
       .option("memory-budget", "MiB", "the memory --max-batch fills (default: 90% of the GPU's free memory;\n"
                                       "required on the CPU)")
-      .flag("tensor-stats-cost", "run each precision also without the per-tensor gradient statistics\n" +
-                                     std::string(28, ' ') + "(layers.csv, the overflow locator), interleaved, to measure their cost")
+      .flag("tensor-stats-cost", "run each precision also without the per-tensor gradient statistics\n"
+                                     "(layers.csv, the overflow locator), interleaved, to measure their cost")
       .flag("json", "one JSON object per precision instead of the table");
   return guarded("bench", [&] {
     if (!a.parse_or_help(argc, argv, 2)) return 0;

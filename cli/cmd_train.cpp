@@ -10,6 +10,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/guard.h"
+#include "cli/train_options.h"
 #include "core/io/atomic_file.h"
 #include "core/metrics/work_hook.h"
 #include "core/run/compare.h"
@@ -123,144 +124,6 @@ class Progress final : public SessionListener {
   std::chrono::steady_clock::time_point printed_{};
 };
 
-const char* const kTrainSummary =
-    "Trains a GAN and writes a run folder: config.json, metrics.csv (one row a step),\n"
-    "events.jsonl, samples/step_NNNNNN.png and checkpoints/step_NNNNNN.safetensors.\n"
-    "Ctrl-C stops cleanly: metrics are flushed and a checkpoint is written.";
-
-// The settings of a run; `ampgan compare` takes the same ones.
-Args train_args(const std::string& command = "train", const std::string& usage = "ampgan train [OPTIONS]",
-                const std::string& summary = kTrainSummary) {
-  Args a(command, usage, summary);
-  a.section("Data")
-      .option("dataset", "D", "synthetic (default), fashion-mnist, mnist, an IDX file, an image folder or a zip\n"
-                                "of images (StyleGAN dataset_tool's layout, optional dataset.json labels)")
-      .option("nc", "C", "image channels: 1 or 3 (default: the dataset's own)")
-      .option("synthetic-count", "N", "images in the synthetic dataset (10000)")
-      .section("Model and optimiser")
-      .option("model", "M", "dcgan (default) or resnet (SNGAN/BigGAN-style, spectrally normalised D; also sets\n"
-                            "hinge loss, lr-g 0.0001, lr-d 0.0004, beta1 0, n-dis 5 and an EMA unless given)")
-      .option("res", "R", "resolution: 32 (default), 64 or 128")
-      .option("width", "W", "network width, DCGAN's ngf/ndf (64)")
-      .option("batch", "B", "batch size (64)")
-      .option("steps", "N", "training steps, n-dis D updates and one G update each (2000)")
-      .option("n-dis", "N", "D updates per G update, each on its own real batch (1; resnet: 5)")
-      .option("loss", "L", "bce (BCE with logits, default) or hinge")
-      .option("lr", "LR", "learning rate of both networks (0.0002)")
-      .option("lr-g", "LR", "generator learning rate")
-      .option("lr-d", "LR", "discriminator learning rate")
-      .option("beta1", "B1", "Adam beta1 (0.5)")
-      .option("beta2", "B2", "Adam beta2 (0.999)")
-      .option("ema-decay", "D", "generator EMA decay: 0 off (default), e.g. 0.999; samples, evaluation and\n"
-                                "export use the EMA generator; a skipped G step does not advance it")
-      .option("ema-rampup", "R", "EMA ramp-up: the decay is min(D, (1 + t) / (R + t)) at G step t (0: none)")
-      .option("seed", "S", "seed of weights, data order and latents (0)")
-      .section("Precision")
-      .option("precision", "P", "fp32 (default), tf32, fp16 (AMP with loss scaling) or bf16 (AMP)")
-      .option("backend", "B", "auto (GPU if usable, default), cpu or cuda")
-      .option("gpu", "N", "which GPU, as 'ampgan devices' numbers them (0)")
-      .option("init-scale", "S", "initial loss scale (65536 = 2^16)")
-      .option("growth", "F", "loss-scale growth factor (2)")
-      .option("backoff", "F", "loss-scale backoff factor on overflow (0.5)")
-      .option("growth-interval", "N", "clean steps before the scale grows (2000)")
-      .option("min-scale", "S", "loss-scale floor (1)")
-      .option("max-scale", "S", "loss-scale ceiling (16777216 = 2^24)")
-      .option("scaler", "M", "per-network (default: one scaler for G, one for D) or shared")
-      .flag("bf16-loss-scaling", "use dynamic loss scaling in bf16 too (off by default)")
-      .flag("no-cuda-graphs", "launch each op instead of replaying the step as a CUDA graph")
-      .section("Output")
-      .option("out", "DIR", "run folder (default: runs/<date>-<dataset>-<precision>)")
-      .option("name", "NAME", "run name used in the default folder")
-      .option("sample-every", "N", "write a sample grid every N steps (100; 0 = only at the end)")
-      .option("checkpoint-every", "N", "write a checkpoint every N steps (1000; 0 = only at the end)")
-      .option("keep-checkpoints", "N", "keep the newest N checkpoints plus every 10th interval's (5; 0 = all)")
-      .option("eval-every", "N", "sample-quality metrics every N steps (0 = never)")
-      .option("eval-samples", "N", "images per evaluation (1024)")
-      .option("layers-every", "N", "per-layer gradient statistics to layers.csv every N steps\n" +
-                                        std::string(28, ' ') + "(50; 0 = only on overflow steps, which always get them)")
-      .option("hist-every", "N", "gradient-exponent histograms of G and D to histograms.csv every N\n" +
-                                     std::string(28, ' ') + "steps (25; 0 = never)")
-      .option("config", "FILE", "read settings from a JSON file (keys as in a run's config.json);\n" +
-                                    std::string(28, ' ') + "options given here override it")
-      .flag("quiet", "print only errors and the final line");
-  return a;
-}
-
-RunConfig config_from(const Args& a) {
-  RunConfig c;
-  if (a.has("config")) {
-    const std::string path = a.str("config");
-    try {
-      c.apply_json(nlohmann::json::parse(io::read_file(path, io::kConfigFileMaxBytes)), path);
-    } catch (const nlohmann::json::exception& e) {
-      throw Error(std::string("the configuration file is not valid JSON: ") + e.what(), path, "fix the JSON syntax");
-    }
-  }
-  if (a.has("dataset")) c.dataset = a.str("dataset");
-  // Numbers go through RunConfig::set_number, which checks their range before narrowing them.
-  auto whole = [&](const char* flag, const char* key) {
-    if (a.has(flag)) c.set_number(key, a.integer(flag, 0), std::string("--") + flag);
-  };
-  auto real = [&](const char* flag, const char* key) {
-    if (a.has(flag)) c.set_number(key, a.real(flag, 0), std::string("--") + flag);
-  };
-  if (a.has("model")) {
-    c.model = parse_model_family(a.str("model"));
-    if (c.model == ModelFamily::ResNet) {  // SNGAN's recipe: hinge loss, TTUR, Adam beta1 = 0; an EMA G
-      c.loss = LossKind::Hinge;
-      c.ema_decay = 0.999f;
-      c.ema_rampup = 10.0f;
-      c.lr_g = 1e-4f;
-      c.lr_d = 4e-4f;
-      c.beta1 = 0.0f;
-      c.n_dis = 5;
-    }
-  }
-  whole("nc", "channels");
-  whole("synthetic-count", "synthetic_count");
-  whole("res", "res");
-  whole("width", "width");
-  whole("batch", "batch");
-  whole("steps", "steps");
-  whole("n-dis", "n_dis");
-  if (a.has("loss")) c.loss = parse_loss(a.str("loss"));
-  real("lr", "lr");  // both networks, before --lr-g and --lr-d
-  real("lr-g", "lr_g");
-  real("lr-d", "lr_d");
-  real("beta1", "beta1");
-  real("beta2", "beta2");
-  real("ema-decay", "ema_decay");
-  real("ema-rampup", "ema_rampup");
-  whole("seed", "seed");
-  if (a.has("precision")) c.precision = parse_precision(a.str("precision"));
-  if (a.has("backend")) c.backend = a.str("backend");
-  whole("gpu", "gpu");
-  real("init-scale", "init_scale");
-  real("growth", "growth_factor");
-  real("backoff", "backoff_factor");
-  whole("growth-interval", "growth_interval");
-  real("min-scale", "min_scale");
-  real("max-scale", "max_scale");
-  if (a.has("scaler")) {
-    const std::string s = a.str("scaler");
-    if (s != "per-network" && s != "shared")
-      throw Error("unknown scaler mode '" + s + "'", "--scaler", "use per-network or shared");
-    c.shared_scaler = s == "shared";
-  }
-  if (a.has("bf16-loss-scaling")) c.bf16_loss_scaling = true;
-  if (a.has("no-cuda-graphs")) c.use_graphs = false;
-  if (a.has("out")) c.out_dir = a.str("out");
-  if (a.has("name")) c.name = a.str("name");
-  whole("sample-every", "sample_every");
-  whole("checkpoint-every", "checkpoint_every");
-  whole("keep-checkpoints", "keep_checkpoints");
-  whole("eval-every", "eval_every");
-  whole("eval-samples", "eval_samples");
-  whole("layers-every", "layers_every");
-  whole("hist-every", "hist_every");
-  return c;
-}
-
 int drive(Session& s, Progress& progress) {
   std::printf("run folder: %s\n", s.dir().string().c_str());
   std::fflush(stdout);
@@ -310,8 +173,8 @@ void start_ranks(const Args& a, std::unique_ptr<dist::Communicator>& comm) {
 int cmd_train(int argc, char** argv) {
   Args a = train_args();
   a.section("Several ranks (mpirun -np N ampgan train ...)")
-      .option("collective-timeout", "S", "seconds a rank waits for the others in a collective before it\n" +
-                                             std::string(28, ' ') + "stops the run (120; README.md, 'Training on several devices')");
+      .option("collective-timeout", "S", "seconds a rank waits for the others in a collective before it\n"
+                                             "stops the run (120; README.md, 'Training on several devices')");
   std::unique_ptr<dist::Communicator> comm;
   return guarded_ranks("train", comm, [&] {
     if (!a.parse_or_help(argc, argv, 2)) return 0;
@@ -336,8 +199,8 @@ int cmd_resume(int argc, char** argv) {
          "Continues a run from its newest checkpoint, to step N (default: the run's target).\n"
          "On the CPU the result is bit-identical to a run that never stopped.");
   a.option("steps", "N", "train until step N")
-      .option("checkpoint", "FILE", "continue from this checkpoint of the run instead of the newest; later\n" +
-                                        std::string(28, ' ') + "checkpoints and the logs are moved to checkpoints/superseded-*")
+      .option("checkpoint", "FILE", "continue from this checkpoint of the run instead of the newest; later\n"
+                                        "checkpoints and the logs are moved to checkpoints/superseded-*")
       .flag("quiet", "print only errors and the final line")
       .option("collective-timeout", "S", "under mpirun: seconds a rank waits for the others in a collective (120)");
   std::unique_ptr<dist::Communicator> comm;

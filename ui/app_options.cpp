@@ -6,24 +6,23 @@
 #include <QCommandLineParser>
 
 #include "core/common/error.h"
+#include "core/run/settings_table.h"
 
 namespace ampgan::ui {
 
 void AppOptions::applyTo(RunConfig& c) const {
-  if (dataset) c.dataset = *dataset;
-  if (backend) c.backend = *backend;
-  if (out) c.out_dir = *out;
-  if (width) c.width = *width;
-  if (batch) c.batch = *batch;
-  if (res) c.res = *res;
-  if (steps) c.steps = *steps;
-  if (precision) c.precision = *precision;
-  if (lr) c.lr_g = c.lr_d = *lr;
-  if (sample_every) c.sample_every = *sample_every;
-  if (growth_interval) c.scaler.growth_interval = *growth_interval;
-  if (eval_every) c.eval_every = *eval_every;
+  for (const Setting& s : ampgan::settings()) {
+    const nlohmann::json* v = given(s.key);
+    if (!v) continue;
+    set_setting(c, s, *v, s.where());
+    if (s.chosen) s.chosen(c);
+  }
   if (init_scale_exp) c.scaler.init_scale = std::ldexp(1.0f, *init_scale_exp);
-  if (seed) c.seed = static_cast<uint64_t>(*seed);
+}
+
+const nlohmann::json* AppOptions::given(const char* key) const {
+  const auto it = settings.find(key);
+  return it == settings.end() ? nullptr : &*it;
 }
 
 namespace {
@@ -53,6 +52,52 @@ bool precision_option(const QCommandLineParser& p, const QString& name, std::opt
   return true;
 }
 
+// The settings table's options given: each value converted by the row's type, then set on a
+// scratch config (in the table's order, with --model's recipe) and validated, so a bad value is
+// refused here with the engine's own message naming the option.
+bool setting_options(const QCommandLineParser& p, nlohmann::json* out, QString* error) {
+  RunConfig scratch;
+  try {
+    for (const Setting& s : ampgan::settings()) {
+      const QString name = QString::fromLatin1(s.flag ? s.flag : "");
+      if (!s.flag || !p.isSet(name)) continue;
+      const QString text = p.value(name);
+      nlohmann::json v;
+      bool ok = true;
+      if (s.type == SettingType::Int || s.type == SettingType::Unsigned) {
+        // Fields shown in the panel's spin boxes hold an int.
+        const long long hi = s.panel != PanelGroup::None ? std::min<long long>(s.hi ? s.hi : LLONG_MAX, INT_MAX)
+                                                         : static_cast<long long>(s.hi);
+        const long long lo = s.type == SettingType::Unsigned ? 0 : s.lo;
+        const long long x = text.toLongLong(&ok);
+        if (!ok || x < lo || x > hi) {
+          *error = QObject::tr("--%1: '%2' is not a whole number from %3 to %4").arg(name, text).arg(lo).arg(hi);
+          return false;
+        }
+        v = x;
+      } else if (s.type == SettingType::Real) {
+        v = text.toDouble(&ok);
+        if (!ok) {
+          *error = QObject::tr("--%1: '%2' is not a number").arg(name, text);
+          return false;
+        }
+      } else if (s.type == SettingType::Bool) {
+        v = s.switch_sets;
+      } else {
+        v = (s.type == SettingType::Choice ? text.toLower() : text).toStdString();
+      }
+      set_setting(scratch, s, v, s.where());
+      if (s.chosen) s.chosen(scratch);
+      (*out)[s.key] = v;
+    }
+    scratch.validate();
+  } catch (const Error& e) {
+    *error = QString::fromStdString(e.what());
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::optional<AppOptions> parse_app_options(const QStringList& args, QString* error, QString* exit_text) {
@@ -73,20 +118,14 @@ std::optional<AppOptions> parse_app_options(const QStringList& args, QString* er
   flag("start", QObject::tr("Start training as soon as the window is open."));
   flag("compare", QObject::tr("Start a comparison (FP32 vs --compare-amp) as soon as the window is open."));
   opt("compare-amp", "P", QObject::tr("AMP mode of --compare: fp16 (default), bf16 or tf32."));
-  opt("dataset", "D", QObject::tr("synthetic, fashion-mnist, mnist, an image folder or an IDX file."));
-  opt("backend", "B", QObject::tr("auto, cpu or cuda."));
-  opt("precision", "P", QObject::tr("fp32, tf32, fp16 or bf16."));
-  opt("res", "R", QObject::tr("Resolution: 32, 64 or 128."));
-  opt("width", "W", QObject::tr("Network width (DCGAN's ngf/ndf)."));
-  opt("batch", "B", QObject::tr("Batch size."));
-  opt("steps", "N", QObject::tr("Training steps."));
-  opt("lr", "LR", QObject::tr("Learning rate of both networks."));
-  opt("seed", "S", QObject::tr("Seed of weights, data order and latents."));
-  opt("sample-every", "N", QObject::tr("Sample grid every N steps."));
-  opt("eval-every", "N", QObject::tr("Sample-quality evaluation every N steps (0: never)."));
-  opt("growth-interval", "N", QObject::tr("Loss-scale growth interval."));
+  // The run settings: every option of ampgan train, from the settings table.
+  for (const Setting& s : ampgan::settings()) {
+    if (!s.flag) continue;
+    const QString help = QString::fromUtf8(s.help).replace(QLatin1Char('\n'), QLatin1Char(' '));
+    if (s.meta) opt(s.flag, s.meta, help);
+    else flag(s.flag, help);
+  }
   opt("init-scale-exp", "K", QObject::tr("Initial loss scale 2^K."));
-  opt("out", "DIR", QObject::tr("Run folder of the run --start begins (must be new or empty)."));
   opt("switch-at", "STEP", QObject::tr("Demo: switch precision once this step is reached (see --switch-to)."));
   opt("switch-to", "P", QObject::tr("Demo: the precision --switch-at switches to (default fp16)."));
   opt("screenshot", "PNG", QObject::tr("Demo: save a picture of the window once --screenshot-step is reached."));
@@ -134,52 +173,14 @@ std::optional<AppOptions> parse_app_options(const QStringList& args, QString* er
     *error = QObject::tr("--watch follows another process's run: it cannot be combined with --start or --compare");
     return std::nullopt;
   }
-  if (p.isSet(QStringLiteral("dataset"))) o.dataset = p.value(QStringLiteral("dataset")).toStdString();
-  if (p.isSet(QStringLiteral("out"))) o.out = p.value(QStringLiteral("out")).toStdString();
-  if (p.isSet(QStringLiteral("backend"))) {
-    const QString b = p.value(QStringLiteral("backend")).toLower();
-    if (b != QStringLiteral("auto") && b != QStringLiteral("cpu") && b != QStringLiteral("cuda")) {
-      *error = QObject::tr("--backend: unknown backend '%1'; use auto, cpu or cuda").arg(b);
-      return std::nullopt;
-    }
-    o.backend = b.toStdString();
-  }
-  std::optional<Precision> prec, cmp, sw;
-  if (!precision_option(p, QStringLiteral("precision"), &prec, error)) return std::nullopt;
+  std::optional<Precision> cmp, sw;
   if (!precision_option(p, QStringLiteral("compare-amp"), &cmp, error)) return std::nullopt;
   if (!precision_option(p, QStringLiteral("switch-to"), &sw, error)) return std::nullopt;
-  o.precision = prec;
   if (cmp) o.compare_amp = *cmp;
+  if (!setting_options(p, &o.settings, error)) return std::nullopt;
   std::optional<long long> v;
-  struct IntOpt {
-    const char* name;
-    long long lo, hi;
-    std::optional<int>* dst;
-  };
-  const IntOpt ints[] = {{"width", 1, 1024, &o.width},
-                         {"batch", 2, 65536, &o.batch},
-                         {"seed", 0, INT_MAX, &o.seed},
-                         {"sample-every", 0, INT_MAX, &o.sample_every},
-                         {"eval-every", 0, INT_MAX, &o.eval_every},
-                         {"growth-interval", 1, INT_MAX, &o.growth_interval},
-                         {"init-scale-exp", -24, 30, &o.init_scale_exp}};
-  for (const IntOpt& io : ints) {
-    v.reset();
-    if (!int_option(p, QString::fromLatin1(io.name), io.lo, io.hi, &v, error)) return std::nullopt;
-    if (v) *io.dst = static_cast<int>(*v);
-  }
-  v.reset();
-  if (!int_option(p, QStringLiteral("res"), 32, 128, &v, error)) return std::nullopt;
-  if (v) {
-    if (*v != 32 && *v != 64 && *v != 128) {
-      *error = QObject::tr("--res: %1 is not supported; use 32, 64 or 128").arg(*v);
-      return std::nullopt;
-    }
-    o.res = static_cast<int>(*v);
-  }
-  v.reset();
-  if (!int_option(p, QStringLiteral("steps"), 1, INT_MAX, &v, error)) return std::nullopt;
-  if (v) o.steps = *v;
+  if (!int_option(p, QStringLiteral("init-scale-exp"), -24, 30, &v, error)) return std::nullopt;
+  if (v) o.init_scale_exp = static_cast<int>(*v);
   v.reset();
   if (!int_option(p, QStringLiteral("switch-at"), 1, INT_MAX, &v, error)) return std::nullopt;
   if (v) {
@@ -189,15 +190,6 @@ std::optional<AppOptions> parse_app_options(const QStringList& args, QString* er
   v.reset();
   if (!int_option(p, QStringLiteral("screenshot-step"), 1, INT_MAX, &v, error)) return std::nullopt;
   if (v) o.screenshot_step = *v;
-  if (p.isSet(QStringLiteral("lr"))) {
-    bool ok = false;
-    const double lr = p.value(QStringLiteral("lr")).toDouble(&ok);
-    if (!ok || !(lr > 0) || lr > 1) {
-      *error = QObject::tr("--lr: '%1' is not a learning rate in (0, 1]; DCGAN uses 0.0002").arg(p.value(QStringLiteral("lr")));
-      return std::nullopt;
-    }
-    o.lr = static_cast<float>(lr);
-  }
   o.screenshot = p.value(QStringLiteral("screenshot"));
   if (p.isSet(QStringLiteral("size"))) {
     const QStringList wh = p.value(QStringLiteral("size")).toLower().split(QLatin1Char('x'));

@@ -18,12 +18,10 @@ struct AppOptions {
   bool start = false;          // start training at once
   bool compare = false;        // start a comparison at once (FP32 vs --compare-amp)
   Precision compare_amp = Precision::FP16;
-  // Settings given on the command line, applied over the saved ones (unset: keep saved).
-  std::optional<std::string> dataset, backend, out;
-  std::optional<int> width, batch, res, sample_every, growth_interval, eval_every, init_scale_exp, seed;
-  std::optional<int64_t> steps;
-  std::optional<Precision> precision;
-  std::optional<float> lr;
+  // Settings given on the command line, one option per row of the settings table (as for
+  // ampgan train), applied over the saved ones: JSON key -> value, checked while parsing.
+  nlohmann::json settings = nlohmann::json::object();
+  std::optional<int> init_scale_exp;  // --init-scale-exp K: the initial loss scale 2^K
   // Demo helpers: switch precision once at a step; take a screenshot; window size; quit.
   std::optional<int64_t> switch_at;
   std::optional<Precision> switch_to;
@@ -38,8 +36,11 @@ struct AppOptions {
   QStringList overlay;         // runs of that folder drawn over the Live charts
   bool group_seeds = false;    // ... with seed groups as mean ± sd
 
-  // Applies the run settings to cfg (validate() is the caller's business).
+  // Applies the run settings to cfg in the table's order, with --model's recipe (validate() is
+  // the caller's business).
   void applyTo(RunConfig& cfg) const;
+  // The value given for setting `key`, or nullptr.
+  const nlohmann::json* given(const char* key) const;
 };
 
 // Parses argv. On failure returns nullopt and sets *error to a message for the user (naming the

@@ -1,9 +1,7 @@
 #include "ui/config_panel.h"
 
-#include <climits>
-#include <cmath>
+#include <memory>
 
-#include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
 #include <QDoubleSpinBox>
@@ -27,35 +25,20 @@
 #include "ui/amp_glossary.h"
 #include "ui/dataset_preview.h"
 #include "ui/input_guards.h"
+#include "ui/setting_fields.h"
 #include "ui/ui_types.h"
 
 namespace ampgan::ui {
 
 namespace {
 
-RangedSpinBox* spin(int lo, int hi, int value, const QString& tip = {}, const QString& special = {}) {
-  auto* s = new RangedSpinBox(lo, hi, special);
-  s->setValue(value);
-  s->setToolTip(tip);
-  s->setKeyboardTracking(false);  // one change signal per finished edit, not per keystroke
-  return s;
-}
-
-ScientificSpinBox* dspin(double lo, double hi, double value, double step, const QString& tip = {}) {
-  auto* s = new ScientificSpinBox(lo, hi);
-  s->setAdditiveStep(step);
-  s->setValue(value);
-  s->setToolTip(tip);
-  s->setKeyboardTracking(false);
-  return s;
-}
-
-int exponent_of(double v) { return v > 0 ? static_cast<int>(std::lround(std::log2(v))) : 0; }
-
 const char* const kDatasets[][2] = {{"synthetic", "Synthetic shapes"},
                                     {"fashion-mnist", "Fashion-MNIST"},
                                     {"mnist", "MNIST"},
                                     {"folder", "Image folder or IDX file…"}};
+
+constexpr PanelGroup kGroups[] = {PanelGroup::Data,   PanelGroup::Model,  PanelGroup::Optimiser,  PanelGroup::Precision,
+                                  PanelGroup::Scaler, PanelGroup::Device, PanelGroup::Bookkeeping};
 
 }  // namespace
 
@@ -87,248 +70,27 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
     v->addLayout(row);
   }
 
-  // ---- data ----
-  {
-    QGroupBox* g = group(tr("Data"));
+  for (PanelGroup pg : kGroups) {
+    QGroupBox* g = group(pg);
     auto* f = new QFormLayout(g);
-    dataset_ = new QComboBox;
-    for (const auto& d : kDatasets) dataset_->addItem(tr(d[1]), QString::fromLatin1(d[0]));
-    dataset_->setToolTip(tr("Synthetic shapes need no files; Fashion-MNIST and MNIST are read from "
-                            "/usr/share/datasets (Debian's dataset-fashion-mnist) or $AMPGAN_FASHION_MNIST_DIR; "
-                            "a folder of PNG/JPEG images is centre-cropped and resized."));
-    connect(dataset_, &QComboBox::currentIndexChanged, this, &ConfigPanel::datasetChanged);
-    f->addRow(tr("Dataset"), dataset_);
-    folder_row_ = new QWidget;
-    auto* fr = new QHBoxLayout(folder_row_);
-    fr->setContentsMargins(0, 0, 0, 0);
-    folder_ = new QLineEdit;
-    folder_->setPlaceholderText(tr("folder of images, or an IDX file"));
-    connect(folder_, &QLineEdit::editingFinished, this, &ConfigPanel::requestPreview);
-    browse_ = new QToolButton;
-    browse_->setText(QStringLiteral("…"));
-    browse_->setToolTip(tr("Choose a folder of images"));
-    connect(browse_, &QToolButton::clicked, this, &ConfigPanel::browseDataset);
-    fr->addWidget(folder_, 1);
-    fr->addWidget(browse_);
-    f->addRow(tr("Path"), folder_row_);
-    synthetic_count_ = spin(2, 1000000, 10000, tr("How many synthetic images to generate"));
-    synthetic_label_ = new QLabel(tr("Images"));
-    f->addRow(synthetic_label_, synthetic_count_);
-    channels_ = new QComboBox;
-    channels_->addItem(tr("As the dataset"), 0);
-    channels_->addItem(tr("Grey (1)"), 1);
-    channels_->addItem(tr("Colour (3)"), 3);
-    channels_->setToolTip(tr("Image channels; by default the dataset's own (1 for MNIST-like files, 3 for colour "
-                             "folders)"));
-    connect(channels_, &QComboBox::currentIndexChanged, this, &ConfigPanel::requestPreview);
-    f->addRow(tr("Channels"), channels_);
-    preview_ = new DatasetPreview;
-    f->addRow(preview_);
-    v->addWidget(g);
-    locked_while_running_ << dataset_ << folder_ << browse_ << synthetic_count_ << channels_;
-  }
-
-  // ---- model ----
-  {
-    QGroupBox* g = group(tr("Model"));
-    auto* f = new QFormLayout(g);
-    model_ = new QComboBox;
-    model_->setObjectName(QStringLiteral("model"));
-    model_->addItem(tr("DCGAN"), QString::fromLatin1(model_family_name(ModelFamily::DCGAN)));
-    model_->addItem(tr("ResNet (SNGAN/BigGAN)"), QString::fromLatin1(model_family_name(ModelFamily::ResNet)));
-    model_->setToolTip(tr("DCGAN: transposed convolutions, batch norm. ResNet: residual blocks, spectral norm on "
-                          "every discriminator weight (its sigma stays FP32 in every precision); choosing it sets "
-                          "SNGAN's recipe: hinge loss, LR G 1e-4, LR D 4e-4, beta1 0, 5 D steps per G step."));
-    f->addRow(tr("Model"), model_);
-    res_ = new QComboBox;
-    for (int r : {32, 64, 128}) res_->addItem(QStringLiteral("%1 × %1").arg(r), r);
-    res_->setToolTip(tr("Image resolution. The DCGAN doubles 4×4 up to this size."));
-    connect(res_, &QComboBox::currentIndexChanged, this, &ConfigPanel::requestPreview);
-    f->addRow(tr("Resolution"), res_);
-    width_ = spin(1, 1024, 64, tr("Network width (DCGAN's ngf/ndf). Compute grows with its square; 16-32 trains "
-                                  "quickly on a CPU."));
-    f->addRow(tr("Width"), width_);
-    batch_ = spin(2, 65536, 64, tr("Images per step. At least 2 (batch norm)."));
-    batch_->setObjectName(QStringLiteral("batch"));
-    f->addRow(tr("Batch"), batch_);
-    steps_ = spin(1, INT_MAX, 2000, tr("Training steps (one D and one G update each). Can be changed while "
-                                       "training."));
-    connect(steps_, &QSpinBox::valueChanged, this, [this](int s) {
-      if (running_ && steps_->valueInRange()) emit stepsEdited(s);
-    });
-    f->addRow(tr("Steps"), steps_);
-    loss_ = new QComboBox;
-    loss_->addItem(tr("BCE with logits (DCGAN)"), QStringLiteral("bce"));
-    loss_->addItem(tr("Hinge"), QStringLiteral("hinge"));
-    loss_->setToolTip(tr("GAN loss; computed in FP32 in every precision mode"));
-    f->addRow(tr("Loss"), loss_);
-    v->addWidget(g);
-    locked_while_running_ << model_ << res_ << width_ << batch_ << loss_;
-  }
-
-  // ---- optimiser ----
-  {
-    QGroupBox* g = group(tr("Optimiser (Adam)"));
-    auto* f = new QFormLayout(g);
-    // Step 0: the arrows double or halve; 5e-5 can be typed.
-    lr_g_ = dspin(1e-6, 1, 2e-4, 0, tr("Generator learning rate (e.g. 2e-4); can be changed while training"));
-    lr_d_ = dspin(1e-6, 1, 2e-4, 0, tr("Discriminator learning rate (e.g. 2e-4); can be changed while training"));
-    for (QDoubleSpinBox* s : {lr_g_, lr_d_})
-      connect(s, &QDoubleSpinBox::valueChanged, this, [this] {
-        if (running_ && lr_g_->valueInRange() && lr_d_->valueInRange())
-          emit learningRatesEdited(static_cast<float>(lr_g_->value()), static_cast<float>(lr_d_->value()));
-      });
-    lr_g_->setObjectName(QStringLiteral("lrG"));
-    lr_d_->setObjectName(QStringLiteral("lrD"));
-    f->addRow(tr("LR G"), lr_g_);
-    f->addRow(tr("LR D"), lr_d_);
-    beta1_ = dspin(0, 0.9999, 0.5, 0.05, tr("Adam β1 (DCGAN: 0.5)"));
-    beta2_ = dspin(0, 0.9999, 0.999, 0.001, tr("Adam β2"));
-    f->addRow(tr("β1"), beta1_);
-    f->addRow(tr("β2"), beta2_);
-    seed_ = spin(0, INT_MAX, 0, tr("Seed of the initial weights, the data order and the latents. The same seed "
-                                   "gives the same run (bit-identical on the CPU)."));
-    f->addRow(tr("Seed"), seed_);
-    n_dis_ = spin(1, 100, 1, tr("Discriminator updates per generator update, each on its own real batch "
-                                "(DCGAN: 1, SNGAN: 5)"));
-    n_dis_->setObjectName(QStringLiteral("nDis"));
-    f->addRow(tr("D steps per G step"), n_dis_);
-    v->addWidget(g);
-    locked_while_running_ << beta1_ << beta2_ << seed_ << n_dis_;
-    // Picking the ResNet applies SNGAN's recipe, as `ampgan train --model resnet` does; the
-    // fields stay editable afterwards.
-    connect(model_, &QComboBox::currentIndexChanged, this, [this] {
-      if (model_->currentData().toString() != QLatin1String(model_family_name(ModelFamily::ResNet))) return;
-      loss_->setCurrentIndex(loss_->findData(QString::fromLatin1(loss_name(LossKind::Hinge))));
-      lr_g_->setValue(1e-4);
-      lr_d_->setValue(4e-4);
-      beta1_->setValue(0.0);
-      n_dis_->setValue(5);
-    });
-  }
-
-  // ---- precision ----
-  {
-    QGroupBox* g = group(tr("Precision"));
-    auto* f = new QFormLayout(g);
-    precision_ = new QComboBox;
-    for (Precision p : {Precision::FP32, Precision::TF32, Precision::FP16, Precision::BF16}) {
-      precision_->addItem(QString::fromLatin1(precision_label(p)), static_cast<int>(p));
-      precision_->setItemData(precision_->count() - 1, glossary::precision_mode(static_cast<int>(p)), Qt::ToolTipRole);
+    for (const Setting* row : panel_rows(pg)) {
+      if (row->widget == PanelWidget::Custom) {
+        addCustom(*row, f);
+        continue;
+      }
+      QWidget* w = make_setting_field(*row);
+      if (row->type == SettingType::Bool) f->addRow(w);  // a check box carries its label
+      else f->addRow(setting_text(row->label), w);
+      fields_.emplace_back(row, w);
+      if (!row->live) locked_while_running_ << w;
     }
-    precision_->setToolTip(glossary::master_weights() + QStringLiteral("<br><br>") + glossary::bf16_vs_fp16() +
-                           tr("<br><br>Can be switched while training (Ctrl+1…4): the switch is marked on every plot."));
-    connect(precision_, &QComboBox::currentIndexChanged, this, [this] { emit precisionEdited(precision()); });
-    precision_->setObjectName(QStringLiteral("precision"));
-    f->addRow(tr("Mode"), precision_);
-    bf16_scaling_ = new QCheckBox(tr("Loss scaling in BF16 too"));
-    bf16_scaling_->setToolTip(glossary::bf16_loss_scaling());
-    f->addRow(bf16_scaling_);
-    graphs_ = new QCheckBox(tr("CUDA graphs"));
-    graphs_->setChecked(true);
-    graphs_->setToolTip(glossary::cuda_graphs());
-    f->addRow(graphs_);
+    if (pg == PanelGroup::Data) {
+      preview_ = new DatasetPreview;
+      f->addRow(preview_);
+    }
     v->addWidget(g);
-    locked_while_running_ << bf16_scaling_ << graphs_;
   }
-
-  // ---- loss scaler ----
-  {
-    scaler_group_ = group(tr("Dynamic loss scaler"));
-    scaler_group_->setToolTip(glossary::loss_scale());
-    auto* f = new QFormLayout(scaler_group_);
-    init_scale_ = spin(-24, 30, 16, glossary::loss_scale());
-    init_scale_->setPrefix(QStringLiteral("2^"));
-    f->addRow(tr("Initial scale"), init_scale_);
-    growth_ = dspin(1.01, 1024, 2, 0.5, glossary::growth_factor());
-    f->addRow(tr("Growth factor"), growth_);
-    backoff_ = dspin(0.01, 0.99, 0.5, 0.05, glossary::backoff_factor());
-    f->addRow(tr("Backoff factor"), backoff_);
-    interval_ = spin(1, 10000000, 2000, glossary::growth_interval());
-    f->addRow(tr("Growth interval"), interval_);
-    min_scale_ = spin(-24, 30, 0, glossary::min_max_scale());
-    min_scale_->setPrefix(QStringLiteral("2^"));
-    max_scale_ = spin(-24, 60, 24, glossary::min_max_scale());
-    max_scale_->setPrefix(QStringLiteral("2^"));
-    f->addRow(tr("Scale floor"), min_scale_);
-    f->addRow(tr("Scale ceiling"), max_scale_);
-    scaler_mode_ = new QComboBox;
-    scaler_mode_->addItem(tr("One per network (G, D)"), false);
-    scaler_mode_->addItem(tr("Shared by G and D"), true);
-    scaler_mode_->setToolTip(glossary::shared_scaler());
-    f->addRow(tr("Scalers"), scaler_mode_);
-    v->addWidget(scaler_group_);
-    locked_while_running_ << init_scale_ << growth_ << backoff_ << interval_ << min_scale_ << max_scale_
-                          << scaler_mode_;
-  }
-
-  // ---- device ----
-  {
-    QGroupBox* g = group(tr("Device"));
-    auto* f = new QFormLayout(g);
-    device_ = new QComboBox;
-    f->addRow(tr("Train on"), device_);
-    device_note_ = new QLabel;
-    device_note_->setWordWrap(true);
-    device_note_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    f->addRow(device_note_);
-    fillDevices();
-    v->addWidget(g);
-    locked_while_running_ << device_;
-  }
-
-  // ---- bookkeeping ----
-  {
-    QGroupBox* g = group(tr("Every N steps"));
-    g->setToolTip(tr("How often the run writes sample grids and checkpoints, evaluates sample quality and sends gradient histograms"));
-    auto* f = new QFormLayout(g);
-    sample_every_ = spin(0, 1000000, 100, tr("Write the 8×8 sample grid every N steps (0: only when the run ends)"),
-                         tr("at the end"));
-    f->addRow(tr("Samples"), sample_every_);
-    checkpoint_every_ = spin(0, 10000000, 1000,
-                             tr("Write a checkpoint every N steps (0: only when the run ends; Stop always writes "
-                                "one)"),
-                             tr("at the end"));
-    f->addRow(tr("Checkpoints"), checkpoint_every_);
-    keep_checkpoints_ = spin(0, 1000000, 5,
-                             tr("Keep the newest N checkpoints, plus one every ten checkpoint intervals; older ones "
-                                "are deleted as new ones are written (0: keep all)"),
-                             tr("all"));
-    f->addRow(tr("Keep checkpoints"), keep_checkpoints_);
-    eval_every_ = spin(0, 10000000, 0, glossary::sample_quality() + tr("<br>0: never. Costs time: a few hundred "
-                                                                       "steps is a good interval."),
-                       tr("never"));
-    f->addRow(tr("Evaluation"), eval_every_);
-    eval_samples_ = spin(64, 100000, 1024, tr("Generated and real images per evaluation"));
-    f->addRow(tr("Eval images"), eval_samples_);
-    hist_every_ = spin(0, 100000, 25, glossary::exponent_histogram() + tr("<br>Every N steps (0: never)."),
-                       tr("never"));
-    f->addRow(tr("Histograms"), hist_every_);
-    layers_every_ = spin(0, 10000000, 50, tr("Per-layer gradient statistics (max |g|, inf/NaN, underflow) to "
-                                             "layers.csv and the Layers tab every N steps; overflow steps always "
-                                             "(0: overflow steps only)."),
-                         tr("overflows only"));
-    f->addRow(tr("Layers every"), layers_every_);
-    auto* rr = new QHBoxLayout;
-    runs_root_ = new QLineEdit(QDir(QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation))
-                                   .filePath(QStringLiteral("AMP GAN Studio/runs")));
-    runs_root_->setToolTip(tr("Each run gets a folder here: <date>-<dataset>-<precision>"));
-    auto* rb = new QToolButton;
-    rb->setText(QStringLiteral("…"));
-    connect(rb, &QToolButton::clicked, this, [this] {
-      const QString d = QFileDialog::getExistingDirectory(this, tr("Runs folder"), runs_root_->text());
-      if (!d.isEmpty()) runs_root_->setText(d);
-    });
-    rr->addWidget(runs_root_, 1);
-    rr->addWidget(rb);
-    f->addRow(tr("Runs folder"), rr);
-    name_ = new QLineEdit;
-    name_->setPlaceholderText(tr("default: <dataset>-<precision>"));
-    f->addRow(tr("Run name"), name_);
-    v->addWidget(g);
-    locked_while_running_ << sample_every_ << checkpoint_every_ << keep_checkpoints_ << eval_every_ << eval_samples_ << hist_every_ << layers_every_
-                          << runs_root_ << rb << name_;
-  }
+  connectFields();
   v->addStretch(1);
   locked_while_running_ << preset_;
   // A narrow dock puts a field under its label instead of clipping it.
@@ -371,9 +133,122 @@ QStringList ConfigPanel::rangeProblems() const {
   return out;
 }
 
-QGroupBox* ConfigPanel::group(const QString& title) {
-  auto* g = new QGroupBox(title);
-  return g;
+QGroupBox* ConfigPanel::group(PanelGroup g) {
+  switch (g) {
+    case PanelGroup::Data: return new QGroupBox(tr("Data"));
+    case PanelGroup::Model: return new QGroupBox(tr("Model"));
+    case PanelGroup::Optimiser: return new QGroupBox(tr("Optimiser (Adam)"));
+    case PanelGroup::Precision: return new QGroupBox(tr("Precision"));
+    case PanelGroup::Scaler: {
+      auto* box = new QGroupBox(tr("Dynamic loss scaler"));
+      box->setToolTip(glossary::loss_scale());
+      return box;
+    }
+    case PanelGroup::Device: return new QGroupBox(tr("Device"));
+    case PanelGroup::Bookkeeping:
+    case PanelGroup::None: break;
+  }
+  auto* box = new QGroupBox(tr("Every N steps"));
+  box->setToolTip(tr("How often the run writes sample grids and checkpoints, evaluates sample quality and sends gradient histograms"));
+  return box;
+}
+
+void ConfigPanel::addCustom(const Setting& s, QFormLayout* f) {
+  const std::string key = s.key;
+  if (key == "dataset") {
+    dataset_ = new QComboBox;
+    for (const auto& d : kDatasets) dataset_->addItem(tr(d[1]), QString::fromLatin1(d[0]));
+    dataset_->setToolTip(tr("Synthetic shapes need no files; Fashion-MNIST and MNIST are read from "
+                            "/usr/share/datasets (Debian's dataset-fashion-mnist) or $AMPGAN_FASHION_MNIST_DIR; "
+                            "a folder of PNG/JPEG images is centre-cropped and resized."));
+    connect(dataset_, &QComboBox::currentIndexChanged, this, &ConfigPanel::datasetChanged);
+    f->addRow(setting_text(s.label), dataset_);
+    folder_row_ = new QWidget;
+    auto* fr = new QHBoxLayout(folder_row_);
+    fr->setContentsMargins(0, 0, 0, 0);
+    folder_ = new QLineEdit;
+    folder_->setPlaceholderText(tr("folder of images, or an IDX file"));
+    connect(folder_, &QLineEdit::editingFinished, this, &ConfigPanel::requestPreview);
+    browse_ = new QToolButton;
+    browse_->setText(QStringLiteral("…"));
+    browse_->setToolTip(tr("Choose a folder of images"));
+    connect(browse_, &QToolButton::clicked, this, &ConfigPanel::browseDataset);
+    fr->addWidget(folder_, 1);
+    fr->addWidget(browse_);
+    f->addRow(tr("Path"), folder_row_);
+    locked_while_running_ << dataset_ << folder_ << browse_;
+  } else if (key == "precision") {
+    precision_ = new QComboBox;
+    for (Precision p : {Precision::FP32, Precision::TF32, Precision::FP16, Precision::BF16}) {
+      precision_->addItem(QString::fromLatin1(precision_label(p)), static_cast<int>(p));
+      precision_->setItemData(precision_->count() - 1, glossary::precision_mode(static_cast<int>(p)), Qt::ToolTipRole);
+    }
+    precision_->setToolTip(glossary::master_weights() + QStringLiteral("<br><br>") + glossary::bf16_vs_fp16() +
+                           tr("<br><br>Can be switched while training (Ctrl+1…4): the switch is marked on every plot."));
+    connect(precision_, &QComboBox::currentIndexChanged, this, [this] { emit precisionEdited(precision()); });
+    precision_->setObjectName(QString::fromLatin1(s.object_name));
+    f->addRow(setting_text(s.label), precision_);
+  } else if (key == "backend") {  // the device list holds the backend and the GPU
+    device_ = new QComboBox;
+    f->addRow(setting_text(s.label), device_);
+    device_note_ = new QLabel;
+    device_note_->setWordWrap(true);
+    device_note_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    f->addRow(device_note_);
+    fillDevices();
+    locked_while_running_ << device_;
+  } else if (key == "name") {  // after where runs go, which is the studio's own (not in config.json)
+    auto* rr = new QHBoxLayout;
+    runs_root_ = new QLineEdit(QDir(QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation))
+                                   .filePath(QStringLiteral("AMP GAN Studio/runs")));
+    runs_root_->setToolTip(tr("Each run gets a folder here: <date>-<dataset>-<precision>"));
+    auto* rb = new QToolButton;
+    rb->setText(QStringLiteral("…"));
+    connect(rb, &QToolButton::clicked, this, [this] {
+      const QString d = QFileDialog::getExistingDirectory(this, tr("Runs folder"), runs_root_->text());
+      if (!d.isEmpty()) runs_root_->setText(d);
+    });
+    rr->addWidget(runs_root_, 1);
+    rr->addWidget(rb);
+    f->addRow(tr("Runs folder"), rr);
+    name_ = new QLineEdit;
+    name_->setPlaceholderText(tr("default: <dataset>-<precision>"));
+    f->addRow(setting_text(s.label), name_);
+    locked_while_running_ << runs_root_ << rb << name_;
+  }
+}
+
+QWidget* ConfigPanel::field(const char* key) const {
+  for (const auto& [s, w] : fields_)
+    if (std::string(s->key) == key) return w;
+  return nullptr;
+}
+
+void ConfigPanel::connectFields() {
+  auto* steps = qobject_cast<QSpinBox*>(field("steps"));
+  connect(steps, &QSpinBox::valueChanged, this, [this, steps](int s) {
+    if (running_ && static_cast<RangedSpinBox*>(steps)->valueInRange()) emit stepsEdited(s);
+  });
+  auto* lr_g = static_cast<ScientificSpinBox*>(field("lr_g"));
+  auto* lr_d = static_cast<ScientificSpinBox*>(field("lr_d"));
+  for (QDoubleSpinBox* s : {lr_g, lr_d})
+    connect(s, &QDoubleSpinBox::valueChanged, this, [this, lr_g, lr_d] {
+      if (running_ && lr_g->valueInRange() && lr_d->valueInRange())
+        emit learningRatesEdited(static_cast<float>(lr_g->value()), static_cast<float>(lr_d->value()));
+    });
+  for (const char* key : {"res", "channels"})
+    connect(qobject_cast<QComboBox*>(field(key)), &QComboBox::currentIndexChanged, this, &ConfigPanel::requestPreview);
+  // A choice with a recipe (the ResNet's: SNGAN's hinge loss, TTUR, beta1 0, n-dis 5, an EMA of
+  // G) applies it as `ampgan train --model resnet` does; the fields stay editable afterwards.
+  for (const auto& [s, w] : fields_) {
+    if (!s->chosen) continue;
+    connect(qobject_cast<QComboBox*>(w), &QComboBox::currentIndexChanged, this, [this, row = s] {
+      RunConfig c = config();
+      row->chosen(c);
+      hidden_ = c;
+      for (const auto& [r, f] : fields_) show_setting(f, *r, c);
+    });
+  }
 }
 
 void ConfigPanel::fillDevices() {
@@ -425,11 +300,13 @@ QString ConfigPanel::deviceNote() const { return device_note_->text(); }
 void ConfigPanel::datasetChanged() {
   const QString key = dataset_->currentData().toString();
   folder_row_->setVisible(key == QStringLiteral("folder"));
-  synthetic_count_->setVisible(key == QStringLiteral("synthetic"));
-  synthetic_label_->setVisible(key == QStringLiteral("synthetic"));
+  QWidget* count = field("synthetic_count");
+  count->setVisible(key == QStringLiteral("synthetic"));
   // QFormLayout keeps the label of a hidden field row: hide it with the row's widget.
-  if (auto* f = qobject_cast<QFormLayout*>(folder_row_->parentWidget()->layout()))
+  if (auto* f = qobject_cast<QFormLayout*>(folder_row_->parentWidget()->layout())) {
     if (QWidget* l = f->labelForField(folder_row_)) l->setVisible(key == QStringLiteral("folder"));
+    if (QWidget* l = f->labelForField(count)) l->setVisible(key == QStringLiteral("synthetic"));
+  }
   requestPreview();
 }
 
@@ -441,7 +318,8 @@ QString ConfigPanel::datasetSpec() const {
 void ConfigPanel::requestPreview() {
   const QString spec = datasetSpec();
   if (spec.isEmpty()) return;
-  preview_->request(spec, res_->currentData().toInt(), channels_->currentData().toInt());
+  preview_->request(spec, qobject_cast<QComboBox*>(field("res"))->currentData().toInt(),
+                    qobject_cast<QComboBox*>(field("channels"))->currentData().toInt());
 }
 
 void ConfigPanel::browseDataset() {
@@ -461,41 +339,12 @@ void ConfigPanel::setPrecision(Precision p) {
 RunConfig ConfigPanel::config() const {
   RunConfig c = hidden_;
   c.dataset = datasetSpec().toStdString();
-  c.channels = channels_->currentData().toInt();
-  c.synthetic_count = synthetic_count_->value();
-  c.res = res_->currentData().toInt();
-  c.width = width_->value();
-  c.batch = batch_->value();
-  c.steps = steps_->value();
-  c.model = parse_model_family(model_->currentData().toString().toStdString());
-  c.loss = parse_loss(loss_->currentData().toString().toStdString());
-  c.lr_g = static_cast<float>(lr_g_->value());
-  c.lr_d = static_cast<float>(lr_d_->value());
-  c.beta1 = static_cast<float>(beta1_->value());
-  c.beta2 = static_cast<float>(beta2_->value());
-  c.seed = static_cast<uint64_t>(seed_->value());
-  c.n_dis = n_dis_->value();
+  for (const auto& [s, w] : fields_) read_setting(w, *s, c);
   c.precision = precision();
-  c.bf16_loss_scaling = bf16_scaling_->isChecked();
-  c.use_graphs = graphs_->isChecked();
-  c.scaler.init_scale = std::ldexp(1.0f, init_scale_->value());
-  c.scaler.growth_factor = static_cast<float>(growth_->value());
-  c.scaler.backoff_factor = static_cast<float>(backoff_->value());
-  c.scaler.growth_interval = interval_->value();
-  c.scaler.min_scale = std::ldexp(1.0f, min_scale_->value());
-  c.scaler.max_scale = std::ldexp(1.0f, max_scale_->value());
-  c.shared_scaler = scaler_mode_->currentData().toBool();
   // Items hold "auto", "cpu" or "cuda:N" (GPU N).
   const QString dev = device_->currentData().toString();
   c.backend = dev.section(':', 0, 0).toStdString();
   c.gpu = dev.startsWith(QStringLiteral("cuda:")) ? dev.section(':', 1).toInt() : 0;
-  c.sample_every = sample_every_->value();
-  c.checkpoint_every = checkpoint_every_->value();
-  c.keep_checkpoints = keep_checkpoints_->value();
-  c.eval_every = eval_every_->value();
-  c.eval_samples = eval_samples_->value();
-  c.hist_every = hist_every_->value();
-  c.layers_every = layers_every_->value();
   c.runs_root = runs_root_->text().trimmed().toStdString();
   c.name = name_->text().trimmed().toStdString();
   c.out_dir = out_dir_.toStdString();
@@ -504,8 +353,12 @@ RunConfig ConfigPanel::config() const {
 
 void ConfigPanel::setConfig(const RunConfig& c) {
   hidden_ = c;
-  // Programmatic changes are not user edits: no live-change signals.
-  const QSignalBlocker b1(steps_), b2(lr_g_), b3(lr_d_), b4(precision_);
+  // Programmatic changes are not user edits: no live-change signals, no recipe applied over a
+  // shown config. (The other fields keep their signals: their out-of-range marks follow.)
+  std::vector<std::unique_ptr<QSignalBlocker>> quiet;
+  for (const auto& [s, w] : fields_)
+    if (s->live || s->chosen) quiet.push_back(std::make_unique<QSignalBlocker>(w));
+  const QSignalBlocker b4(precision_);
   const QString spec = QString::fromStdString(c.dataset);
   int di = dataset_->findData(spec);
   if (di < 0) {
@@ -516,33 +369,8 @@ void ConfigPanel::setConfig(const RunConfig& c) {
     const QSignalBlocker b(dataset_);
     dataset_->setCurrentIndex(di);
   }
-  channels_->setCurrentIndex(std::max(0, channels_->findData(c.channels)));
-  synthetic_count_->setValue(c.synthetic_count);
-  res_->setCurrentIndex(std::max(0, res_->findData(c.res)));
-  width_->setValue(c.width);
-  batch_->setValue(c.batch);
-  steps_->setValue(static_cast<int>(std::min<int64_t>(c.steps, INT_MAX)));
-  {
-    const QSignalBlocker b(model_);  // showing a config must not apply the model's recipe over it
-    model_->setCurrentIndex(std::max(0, model_->findData(QString::fromLatin1(model_family_name(c.model)))));
-  }
-  loss_->setCurrentIndex(std::max(0, loss_->findData(QString::fromLatin1(loss_name(c.loss)))));
-  lr_g_->setValue(c.lr_g);
-  lr_d_->setValue(c.lr_d);
-  beta1_->setValue(c.beta1);
-  beta2_->setValue(c.beta2);
-  seed_->setValue(static_cast<int>(std::min<uint64_t>(c.seed, INT_MAX)));
-  n_dis_->setValue(c.n_dis);
+  for (const auto& [s, w] : fields_) show_setting(w, *s, c);
   precision_->setCurrentIndex(precision_->findData(static_cast<int>(c.precision)));
-  bf16_scaling_->setChecked(c.bf16_loss_scaling);
-  graphs_->setChecked(c.use_graphs);
-  init_scale_->setValue(exponent_of(c.scaler.init_scale));
-  growth_->setValue(c.scaler.growth_factor);
-  backoff_->setValue(c.scaler.backoff_factor);
-  interval_->setValue(c.scaler.growth_interval);
-  min_scale_->setValue(exponent_of(c.scaler.min_scale));
-  max_scale_->setValue(exponent_of(c.scaler.max_scale));
-  scaler_mode_->setCurrentIndex(c.shared_scaler ? 1 : 0);
   const QString dev_key = c.backend == "cuda" ? QStringLiteral("cuda:%1").arg(c.gpu) : QString::fromStdString(c.backend);
   int dev = device_->findData(dev_key);
   if (dev < 0 && c.backend == "cuda") {
@@ -553,13 +381,6 @@ void ConfigPanel::setConfig(const RunConfig& c) {
     dev = device_->count() - 1;
   }
   device_->setCurrentIndex(dev >= 0 ? dev : 0);
-  sample_every_->setValue(c.sample_every);
-  checkpoint_every_->setValue(c.checkpoint_every);
-  keep_checkpoints_->setValue(c.keep_checkpoints);
-  eval_every_->setValue(c.eval_every);
-  eval_samples_->setValue(c.eval_samples);
-  hist_every_->setValue(c.hist_every);
-  layers_every_->setValue(c.layers_every);
   if (!c.runs_root.empty() && c.runs_root != "runs") runs_root_->setText(QString::fromStdString(c.runs_root));
   name_->setText(QString::fromStdString(c.name));
   out_dir_ = QString::fromStdString(c.out_dir);

@@ -1,5 +1,7 @@
 // Every setting of a run (RunConfig) as controls, grouped as a person thinks about them: data,
-// model, optimiser, precision, loss scaler, device, bookkeeping. Each AMP term carries a tooltip
+// model, optimiser, precision, loss scaler, device, bookkeeping. The fields are made from the
+// settings table's rows (group, label, type, range; ui/setting_fields.h); the dataset picker,
+// the precision mode and the device list are built here. Each AMP term carries a tooltip
 // from the glossary. While a run is going, only what the engine can change between steps stays
 // editable (precision, learning rates, the step target); edits of those are signalled so the
 // window can forward them to the worker.
@@ -9,22 +11,22 @@
 #include <QString>
 #include <QWidget>
 
-#include "core/run/run_config.h"
+#include <utility>
+#include <vector>
 
-class QCheckBox;
+#include "core/run/run_config.h"
+#include "core/run/settings_table.h"
+
 class QComboBox;
-class QDoubleSpinBox;
+class QFormLayout;
 class QGroupBox;
 class QLabel;
 class QLineEdit;
-class QSpinBox;
 class QToolButton;
 
 namespace ampgan::ui {
 
 class DatasetPreview;
-class RangedSpinBox;
-class ScientificSpinBox;
 class WheelGuard;
 
 class ConfigPanel : public QWidget {
@@ -62,7 +64,10 @@ class ConfigPanel : public QWidget {
   void inputRefused(const QString& message);  // a field was set outside its range
 
  private:
-  QGroupBox* group(const QString& title);
+  QGroupBox* group(PanelGroup g);
+  void addCustom(const Setting& s, QFormLayout* f);  // the rows marked PanelWidget::Custom
+  void connectFields();
+  QWidget* field(const char* key) const;  // the control of a row with PanelWidget::Auto or Pow2
   void fillDevices();
   void datasetChanged();
   void requestPreview();
@@ -70,48 +75,19 @@ class ConfigPanel : public QWidget {
   QString datasetSpec() const;
 
   QComboBox* preset_ = nullptr;
+  // The custom parts: the dataset picker, the precision mode, the device list, the runs folder.
   QComboBox* dataset_ = nullptr;
   QLineEdit* folder_ = nullptr;
   QToolButton* browse_ = nullptr;
   QWidget* folder_row_ = nullptr;
-  QSpinBox* synthetic_count_ = nullptr;
-  QLabel* synthetic_label_ = nullptr;
-  QComboBox* channels_ = nullptr;
   DatasetPreview* preview_ = nullptr;
-  QComboBox* res_ = nullptr;
-  QSpinBox* width_ = nullptr;
-  QSpinBox* batch_ = nullptr;
-  RangedSpinBox* steps_ = nullptr;
-  QComboBox* loss_ = nullptr;
-  QComboBox* model_ = nullptr;
-  ScientificSpinBox* lr_g_ = nullptr;
-  ScientificSpinBox* lr_d_ = nullptr;
-  QDoubleSpinBox* beta1_ = nullptr;
-  QDoubleSpinBox* beta2_ = nullptr;
-  QSpinBox* seed_ = nullptr;
-  QSpinBox* n_dis_ = nullptr;
   QComboBox* precision_ = nullptr;
-  QCheckBox* bf16_scaling_ = nullptr;
-  QCheckBox* graphs_ = nullptr;
-  QSpinBox* init_scale_ = nullptr;  // exponents of 2
-  QDoubleSpinBox* growth_ = nullptr;
-  QDoubleSpinBox* backoff_ = nullptr;
-  QSpinBox* interval_ = nullptr;
-  QSpinBox* min_scale_ = nullptr;
-  QSpinBox* max_scale_ = nullptr;
-  QComboBox* scaler_mode_ = nullptr;
-  QGroupBox* scaler_group_ = nullptr;
   QComboBox* device_ = nullptr;
   QLabel* device_note_ = nullptr;
-  QSpinBox* sample_every_ = nullptr;
-  QSpinBox* checkpoint_every_ = nullptr;
-  QSpinBox* keep_checkpoints_ = nullptr;
-  QSpinBox* eval_every_ = nullptr;
-  QSpinBox* eval_samples_ = nullptr;
-  QSpinBox* hist_every_ = nullptr;
-  QSpinBox* layers_every_ = nullptr;
   QLineEdit* runs_root_ = nullptr;
   QLineEdit* name_ = nullptr;
+  // Every other row of the settings table the panel shows, made by ui/setting_fields.h.
+  std::vector<std::pair<const Setting*, QWidget*>> fields_;
   QList<QWidget*> locked_while_running_;
   WheelGuard* wheel_guard_ = nullptr;
   QMap<QString, nlohmann::json> presets_;

@@ -111,11 +111,11 @@ void MainWindow::applyOptions(const AppOptions& o) {
   RunConfig c = config_->config();
   o.applyTo(c);
   config_->setConfig(c);
-  if (o.out) config_->setOutDir(QString::fromStdString(*o.out));
+  if (const nlohmann::json* out = o.given("out")) config_->setOutDir(QString::fromStdString(out->get<std::string>()));
   precision_->show(c.precision);
   if (o.compare) {
     compare_->setAmpMode(o.compare_amp);
-    if (o.steps) compare_->setSteps(static_cast<int>(*o.steps));
+    if (const nlohmann::json* steps = o.given("steps")) compare_->setSteps(steps->get<int>());
   }
   switch_at_ = o.switch_at;
   if (o.switch_to) switch_to_ = *o.switch_to;

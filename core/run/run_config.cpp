@@ -2,12 +2,12 @@
 
 #include <cmath>
 #include <tuple>
-#include <limits>
 #include <filesystem>
 
 #include "core/amp/loss_scaler.h"
 #include "core/common/error.h"
 #include "core/common/utf8.h"
+#include "core/run/settings_table.h"
 
 namespace ampgan {
 
@@ -21,181 +21,20 @@ LossKind parse_loss(const std::string& s) {
 }
 
 nlohmann::json RunConfig::to_json() const {
-  nlohmann::json j;
-  j["dataset"] = dataset;
-  j["channels"] = channels;
-  j["synthetic_count"] = synthetic_count;
-  j["model"] = model_family_name(model);
-  j["res"] = res;
-  j["width"] = width;
-  j["batch"] = batch;
-  j["steps"] = steps;
-  j["precision"] = precision_name(precision);
-  j["backend"] = backend;
-  j["gpu"] = gpu;
-  j["loss"] = loss_name(loss);
-  j["lr_g"] = lr_g;
-  j["lr_d"] = lr_d;
-  j["beta1"] = beta1;
-  j["beta2"] = beta2;
-  j["n_dis"] = n_dis;
-  j["ema_decay"] = ema_decay;
-  j["ema_rampup"] = ema_rampup;
-  j["seed"] = seed;
-  j["init_scale"] = scaler.init_scale;
-  j["growth_factor"] = scaler.growth_factor;
-  j["backoff_factor"] = scaler.backoff_factor;
-  j["growth_interval"] = scaler.growth_interval;
-  j["min_scale"] = scaler.min_scale;
-  j["max_scale"] = scaler.max_scale;
-  j["scaler"] = shared_scaler ? "shared" : "per-network";
-  j["bf16_loss_scaling"] = bf16_loss_scaling;
-  j["cuda_graphs"] = use_graphs;
-  j["sample_every"] = sample_every;
-  j["checkpoint_every"] = checkpoint_every;
-  j["keep_checkpoints"] = keep_checkpoints;
-  j["eval_every"] = eval_every;
-  j["eval_samples"] = eval_samples;
-  j["hist_every"] = hist_every;
-  j["layers_every"] = layers_every;
-  j["name"] = name;
-  j["world_size"] = world_size;
+  nlohmann::json j = nlohmann::json::object();
+  for (const Setting& s : settings())
+    if (s.saved) j[s.key] = s.get(*this);
   return j;
 }
 
-namespace {
-
-// The numeric settings, each with its allowed range: the one place where numbers from outside
-// (CLI flags, JSON files, checkpoints' embedded configs via set_number; the GUI's fields via
-// validate) are checked, and the only place they are narrowed to their fields' types, after the
-// check. Semantic checks with more specific messages stay in validate().
-struct IntSetting {
-  const char* key;
-  const char* flag;
-  int64_t lo, hi;
-  const char* hint;
-  int64_t (*get)(const RunConfig&);
-  void (*set)(RunConfig&, int64_t);
-};
-
-#define AMPGAN_INT_FIELD(field)                                \
-  [](const RunConfig& c) -> int64_t { return c.field; },       \
-      [](RunConfig& c, int64_t v) { c.field = static_cast<decltype(c.field)>(v); }
-
-constexpr int64_t kIntMax = std::numeric_limits<int>::max();
-
-const IntSetting kIntSettings[] = {
-    {"channels", "--nc", 0, 3, "use 0 (the dataset's own), 1 (grey) or 3 (RGB)", AMPGAN_INT_FIELD(channels)},
-    {"synthetic_count", "--synthetic-count", 2, 1'000'000, "the default is 10000", AMPGAN_INT_FIELD(synthetic_count)},
-    {"res", "--res", 32, 128, "use 32, 64 or 128", AMPGAN_INT_FIELD(res)},
-    {"width", "--width", 1, 1024, "DCGAN uses 64", AMPGAN_INT_FIELD(width)},
-    {"batch", "--batch", 2, 65536, "batch norm needs two samples; DCGAN uses 64", AMPGAN_INT_FIELD(batch)},
-    {"n_dis", "--n-dis", 1, 100, "DCGAN uses 1, SNGAN 5", AMPGAN_INT_FIELD(n_dis)},
-    {"steps", "--steps", 1, kMaxSteps, "the default is 2000", AMPGAN_INT_FIELD(steps)},
-    {"gpu", "--gpu", 0, 1023, "'ampgan devices' lists the GPUs", AMPGAN_INT_FIELD(gpu)},
-    {"growth_interval", "--growth-interval", 1, kIntMax, "the default is 2000", AMPGAN_INT_FIELD(scaler.growth_interval)},
-    {"sample_every", "--sample-every", 0, kIntMax, "0 means only at the end", AMPGAN_INT_FIELD(sample_every)},
-    {"checkpoint_every", "--checkpoint-every", 0, kIntMax, "0 means only at the end", AMPGAN_INT_FIELD(checkpoint_every)},
-    {"keep_checkpoints", "--keep-checkpoints", 0, kIntMax, "0 keeps every checkpoint", AMPGAN_INT_FIELD(keep_checkpoints)},
-    {"eval_every", "--eval-every", 0, kIntMax, "0 means never", AMPGAN_INT_FIELD(eval_every)},
-    {"eval_samples", "--eval-samples", 2, 1'000'000, "use 1024 or more for stable numbers", AMPGAN_INT_FIELD(eval_samples)},
-    {"hist_every", "hist_every", 0, kIntMax, "0 means never", AMPGAN_INT_FIELD(hist_every)},
-    {"layers_every", "--layers-every", 0, kIntMax, "0 means on overflow steps only", AMPGAN_INT_FIELD(layers_every)},
-};
-#undef AMPGAN_INT_FIELD
-
-// FP32 settings: any number FP32 can hold gets through here (narrowing a larger double is
-// undefined behaviour); their meaningful ranges are checked, with specific messages, in validate().
-struct RealSetting {
-  const char* key;
-  void (*set)(RunConfig&, float);
-};
-
-const RealSetting kRealSettings[] = {
-    {"lr", [](RunConfig& c, float v) { c.lr_g = c.lr_d = v; }},
-    {"lr_g", [](RunConfig& c, float v) { c.lr_g = v; }},
-    {"lr_d", [](RunConfig& c, float v) { c.lr_d = v; }},
-    {"beta1", [](RunConfig& c, float v) { c.beta1 = v; }},
-    {"beta2", [](RunConfig& c, float v) { c.beta2 = v; }},
-    {"ema_decay", [](RunConfig& c, float v) { c.ema_decay = v; }},
-    {"ema_rampup", [](RunConfig& c, float v) { c.ema_rampup = v; }},
-    {"init_scale", [](RunConfig& c, float v) { c.scaler.init_scale = v; }},
-    {"growth_factor", [](RunConfig& c, float v) { c.scaler.growth_factor = v; }},
-    {"backoff_factor", [](RunConfig& c, float v) { c.scaler.backoff_factor = v; }},
-    {"min_scale", [](RunConfig& c, float v) { c.scaler.min_scale = v; }},
-    {"max_scale", [](RunConfig& c, float v) { c.scaler.max_scale = v; }},
-};
-
-const IntSetting* find_int(const std::string& key) {
-  for (const IntSetting& s : kIntSettings)
-    if (key == s.key) return &s;
-  return nullptr;
-}
-
-const RealSetting* find_real(const std::string& key) {
-  for (const RealSetting& s : kRealSettings)
-    if (key == s.key) return &s;
-  return nullptr;
-}
-
-std::string text_of(const nlohmann::json& v) { return v.dump().substr(0, 40); }
-
-template <typename T>
-[[noreturn]] void out_of_range(const std::string& value, const std::string& where, T lo, T hi, const std::string& hint) {
-  throw Error(value + " is out of range", where,
-              "use a whole number from " + std::to_string(lo) + " to " + std::to_string(hi) + "; " + hint);
-}
-
-// v as a whole number in [lo, hi] (uint64 for the seed), checked before any conversion: a bool,
-// a string, a fraction, or a value beyond the range (even beyond int64, as 1e19) is refused.
-template <typename T>
-T whole_number(const nlohmann::json& v, const std::string& label, const std::string& where, T lo, T hi,
-               const std::string& hint) {
-  if (!v.is_number())
-    throw Error(label + " must be a whole number, not " + text_of(v), where, "write it as a number without quotes, e.g. 64");
-  if (v.is_number_float()) {
-    const double d = v.get<double>();
-    if (!(d == std::floor(d)))
-      throw Error(label + " must be a whole number, not " + text_of(v), where, "write it without a fractional part");
-    // Compared in long double, where every int64 and uint64 is exact (a double rounds
-    // UINT64_MAX up to 2^64, which must not pass).
-    const long double ld = d;
-    if (!(ld >= static_cast<long double>(lo) && ld <= static_cast<long double>(hi)))
-      out_of_range(label + " " + text_of(v), where, lo, hi, hint);
-    return static_cast<T>(ld);
-  }
-  if (v.is_number_unsigned()) {
-    const uint64_t u = v.get<uint64_t>();
-    if (u > static_cast<uint64_t>(hi) || (lo > 0 && u < static_cast<uint64_t>(lo))) out_of_range(label + " " + text_of(v), where, lo, hi, hint);
-    return static_cast<T>(u);
-  }
-  const int64_t i = v.get<int64_t>();
-  if (i < 0 && lo >= 0) out_of_range(label + " " + text_of(v), where, lo, hi, hint);
-  if (static_cast<T>(i) < lo || static_cast<T>(i) > hi)
-    out_of_range(label + " " + text_of(v), where, lo, hi, hint);
-  return static_cast<T>(i);
-}
-
-}  // namespace
-
 bool RunConfig::is_number_setting(const std::string& key) {
-  return key == "seed" || find_int(key) || find_real(key);
+  const Setting* s = find_setting(key);
+  return s && (s->type == SettingType::Int || s->type == SettingType::Unsigned || s->type == SettingType::Real);
 }
 
 void RunConfig::set_number(const std::string& key, const nlohmann::json& v, const std::string& where) {
-  if (key == "seed") {
-    seed = whole_number<uint64_t>(v, key, where, 0, std::numeric_limits<uint64_t>::max(), "the default is 0");
-  } else if (const IntSetting* s = find_int(key)) {
-    s->set(*this, whole_number<int64_t>(v, key, where, s->lo, s->hi, s->hint));
-  } else if (const RealSetting* r = find_real(key)) {
-    if (!v.is_number()) throw Error(key + " must be a number, not " + text_of(v), where, "write it as a number without quotes");
-    const double d = v.get<double>();
-    if (std::isfinite(d) && std::fabs(d) > std::numeric_limits<float>::max())
-      throw Error(key + " " + text_of(v) + " is beyond FP32's range (3.4e38)", where, "use a smaller number");
-    r->set(*this, static_cast<float>(d));
-  } else {
-    throw Error("unknown numeric setting '" + key + "'", where);
-  }
+  if (!is_number_setting(key)) throw Error("unknown numeric setting '" + key + "'", where);
+  set_setting(*this, *find_setting(key), v, where);
 }
 
 void RunConfig::apply_json(const nlohmann::json& j, const std::string& source) {
@@ -203,25 +42,10 @@ void RunConfig::apply_json(const nlohmann::json& j, const std::string& source) {
   for (auto it = j.begin(); it != j.end(); ++it) {
     const std::string& k = it.key();
     const nlohmann::json& v = it.value();
+    const Setting* s = find_setting(k);
+    if (!s) throw Error("unknown setting '" + k + "'", source, "check the spelling; README.md lists the keys");
     try {
-      if (is_number_setting(k)) set_number(k, v, "'" + k + "' in " + source);
-      else if (k == "dataset") dataset = v.get<std::string>();
-      else if (k == "model") model = parse_model_family(v.get<std::string>());
-      else if (k == "precision") precision = parse_precision(v.get<std::string>());
-      else if (k == "backend") backend = v.get<std::string>();
-      else if (k == "loss") loss = parse_loss(v.get<std::string>());
-      else if (k == "scaler") {
-        const std::string s = v.get<std::string>();
-        if (s != "shared" && s != "per-network")
-          throw Error("unknown scaler mode '" + s + "'", "--scaler", "use per-network or shared");
-        shared_scaler = s == "shared";
-      } else if (k == "bf16_loss_scaling") bf16_loss_scaling = v.get<bool>();
-      else if (k == "cuda_graphs") use_graphs = v.get<bool>();
-      else if (k == "name") name = v.get<std::string>();
-      else if (k == "out") out_dir = v.get<std::string>();
-      else if (k == "world_size")
-        world_size = whole_number<int>(v, k, "'" + k + "' in " + source, 1, 1 << 20, "it records how many ranks trained the run");
-      else throw Error("unknown setting '" + k + "'", source, "check the spelling; README.md lists the keys");
+      set_setting(*this, *s, v, "'" + k + "' in " + source);
     } catch (const nlohmann::json::exception&) {
       throw Error("setting '" + k + "' has the wrong type (" + v.dump() + ")", source,
                   "use a number, string or boolean as in README.md");
@@ -287,11 +111,7 @@ void RunConfig::validate() const {
         std::tuple{&name, "--name", "use a name in UTF-8"}})
     if (!is_valid_utf8(*text))
       throw Error("'" + escape_invalid_utf8(*text) + "' is not valid UTF-8 (the \\xNN bytes)", flag, hint);
-  // Every integer within its range, whoever set it (the GUI sets fields directly).
-  for (const IntSetting& s : kIntSettings) {
-    const int64_t v = s.get(*this);
-    if (v < s.lo || v > s.hi) out_of_range(std::string(s.key) + " " + std::to_string(v), s.flag, s.lo, s.hi, s.hint);
-  }
+  check_setting_ranges(*this);  // every integer within its range, whoever set it (the GUI sets fields directly)
 }
 
 TrainerConfig RunConfig::trainer_config(int dataset_channels) const {

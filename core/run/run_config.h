@@ -1,5 +1,7 @@
 // Everything that defines a run: written to the run folder's config.json, read back by resume,
-// filled from the CLI's flags (or --config FILE.json, same keys) and the GUI's controls.
+// filled from the CLI's flags (or --config FILE.json, same keys) and the GUI's controls. Each
+// setting is a row of core/run/settings_table.h, from which the JSON, the options and the
+// settings panel are derived.
 #pragma once
 
 #include <cstdint>
@@ -64,10 +66,10 @@ struct RunConfig {
   // Unknown keys are an error (a typo must not silently train something else).
   static RunConfig from_json(const nlohmann::json& j, const std::string& source);
   void apply_json(const nlohmann::json& j, const std::string& source);
-  // The one door for numbers from outside (JSON files, checkpoints' configs, CLI flags): sets the
-  // numeric setting `key` (a JSON key, e.g. "width") from v after checking its type and range
-  // before any narrowing: booleans, strings, fractions where whole numbers belong, and values out
-  // of range (e.g. width 4294967304, "steps": 1e19, "seed": -1) throw Error naming `where`.
+  // Sets the numeric setting `key` (a JSON key, e.g. "width") through the settings table's
+  // set_setting, which checks type and range before any narrowing: booleans, strings, fractions
+  // where whole numbers belong, and values out of range (e.g. width 4294967304, "steps": 1e19,
+  // "seed": -1) throw Error naming `where`.
   void set_number(const std::string& key, const nlohmann::json& v, const std::string& where);
   static bool is_number_setting(const std::string& key);
   void validate() const;  // throws Error naming the bad setting and what to use instead

@@ -26,6 +26,7 @@
 #include "ui/app_options.h"
 #include "ui/compare_view.h"
 #include "ui/config_panel.h"
+#include "core/run/settings_table.h"
 #include "ui/event_log.h"
 #include "ui/histogram_plot.h"
 #include "ui/input_guards.h"
@@ -747,6 +748,9 @@ class TestStudio : public QObject {
     QVERIFY(c.loss == LossKind::Hinge);
     QCOMPARE(c.lr_d, 4e-4f);
     QCOMPARE(c.beta1, 0.0f);
+    QCOMPARE(c.n_dis, 5);
+    QCOMPARE(c.ema_decay, 0.999f);  // the whole recipe, as ampgan train --model resnet sets it
+    QCOMPARE(c.ema_rampup, 10.0f);
     RunConfig shown = c;
     shown.lr_d = 3e-4f;
     shown.model = ModelFamily::DCGAN;
@@ -755,6 +759,63 @@ class TestStudio : public QObject {
     p.setConfig(shown);
     QCOMPARE(p.config().lr_d, 3e-4f);  // not overwritten by the recipe
     QVERIFY(p.config().model == ModelFamily::ResNet);
+  }
+
+  // Every row of the settings table through the panel: a config holding the row's example is
+  // shown and read back unchanged. Rows the panel has no field for (--lr, the EMA, the world size)
+  // ride along in its copy of the shown config; every other row is read from its widget.
+  void settingsPanelRoundTripsEveryRow() {
+    ConfigPanel p;
+    RunConfig base;
+    base.runs_root = path(QStringLiteral("runs-rows")).toStdString();  // the studio's own, not a row
+    for (const Setting& s : settings()) {
+      const QString key = QString::fromLatin1(s.key);
+      RunConfig c = base;
+      set_setting(c, s, setting_example(s), "test");
+      if (key == QStringLiteral("gpu")) c.backend = "cuda";  // the device list holds a GPU with cuda only
+      QVERIFY2(c.to_json() != base.to_json() || c.out_dir != base.out_dir, qPrintable(key));
+      p.setConfig(c);
+      const RunConfig r = p.config();
+      QVERIFY2(r.to_json() == c.to_json(), qPrintable(key + QStringLiteral(": ") + QString::fromStdString(r.to_json().dump())));
+      QCOMPARE(r.out_dir, c.out_dir);
+      QCOMPARE(r.runs_root, c.runs_root);
+      if (s.panel != PanelGroup::None && s.widget != PanelWidget::Custom) {
+        auto* w = p.findChild<QWidget*>(QString::fromLatin1(s.object_name ? s.object_name : s.key));
+        QVERIFY2(w, qPrintable(key + QStringLiteral(" has no field")));
+        QVERIFY2(!w->toolTip().isEmpty(), qPrintable(key + QStringLiteral(" has no tooltip")));
+      }
+      p.setConfig(base);
+      QVERIFY2(p.config().to_json() == base.to_json(), qPrintable(key + QStringLiteral(" stuck")));
+    }
+    // An edit in a generated field reaches the config, within the allowed range.
+    auto* interval = p.findChild<QSpinBox*>(QStringLiteral("growth_interval"));
+    QVERIFY(interval);
+    interval->setValue(17);
+    QCOMPARE(p.config().scaler.growth_interval, 17);
+    QVERIFY(p.rangeProblems().isEmpty());
+    interval->setValue(0);
+    QCOMPARE(p.rangeProblems().size(), 1);
+  }
+
+  // ampgan-studio takes every row's option as ampgan train does: --FLAG EXAMPLE reaches the config.
+  void studioOptionsCoverEveryRow() {
+    const RunConfig d;
+    for (const Setting& s : settings()) {
+      if (!s.flag) continue;
+      const nlohmann::json ex = setting_example(s);
+      QStringList args = {QStringLiteral("ampgan-studio"), QStringLiteral("--") + QString::fromLatin1(s.flag)};
+      if (s.meta) args << QString::fromStdString(ex.is_string() ? ex.get<std::string>() : ex.dump());
+      QString err, text;
+      const auto o = parse_app_options(args, &err, &text);
+      QVERIFY2(o.has_value(), qPrintable(args.join(' ') + QStringLiteral(": ") + err));
+      RunConfig c;
+      o->applyTo(c);
+      RunConfig want;
+      set_setting(want, s, ex, "test");
+      if (s.chosen) s.chosen(want);
+      QVERIFY2(c.to_json() == want.to_json() && c.out_dir == want.out_dir, qPrintable(args.join(' ')));
+      QVERIFY2(c.to_json() != d.to_json() || c.out_dir != d.out_dir, qPrintable(args.join(' ')));
+    }
   }
 
   void presetResetsFieldsItDoesNotName() {
