@@ -166,6 +166,15 @@ Args train_args(const std::string& command = "train", const std::string& usage =
       .option("max-scale", "S", "loss-scale ceiling (16777216 = 2^24)")
       .option("scaler", "M", "per-network (default: one scaler for G, one for D) or shared")
       .flag("bf16-loss-scaling", "use dynamic loss scaling in bf16 too (off by default)")
+      .option("amp-strategy", "S", "how half gradients are guarded: auto (default: fp16 scales, bf16 does not),\n" +
+                                       std::string(28, ' ') + "scale (dynamic loss scaling), nan_to_num (StyleGAN2-ADA: no scaling,\n" +
+                                       std::string(28, ' ') + "NaN -> 0, inf -> 1e5, never skip) or none")
+      .option("conv-clamp", "C", "clamp half-precision convolution outputs to [-C, C] (0 = off, default;\n" +
+                                     std::string(28, ' ') + "StyleGAN2-ADA: 256)")
+      .option("fp32-layers", "NAMES", "layers kept in FP32 in fp16/bf16, comma-separated, named as in layers.csv\n" +
+                                          std::string(28, ' ') + "and the studio's Model view (e.g. D.2,D.3)")
+      .option("half-blocks", "N", "half precision only in each network's N highest-resolution blocks, the\n" +
+                                      std::string(28, ' ') + "rest in FP32 (StyleGAN2-ADA: 4; -1 = every block, default)")
       .flag("no-cuda-graphs", "launch each op instead of replaying the step as a CUDA graph")
       .section("Output")
       .option("out", "DIR", "run folder (default: runs/<date>-<dataset>-<precision>)")
@@ -245,6 +254,10 @@ RunConfig config_from(const Args& a) {
     c.shared_scaler = s == "shared";
   }
   if (a.has("bf16-loss-scaling")) c.bf16_loss_scaling = true;
+  if (a.has("fp32-layers")) c.fp32_layers = parse_layer_list(a.str("fp32-layers"));
+  whole("half-blocks", "half_blocks");
+  real("conv-clamp", "conv_clamp");
+  if (a.has("amp-strategy")) c.amp_strategy = parse_amp_strategy(a.str("amp-strategy"));
   if (a.has("no-cuda-graphs")) c.use_graphs = false;
   if (a.has("out")) c.out_dir = a.str("out");
   if (a.has("name")) c.name = a.str("name");

@@ -50,6 +50,10 @@ nlohmann::json RunConfig::to_json() const {
   j["max_scale"] = scaler.max_scale;
   j["scaler"] = shared_scaler ? "shared" : "per-network";
   j["bf16_loss_scaling"] = bf16_loss_scaling;
+  j["fp32_layers"] = fp32_layers;
+  j["half_blocks"] = half_blocks;
+  j["conv_clamp"] = conv_clamp;
+  j["amp_strategy"] = amp_strategy_name(amp_strategy);
   j["cuda_graphs"] = use_graphs;
   j["sample_every"] = sample_every;
   j["checkpoint_every"] = checkpoint_every;
@@ -100,6 +104,8 @@ const IntSetting kIntSettings[] = {
     {"eval_every", "--eval-every", 0, kIntMax, "0 means never", AMPGAN_INT_FIELD(eval_every)},
     {"eval_samples", "--eval-samples", 2, 1'000'000, "use 1024 or more for stable numbers", AMPGAN_INT_FIELD(eval_samples)},
     {"hist_every", "hist_every", 0, kIntMax, "0 means never", AMPGAN_INT_FIELD(hist_every)},
+    {"half_blocks", "--half-blocks", -1, 1024, "-1 keeps every block in half precision; StyleGAN2-ADA uses 4",
+     AMPGAN_INT_FIELD(half_blocks)},
     {"layers_every", "--layers-every", 0, kIntMax, "0 means on overflow steps only", AMPGAN_INT_FIELD(layers_every)},
 };
 #undef AMPGAN_INT_FIELD
@@ -124,6 +130,7 @@ const RealSetting kRealSettings[] = {
     {"backoff_factor", [](RunConfig& c, float v) { c.scaler.backoff_factor = v; }},
     {"min_scale", [](RunConfig& c, float v) { c.scaler.min_scale = v; }},
     {"max_scale", [](RunConfig& c, float v) { c.scaler.max_scale = v; }},
+    {"conv_clamp", [](RunConfig& c, float v) { c.conv_clamp = v; }},
 };
 
 const IntSetting* find_int(const std::string& key) {
@@ -216,6 +223,11 @@ void RunConfig::apply_json(const nlohmann::json& j, const std::string& source) {
           throw Error("unknown scaler mode '" + s + "'", "--scaler", "use per-network or shared");
         shared_scaler = s == "shared";
       } else if (k == "bf16_loss_scaling") bf16_loss_scaling = v.get<bool>();
+      else if (k == "amp_strategy") amp_strategy = parse_amp_strategy(v.get<std::string>());
+      else if (k == "fp32_layers") {
+        // A list of names, or one comma-separated string as on the command line.
+        fp32_layers = v.is_string() ? parse_layer_list(v.get<std::string>()) : v.get<std::vector<std::string>>();
+      }
       else if (k == "cuda_graphs") use_graphs = v.get<bool>();
       else if (k == "name") name = v.get<std::string>();
       else if (k == "out") out_dir = v.get<std::string>();
@@ -272,6 +284,13 @@ void RunConfig::validate() const {
   if (scaler.growth_interval < 1) throw Error("loss-scale growth interval must be at least 1", "--growth-interval");
   if (!(scaler.min_scale > 0) || !(scaler.max_scale >= scaler.min_scale))
     throw Error("loss-scale floor must be positive and not above the ceiling", "--min-scale/--max-scale");
+  if (!(conv_clamp >= 0.0f) || !std::isfinite(conv_clamp))
+    throw Error("activation clamp " + std::to_string(conv_clamp) + " is not a finite number >= 0", "--conv-clamp",
+                "use 0 (off) or a bound such as 256 (StyleGAN2-ADA's)");
+  if (bf16_loss_scaling && amp_strategy != AmpStrategy::Auto && amp_strategy != AmpStrategy::Scale)
+    throw Error(std::string("--bf16-loss-scaling asks for loss scaling but the AMP strategy is ") +
+                    amp_strategy_name(amp_strategy),
+                "--amp-strategy", "drop --bf16-loss-scaling, or use --amp-strategy scale (it scales in bf16 too)");
   if (sample_every < 0 || checkpoint_every < 0 || eval_every < 0 || hist_every < 0)
     throw Error("intervals must be 0 (never) or positive", "--sample-every/--checkpoint-every/--eval-every");
   if (eval_every > 0 && eval_samples < 64)
@@ -312,6 +331,8 @@ TrainerConfig RunConfig::trainer_config(int dataset_channels) const {
   t.scaler = scaler;
   t.shared_scaler = shared_scaler;
   t.bf16_loss_scaling = bf16_loss_scaling;
+  t.layer_policy = layer_policy();
+  t.amp_strategy = amp_strategy;
   t.use_graphs = use_graphs;
   t.seed = seed;
   return t;

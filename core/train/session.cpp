@@ -237,6 +237,10 @@ std::unique_ptr<Session> Session::resume(const fs::path& run_dir, int64_t total_
     if (entry.is_regular_file(ec2) && step_of_checkpoint_name(entry.path()) > info.step) newer.push_back(entry.path());
   }
   if (total_steps > 0) cfg.steps = total_steps;
+  // The policy at the checkpoint (switched mid-run perhaps); config.json then says it.
+  cfg.fp32_layers = info.layer_policy.fp32_layers;
+  cfg.half_blocks = info.layer_policy.half_blocks;
+  cfg.conv_clamp = info.layer_policy.conv_clamp;
   if (cfg.steps <= info.step)
     throw Error("the run is already at step " + std::to_string(info.step), "--steps",
                 "give a target above " + std::to_string(info.step));
@@ -295,8 +299,13 @@ void Session::trim_logs(int64_t step) {
     std::istringstream in(io::read_file(mpath));
     std::string line, out, header;
     std::getline(in, header);
-    out = header + "\n";
     const auto cols = split_csv(header);
+    // A run from before columns were added (replaced_d, replaced_g) gets the current header,
+    // its old rows empty cells in the new columns, so every row has the header's width.
+    const auto now = split_csv(csv_header());
+    const bool upgrade = cols.size() < now.size() && std::equal(cols.begin(), cols.end(), now.begin());
+    const std::string pad = upgrade ? std::string(now.size() - cols.size(), ',') : std::string();
+    out = (upgrade ? csv_header() : header) + "\n";
     const auto time_col = std::find(cols.begin(), cols.end(), "time_s") - cols.begin();
     while (std::getline(in, line)) {
       if (line.empty()) continue;
@@ -304,7 +313,7 @@ void Session::trim_logs(int64_t step) {
       if (cells.size() != cols.size()) continue;  // a half-written last row
       const int64_t st = std::strtoll(cells[0].c_str(), nullptr, 10);
       if (st <= step) {
-        out += line + "\n";
+        out += line + pad + "\n";
         if (time_col < static_cast<long>(cells.size()))
           time_offset_ = std::max(time_offset_, std::strtod(cells[time_col].c_str(), nullptr));
       }
@@ -516,6 +525,25 @@ void Session::set_precision(Precision p) {
              std::string("precision ") + precision_label(old) + " -> " + precision_label(p)};
   e.data["from"] = precision_name(old);
   e.data["to"] = precision_name(p);
+  emit_event(e);
+}
+
+void Session::set_layer_policy(const LayerPolicy& policy) {
+  if (policy == trainer_->layer_policy()) return;
+  handle_rows(trainer_->collect(true));
+  trainer_->set_layer_policy(policy);
+  cfg_.fp32_layers = policy.fp32_layers;
+  cfg_.half_blocks = policy.half_blocks;
+  cfg_.conv_clamp = policy.conv_clamp;
+  io::write_file_atomic(dir_ / "config.json", cfg_.to_json().dump(2) + "\n");
+  const std::string list = policy.fp32_layers.empty() ? "none" : join_layer_list(policy.fp32_layers);
+  RunEvent e{trainer_->iteration(), 0, "policy_switch", "",
+             "FP32 layers: " + list + "; half blocks: " +
+                 (policy.half_blocks < 0 ? std::string("all") : std::to_string(policy.half_blocks)) +
+                 "; activation clamp: " + (policy.conv_clamp > 0 ? nlohmann::json(policy.conv_clamp).dump() : std::string("off"))};
+  e.data["fp32_layers"] = policy.fp32_layers;
+  e.data["half_blocks"] = policy.half_blocks;
+  e.data["conv_clamp"] = policy.conv_clamp;
   emit_event(e);
 }
 
