@@ -228,8 +228,35 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
     graphs_->setChecked(true);
     graphs_->setToolTip(glossary::cuda_graphs());
     f->addRow(graphs_);
+    amp_strategy_ = new QComboBox;
+    amp_strategy_->setObjectName(QStringLiteral("amp_strategy"));
+    for (AmpStrategy a : {AmpStrategy::Auto, AmpStrategy::Scale, AmpStrategy::NanToNum, AmpStrategy::None})
+      amp_strategy_->addItem(QString::fromLatin1(amp_strategy_name(a)), static_cast<int>(a));
+    amp_strategy_->setToolTip(tr("How half-precision gradients are guarded: auto (FP16 scales, BF16 does not), "
+                                 "scale (dynamic loss scaling), nan_to_num (StyleGAN2-ADA: no scaling, NaN → 0, "
+                                 "±inf → ±1e5, no step is skipped) or none."));
+    f->addRow(tr("AMP strategy"), amp_strategy_);
+    fp32_layers_ = new QLineEdit;
+    fp32_layers_->setObjectName(QStringLiteral("fp32_layers"));
+    fp32_layers_->setPlaceholderText(tr("none, e.g. D.2,D.3"));
+    fp32_layers_->setToolTip(tr("Layers kept in FP32 in FP16/BF16 runs, comma-separated, named as in the Layers "
+                                "and Model views. Can be changed while training."));
+    f->addRow(tr("FP32 layers"), fp32_layers_);
+    half_blocks_ = spin(-1, 1024, -1, tr("Half precision only in each network's N highest-resolution blocks, the "
+                                         "rest in FP32 (StyleGAN2-ADA uses 4). Can be changed while training."),
+                        tr("all"));
+    half_blocks_->setObjectName(QStringLiteral("half_blocks"));
+    f->addRow(tr("Half blocks"), half_blocks_);
+    conv_clamp_ = dspin(0, 65504, 0, 16, tr("Clamp the outputs of half-precision convolutions to ±C "
+                                            "(StyleGAN2-ADA: 256); 0 = off. Can be changed while training."));
+    conv_clamp_->setObjectName(QStringLiteral("conv_clamp"));
+    conv_clamp_->setSpecialValueText(tr("off"));
+    f->addRow(tr("Activation clamp"), conv_clamp_);
+    connect(fp32_layers_, &QLineEdit::editingFinished, this, [this] { emit layerPolicyEdited(layerPolicy()); });
+    connect(half_blocks_, &QSpinBox::valueChanged, this, [this] { emit layerPolicyEdited(layerPolicy()); });
+    connect(conv_clamp_, &QDoubleSpinBox::valueChanged, this, [this] { emit layerPolicyEdited(layerPolicy()); });
     v->addWidget(g);
-    locked_while_running_ << bf16_scaling_ << graphs_;
+    locked_while_running_ << bf16_scaling_ << graphs_ << amp_strategy_;
   }
 
   // ---- loss scaler ----
@@ -453,6 +480,14 @@ void ConfigPanel::browseDataset() {
 
 Precision ConfigPanel::precision() const { return static_cast<Precision>(precision_->currentData().toInt()); }
 
+LayerPolicy ConfigPanel::layerPolicy() const {
+  LayerPolicy p;
+  p.fp32_layers = parse_layer_list(fp32_layers_->text().toStdString());
+  p.half_blocks = half_blocks_->value();
+  p.conv_clamp = static_cast<float>(conv_clamp_->value());
+  return p;
+}
+
 void ConfigPanel::setPrecision(Precision p) {
   const QSignalBlocker b(precision_);
   precision_->setCurrentIndex(precision_->findData(static_cast<int>(p)));
@@ -477,6 +512,11 @@ RunConfig ConfigPanel::config() const {
   c.n_dis = n_dis_->value();
   c.precision = precision();
   c.bf16_loss_scaling = bf16_scaling_->isChecked();
+  c.amp_strategy = static_cast<AmpStrategy>(amp_strategy_->currentData().toInt());
+  const LayerPolicy lp = layerPolicy();
+  c.fp32_layers = lp.fp32_layers;
+  c.half_blocks = lp.half_blocks;
+  c.conv_clamp = lp.conv_clamp;
   c.use_graphs = graphs_->isChecked();
   c.scaler.init_scale = std::ldexp(1.0f, init_scale_->value());
   c.scaler.growth_factor = static_cast<float>(growth_->value());
@@ -505,7 +545,8 @@ RunConfig ConfigPanel::config() const {
 void ConfigPanel::setConfig(const RunConfig& c) {
   hidden_ = c;
   // Programmatic changes are not user edits: no live-change signals.
-  const QSignalBlocker b1(steps_), b2(lr_g_), b3(lr_d_), b4(precision_);
+  const QSignalBlocker b1(steps_), b2(lr_g_), b3(lr_d_), b4(precision_), b5(fp32_layers_), b6(half_blocks_),
+      b7(conv_clamp_);
   const QString spec = QString::fromStdString(c.dataset);
   int di = dataset_->findData(spec);
   if (di < 0) {
@@ -535,6 +576,10 @@ void ConfigPanel::setConfig(const RunConfig& c) {
   n_dis_->setValue(c.n_dis);
   precision_->setCurrentIndex(precision_->findData(static_cast<int>(c.precision)));
   bf16_scaling_->setChecked(c.bf16_loss_scaling);
+  amp_strategy_->setCurrentIndex(amp_strategy_->findData(static_cast<int>(c.amp_strategy)));
+  fp32_layers_->setText(QString::fromStdString(join_layer_list(c.fp32_layers)));
+  half_blocks_->setValue(c.half_blocks);
+  conv_clamp_->setValue(c.conv_clamp);
   graphs_->setChecked(c.use_graphs);
   init_scale_->setValue(exponent_of(c.scaler.init_scale));
   growth_->setValue(c.scaler.growth_factor);

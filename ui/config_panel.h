@@ -57,6 +57,8 @@ class ConfigPanel : public QWidget {
 
  signals:
   void precisionEdited(ampgan::Precision p);
+  // FP32 layers, half blocks or the activation clamp edited (switchable mid-run like the precision).
+  void layerPolicyEdited(const ampgan::LayerPolicy& policy);
   void learningRatesEdited(float lr_g, float lr_d);
   void stepsEdited(qint64 steps);
   void inputRefused(const QString& message);  // a field was set outside its range
@@ -93,6 +95,11 @@ class ConfigPanel : public QWidget {
   QComboBox* precision_ = nullptr;
   QCheckBox* bf16_scaling_ = nullptr;
   QCheckBox* graphs_ = nullptr;
+  QComboBox* amp_strategy_ = nullptr;
+  QLineEdit* fp32_layers_ = nullptr;
+  QSpinBox* half_blocks_ = nullptr;     // -1: every block
+  QDoubleSpinBox* conv_clamp_ = nullptr;  // 0: off
+  LayerPolicy layerPolicy() const;
   QSpinBox* init_scale_ = nullptr;  // exponents of 2
   QDoubleSpinBox* growth_ = nullptr;
   QDoubleSpinBox* backoff_ = nullptr;

@@ -38,6 +38,7 @@
 #include "ui/event_log.h"
 #include "ui/export_dialogs.h"
 #include "ui/layers_view.h"
+#include "ui/model_view.h"
 #include "ui/plots_panel.h"
 #include "ui/precision_actions.h"
 #include "ui/run_branch.h"
@@ -86,6 +87,8 @@ MainWindow::MainWindow(const Options& options, QWidget* parent) : QMainWindow(pa
   });
   layers_ = new LayersView;
   tabs_->addTab(layers_, tr("Layers"));
+  model_ = new ModelView;
+  tabs_->addTab(model_, tr("Model"));
   alerts_ = new AlertBanner;
   auto* central = new QWidget;
   auto* central_layout = new QVBoxLayout(central);
@@ -151,6 +154,9 @@ MainWindow::MainWindow(const Options& options, QWidget* parent) : QMainWindow(pa
   connect(config_, &ConfigPanel::learningRatesEdited, this, [this](float g, float d) {
     if (busy()) worker_->requestLearningRates(g, d);
   });
+  connect(config_, &ConfigPanel::layerPolicyEdited, this, [this](const LayerPolicy& p) {
+    if (busy() && !comparing_) worker_->requestLayerPolicy(p);
+  });
   connect(config_, &ConfigPanel::stepsEdited, this, [this](qint64 s) {
     if (busy() && !comparing_) worker_->requestTotalSteps(s);
   });
@@ -190,6 +196,12 @@ void MainWindow::buildStatusBar() {
 void MainWindow::connectWorker() {
   connect(worker_, &TrainingWorker::stateChanged, this, &MainWindow::onState);
   connect(worker_, &TrainingWorker::runStarted, this, &MainWindow::onRunStarted);
+  connect(worker_, &TrainingWorker::modelDescribed, model_, &ModelView::setDescription);
+  // Clicking an overflow marker shows where that overflow started in the Layers view.
+  connect(plots_, &PlotsPanel::overflowClicked, this, [this](const QString& network, qint64 step) {
+    if (layers_->selectOverflow(network, step)) tabs_->setCurrentWidget(layers_);
+    else statusBar()->showMessage(tr("layers.csv has no inf/NaN tensor of %1 at step %2").arg(network).arg(step), 4000);
+  });
   connect(worker_, &TrainingWorker::batchReady, this, &MainWindow::onBatch);
   connect(worker_, &TrainingWorker::runFinished, this, &MainWindow::onRunFinished);
   connect(worker_, &TrainingWorker::failed, this, &MainWindow::onFailed);
@@ -283,6 +295,8 @@ void MainWindow::applyOptions(const AppOptions& o) {
       runs_panel_->setRunsFolder(QFileInfo(QString::fromStdString(config_->config().runs_root)).absoluteFilePath());
   }
   if (o.tab == QStringLiteral("runs")) tabs_->setCurrentWidget(runs_panel_);
+  else if (o.tab == QStringLiteral("layers")) tabs_->setCurrentWidget(layers_);
+  else if (o.tab == QStringLiteral("model")) tabs_->setCurrentWidget(model_);
   else if (o.tab == QStringLiteral("compare") || o.compare) tabs_->setCurrentWidget(compare_);
   else if (o.tab == QStringLiteral("live") || o.start) tabs_->setCurrentWidget(plots_);
 }
@@ -443,6 +457,7 @@ bool MainWindow::resumeRun(const QString& dir, const QString& checkpoint) {
   // What may change mid-run is taken from the window, as it would be in a running run.
   MidRunSettings mid;
   mid.precision = shown.precision;
+  mid.policy = shown.layer_policy();
   mid.lr_g = shown.lr_g;
   mid.lr_d = shown.lr_d;
   state_ = State::Loading;
