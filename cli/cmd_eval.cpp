@@ -6,7 +6,7 @@
 #include "cli/guard.h"
 #include "core/data/image_set.h"
 #include "core/metrics/evaluator.h"
-#include "core/train/checkpoint.h"
+#include "core/run/checkpoint.h"
 
 namespace ampgan::cli {
 

@@ -8,7 +8,7 @@
 #include "core/common/rng.h"
 #include "core/io/atomic_file.h"
 #include "core/io/image_io.h"
-#include "core/train/checkpoint.h"
+#include "core/run/checkpoint.h"
 
 namespace ampgan::cli {
 

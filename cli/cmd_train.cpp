@@ -10,12 +10,13 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/guard.h"
-#include "core/dist/replica.h"
 #include "core/io/atomic_file.h"
 #include "core/metrics/work_hook.h"
 #include "core/run/compare.h"
+#include "core/run/replica.h"
+#include "core/run/run_folder.h"
 #include "core/run/run_summary.h"
-#include "core/train/session.h"
+#include "core/run/session.h"
 
 namespace ampgan::cli {
 
@@ -83,7 +84,7 @@ class Progress final : public SessionListener {
 
   void on_event(const RunEvent& e) override {
     if (quiet_) return;
-    if (e.type == "overflow" || e.type == "scale_change" || e.type == "samples") return;  // in the line
+    if (e.type == EventType::Overflow || e.type == EventType::ScaleChange) return;  // in the line
     clear_line();
     std::printf("[step %lld] %s\n", static_cast<long long>(e.step), e.message.c_str());
     std::fflush(stdout);
@@ -280,11 +281,11 @@ int drive(Session& s, Progress& progress) {
   progress.done();
   const bool interrupted = g_stop.load();
   s.finish(interrupted ? "interrupted" : "finished");
-  const auto rows = Session::read_metrics(s.dir());
+  const auto rows = RunFolder(s.dir()).read_metrics();
   if (!rows.empty()) {
     const StepMetrics& m = rows.back();
     std::printf("step %lld: loss D %.4f, G %.4f; %.1f img/s; samples in %s\n", static_cast<long long>(m.step),
-                m.loss_d, m.loss_g, m.images_per_s, (s.dir() / "samples").string().c_str());
+                m.loss_d, m.loss_g, m.images_per_s, s.folder().samples_dir().string().c_str());
   }
   return interrupted ? 130 : 0;
 }
@@ -412,21 +413,21 @@ int cmd_compare(int argc, char** argv) {
       CompareRun r;
       r.label = precision_label(mode);
       r.ok = status == 0 && session->step_count() >= cfg.steps;
-      r.summary = summarize(Session::read_metrics(session->dir()));
+      r.summary = summarize(RunFolder(session->dir()).read_metrics());
       r.memory = session->backend().memory_stats();
       r.dir = session->dir().string();
       runs.push_back(r);
       if (status != 0) break;  // interrupted: the AMP run is not started
     }
     std::printf("\n%s", compare_table_text(runs, false).c_str());
-    io::write_file_atomic(std::filesystem::path(root) / "compare.tsv", compare_table_text(runs, true));
+    io::write_file_atomic(std::filesystem::path(root) / RunFolder::kCompareTable, compare_table_text(runs, true));
     if (runs.size() == 2) {
       const std::string verdict = compare_verdict(runs[0], runs[1], amp, on_cpu);
       if (!verdict.empty()) std::printf("\n%s\n", verdict.c_str());
     } else {
       std::printf("\nstopped before both runs finished\n");
     }
-    std::printf("table: %s\n", (std::filesystem::path(root) / "compare.tsv").string().c_str());
+    std::printf("table: %s\n", (std::filesystem::path(root) / RunFolder::kCompareTable).string().c_str());
     return status;
   });
 }

@@ -2,7 +2,7 @@
 // the metadata a checkpoint must carry and its embedded configuration.
 #include "core/common/error.h"
 #include "core/io/safetensors.h"
-#include "core/train/checkpoint.h"
+#include "core/run/checkpoint.h"
 #include "fuzz/fuzz_support.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -14,10 +14,11 @@
 #include "core/common/error.h"
 #include "core/io/atomic_file.h"
 #include "core/io/safetensors.h"
-#include "core/train/checkpoint.h"
-#include "core/train/checkpoint_integrity.h"
-#include "core/train/checkpoint_retention.h"
-#include "core/train/session.h"
+#include "core/run/checkpoint.h"
+#include "core/run/checkpoint_integrity.h"
+#include "core/run/checkpoint_retention.h"
+#include "core/run/run_folder.h"
+#include "core/run/session.h"
 #include "tests/test_support.h"
 
 namespace fs = std::filesystem;
@@ -47,7 +48,7 @@ fs::path trained_run(const fs::path& out) {
   auto s = Session::create(tiny(out));
   s->run();
   s->finish("finished");
-  return checkpoint_path(out, 4);
+  return RunFolder(out).checkpoint(4);
 }
 
 std::set<std::string> names_in(const fs::path& dir) {
@@ -146,8 +147,8 @@ TEST(CheckpointRetention, KeepsTheNewestAndEveryTenthInterval) {
             (std::set<std::string>{"step_000010.safetensors", "step_000020.safetensors", "step_000021.safetensors",
                                    "step_000022.safetensors", "step_000023.safetensors"}));
   int pruned = 0;
-  for (const RunEvent& e : Session::read_events(tmp / "run"))
-    if (e.type == "checkpoint" && e.data.contains("pruned")) pruned += e.data["pruned"].get<int>();
+  for (const RunEvent& e : RunFolder(tmp / "run").read_events())
+    if (e.type == EventType::Checkpoint && e.data.contains("pruned")) pruned += e.data["pruned"].get<int>();
   EXPECT_EQ(pruned, 18);
 
   // 0 keeps all; a folder or an odd name is never deleted.
@@ -193,7 +194,7 @@ TEST(StaleTemporaries, AreSweptOnResumeButALiveWritersAreKept) {
   EXPECT_FALSE(fs::exists(tmp / "run" / "samples" / ("step_000006.png" + dead)));
   EXPECT_TRUE(fs::exists(tmp / "run" / ("metrics.csv" + live)));
   bool reported = false;
-  for (const RunEvent& e : Session::read_events(tmp / "run"))
-    reported |= e.type == "warning" && e.message.find("removed 3 temporary file(s)") != std::string::npos;
+  for (const RunEvent& e : RunFolder(tmp / "run").read_events())
+    reported |= e.type == EventType::Warning && e.message.find("removed 3 temporary file(s)") != std::string::npos;
   EXPECT_TRUE(reported);
 }

@@ -24,7 +24,7 @@
 #include "core/common/rng.h"
 #include "core/io/atomic_file.h"
 #include "core/io/image_io.h"
-#include "core/train/checkpoint.h"
+#include "core/run/checkpoint.h"
 #include "tests/test_support.h"
 
 extern char** environ;  // for posix_spawn

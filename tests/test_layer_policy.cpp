@@ -14,8 +14,9 @@
 #include "core/io/atomic_file.h"
 #include "core/nn/conv2d.h"
 #include "core/tensor/half.h"
-#include "core/train/checkpoint.h"
-#include "core/train/session.h"
+#include "core/run/checkpoint.h"
+#include "core/run/run_folder.h"
+#include "core/run/session.h"
 #include "tests/test_support.h"
 
 using namespace ampgan;
@@ -241,8 +242,8 @@ TEST(LayerPolicy, RoundTripsThroughConfigCheckpointsAndResume) {
     s->step();
     s->finish("test");  // a checkpoint at step 3
     bool logged = false;
-    for (const RunEvent& e : Session::read_events(dir))
-      if (e.type == "policy_switch") {
+    for (const RunEvent& e : RunFolder(dir).read_events())
+      if (e.type == EventType::PolicySwitch) {
         logged = true;
         EXPECT_EQ(e.step, 2);
         EXPECT_EQ(e.data["fp32_layers"], nlohmann::json({"D.5"}));
@@ -250,7 +251,7 @@ TEST(LayerPolicy, RoundTripsThroughConfigCheckpointsAndResume) {
     EXPECT_TRUE(logged);
   }
   CheckpointInfo info;
-  read_checkpoint(checkpoint_path(dir, 3), &info);
+  read_checkpoint(RunFolder(dir).checkpoint(3), &info);
   EXPECT_EQ(info.layer_policy.fp32_layers, std::vector<std::string>{"D.5"});
   EXPECT_EQ(info.layer_policy.half_blocks, -1);
   EXPECT_EQ(info.layer_policy.conv_clamp, 128.0f);

@@ -10,8 +10,8 @@
 #include "core/backend/elementwise.h"
 #include "core/common/rng.h"
 #include "core/io/safetensors.h"
-#include "core/train/checkpoint.h"
-#include "core/train/session.h"
+#include "core/run/checkpoint.h"
+#include "core/run/session.h"
 #include "tests/test_support.h"
 
 using namespace ampgan;

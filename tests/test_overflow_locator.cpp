@@ -11,12 +11,13 @@
 #include "core/backend/cpu/cpu_backend.h"
 #include "core/common/rng.h"
 #include "core/io/atomic_file.h"
+#include "core/run/alerts.h"
+#include "core/run/layers_log.h"
+#include "core/run/overflow_locator.h"
+#include "core/run/run_folder.h"
+#include "core/run/session.h"
 #include "core/tensor/half.h"
-#include "core/train/alerts.h"
 #include "core/train/forward_probe.h"
-#include "core/train/layers_log.h"
-#include "core/train/overflow_locator.h"
-#include "core/train/session.h"
 #include "tests/test_support.h"
 
 using namespace ampgan;
@@ -103,7 +104,7 @@ TEST(OverflowLocator, BackwardOverflowInAChosenLayerIsNamed) {
     for (size_t i = 0; i < t.tensor_names().size(); ++i)
       if (t.tensor_names()[i].layer == "D.5" || t.tensor_names()[i].layer == "D.8")
         EXPECT_EQ(rows[0].tensors[i].nonfinite, 0u) << t.tensor_names()[i].layer;
-    RunEvent e{rows[0].step, 0, "overflow", "D", "D gradients had inf/NaN"};
+    RunEvent e{rows[0].step, 0, EventType::Overflow, "D", "D gradients had inf/NaN"};
     locate_overflow(t.tensor_names(), rows[0], "D", e);
     EXPECT_EQ(e.data.value("layer", ""), kLayer);
     EXPECT_EQ(e.data.value("origin", ""), "backward");
@@ -141,7 +142,7 @@ TEST(OverflowLocator, ForwardOverflowInAChosenLayerIsNamed) {
     EXPECT_EQ(fp.input, "real images");
     size_t i = 0;
     for (StateBuffer* s : t.discriminator().buffers()) EXPECT_EQ(to_host(b, s->value), running[i++]) << "the probe applies nothing";
-    RunEvent e{rows[0].step, 0, "overflow", "D", "D gradients had inf/NaN"};
+    RunEvent e{rows[0].step, 0, EventType::Overflow, "D", "D gradients had inf/NaN"};
     locate_overflow(t.tensor_names(), rows[0], "D", e);
     add_forward_location(fp, e);
     EXPECT_EQ(e.data.value("origin", ""), "forward");
@@ -188,8 +189,8 @@ TEST(OverflowLocator, SessionWritesLayersCsvAndNamesTheLayer) {
   for (size_t i = n; i < 2 * n; ++i) any_nonfinite |= rows[i].stat.nonfinite > 0;
   EXPECT_TRUE(any_nonfinite);
   bool named = false;
-  for (const RunEvent& e : Session::read_events(dir))
-    if (e.type == "overflow" && e.network == "D") {
+  for (const RunEvent& e : RunFolder(dir).read_events())
+    if (e.type == EventType::Overflow && e.network == "D") {
       named = true;
       EXPECT_EQ(e.data.value("forward_layer", ""), kLayer) << e.message;
       EXPECT_NE(e.message.find("first activation with inf/NaN is D.2"), std::string::npos) << e.message;
@@ -221,7 +222,7 @@ TEST(Alerts, RaisedOncePerEpisodeWithARemedy) {
   auto kinds = [](const std::vector<RunEvent>& ev) {
     std::vector<std::string> k;
     for (const RunEvent& e : ev) {
-      EXPECT_EQ(e.type, "warning");
+      EXPECT_EQ(e.type, EventType::Warning);
       EXPECT_FALSE(e.data.value("remedy", "").empty());
       EXPECT_NE(e.message.find("Remedy: "), std::string::npos);
       k.push_back(e.data.value("alert", ""));
@@ -279,8 +280,8 @@ TEST(Alerts, SessionWarnsWhenTheScaleIsStuckAtItsFloor) {
     s->finish("test");
   }
   std::vector<std::string> alerts;
-  for (const RunEvent& e : Session::read_events(dir))
-    if (e.type == "warning" && e.data.contains("alert")) alerts.push_back(e.data["alert"].get<std::string>() + " " + e.network);
+  for (const RunEvent& e : RunFolder(dir).read_events())
+    if (e.type == EventType::Warning && e.data.contains("alert")) alerts.push_back(e.data["alert"].get<std::string>() + " " + e.network);
   EXPECT_NE(std::find(alerts.begin(), alerts.end(), "scale_floor D"), alerts.end());
   EXPECT_NE(std::find(alerts.begin(), alerts.end(), "skip_streak D"), alerts.end());
   EXPECT_EQ(std::count(alerts.begin(), alerts.end(), "skip_streak D"), 1);

@@ -11,15 +11,16 @@
 
 #include <gtest/gtest.h>
 
+#include "core/backend/cpu/cpu_backend.h"
 #include "core/common/error.h"
 #include "core/common/rng.h"
 #include "core/io/atomic_file.h"
 #include "core/io/image_io.h"
 #include "core/io/safetensors.h"
-#include "core/train/checkpoint.h"
-#include "core/train/checkpoint_integrity.h"
-#include "core/backend/cpu/cpu_backend.h"
-#include "core/train/session.h"
+#include "core/run/checkpoint.h"
+#include "core/run/checkpoint_integrity.h"
+#include "core/run/run_folder.h"
+#include "core/run/session.h"
 #include "tests/test_support.h"
 
 using namespace ampgan;
@@ -65,7 +66,7 @@ TEST(Session, WritesTheRunFolder) {
   const fs::path d = tmp / "run";
   const auto cfg = nlohmann::json::parse(io::read_file(d / "config.json"));
   EXPECT_EQ(cfg["width"], 8);
-  const auto rows = Session::read_metrics(d);
+  const auto rows = RunFolder(d).read_metrics();
   ASSERT_EQ(rows.size(), 12u);
   for (size_t i = 0; i < rows.size(); ++i) EXPECT_EQ(rows[i].step, int64_t(i + 1));
   std::ifstream csv(d / "metrics.csv");
@@ -81,7 +82,7 @@ TEST(Session, WritesTheRunFolder) {
   EXPECT_EQ(grid.width, 8 * 34 + 2);  // 8 images of 32 px with 2 px padding around each
   EXPECT_EQ(grid.channels, 3);
   std::map<std::string, int> types;
-  for (const RunEvent& e : Session::read_events(d)) ++types[e.type];
+  for (const RunEvent& e : RunFolder(d).read_events()) ++types[event_type_name(e.type)];
   EXPECT_EQ(types["start"], 1);
   EXPECT_EQ(types["stop"], 1);
   EXPECT_EQ(types["checkpoint"], 2);
@@ -122,7 +123,7 @@ TEST(Session, ResumeIsBitIdentical) {
       EXPECT_EQ(fa.tensors[i].name, fb.tensors[i].name);
       EXPECT_TRUE(fa.tensors[i].data == fb.tensors[i].data) << precision_name(p) << " " << fa.tensors[i].name;
     }
-    const auto ma = Session::read_metrics(tmp / "straight"), mb = Session::read_metrics(tmp / "resumed");
+    const auto ma = RunFolder(tmp / "straight").read_metrics(), mb = RunFolder(tmp / "resumed").read_metrics();
     ASSERT_EQ(ma.size(), 40u);
     ASSERT_EQ(mb.size(), 40u);
     for (size_t i = 0; i < 40; ++i) {
@@ -147,13 +148,13 @@ TEST(Session, ResumeContinuesAfterAPrecisionSwitch) {
   EXPECT_EQ(r->trainer().precision(), Precision::BF16);
   r->run();
   r->finish("finished");
-  const auto rows = Session::read_metrics(tmp / "run");
+  const auto rows = RunFolder(tmp / "run").read_metrics();
   ASSERT_EQ(rows.size(), 8u);
   EXPECT_EQ(rows[2].precision, Precision::FP32);
   EXPECT_EQ(rows[3].precision, Precision::BF16);
   EXPECT_EQ(rows[7].precision, Precision::BF16);
   int switches = 0;
-  for (const RunEvent& e : Session::read_events(tmp / "run")) switches += e.type == "precision_switch";
+  for (const RunEvent& e : RunFolder(tmp / "run").read_events()) switches += e.type == EventType::PrecisionSwitch;
   EXPECT_EQ(switches, 1);
 }
 
@@ -246,7 +247,7 @@ TEST(Session, CheckpointWithOneFloatAdamStepsStillLoads) {
   s->run();
   s->finish("finished");
   s.reset();
-  io::StFile f = io::read_safetensors(checkpoint_path(tmp / "run", 10));
+  io::StFile f = io::read_safetensors(RunFolder(tmp / "run").checkpoint(10));
   int rewritten = 0;
   for (io::StTensor& t : f.tensors) {
     if (t.name != "G.adam_step" && t.name != "D.adam_step") continue;
@@ -284,7 +285,7 @@ TEST(SessionErrors, DivergenceStopsWithIntactWeights) {
   c.steps = 1000;
   auto s = Session::create(c);
   expect_error([&] { s->run(); }, {"diverged", "inf/NaN"});
-  const fs::path ck = checkpoint_path(tmp / "run", s->step_count());
+  const fs::path ck = RunFolder(tmp / "run").checkpoint(s->step_count());
   ASSERT_TRUE(fs::exists(ck));
   // Every step was skipped, so the saved weights are the initial ones, bit for bit.
   const io::StFile saved = io::read_safetensors(ck);
@@ -297,7 +298,7 @@ TEST(SessionErrors, DivergenceStopsWithIntactWeights) {
     EXPECT_EQ(std::memcmp(st->data.data(), v.data(), st->data.size()), 0) << e.name;
   }
   bool saw_error = false;
-  for (const RunEvent& e : Session::read_events(tmp / "run")) saw_error |= e.type == "error";
+  for (const RunEvent& e : RunFolder(tmp / "run").read_events()) saw_error |= e.type == EventType::Error;
   EXPECT_TRUE(saw_error);
 }
 
@@ -478,7 +479,7 @@ TEST(Session, ResumeFromAChosenCheckpoint) {
   ASSERT_FALSE(aside.empty()) << "later checkpoints were not moved aside";
   EXPECT_EQ(io::read_file(aside / "step_000012.safetensors"), old12);
   EXPECT_TRUE(fs::exists(aside / "step_000008.safetensors"));
-  EXPECT_EQ(Session::read_metrics(aside.parent_path().parent_path()).size(), 14u);
+  EXPECT_EQ(RunFolder(aside.parent_path().parent_path()).read_metrics().size(), 14u);
   EXPECT_EQ(newest_checkpoint(tmp / "run").filename(), "step_000014.safetensors");
   (void)ck8;
 

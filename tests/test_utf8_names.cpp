@@ -12,7 +12,7 @@
 #include "core/common/error.h"
 #include "core/common/utf8.h"
 #include "core/io/atomic_file.h"
-#include "core/train/session.h"
+#include "core/run/session.h"
 #include "tests/test_support.h"
 
 namespace fs = std::filesystem;

@@ -28,7 +28,7 @@ AlertBanner::AlertBanner(QWidget* parent) : QFrame(parent) {
 bool AlertBanner::offer(const std::vector<RunEvent>& events) {
   const RunEvent* last = nullptr;
   for (const RunEvent& e : events)
-    if (e.type == "warning" && e.data.contains("alert")) last = &e;
+    if (e.type == EventType::Warning && e.data.contains("alert")) last = &e;
   if (!last) return false;
   // The message ends in ". Remedy: ..."; shown as two lines, the remedy in bold.
   const QString msg = QString::fromStdString(last->message);

@@ -5,7 +5,7 @@
 #include <QFrame>
 #include <vector>
 
-#include "core/train/run_event.h"
+#include "core/run/run_event.h"
 
 class QLabel;
 

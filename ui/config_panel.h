@@ -9,7 +9,7 @@
 #include <QString>
 #include <QWidget>
 
-#include "core/train/run_config.h"
+#include "core/run/run_config.h"
 
 class QCheckBox;
 class QComboBox;

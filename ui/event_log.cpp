@@ -147,10 +147,10 @@ void EventLog::updateGroup(Group& g) {
 
 void EventLog::addEvent(const RunEvent& e, const QString& prefix) {
   const bool was_at_end = atEnd();
-  const QString type = QString::fromStdString(e.type);
+  const EventType type = e.type;
   const QString msg = QString::fromStdString(e.message);
-  if (type == QLatin1String("overflow") || type == QLatin1String("scale_change")) {
-    if (type == QLatin1String("overflow")) ++overflow_events_;
+  if (type == EventType::Overflow || type == EventType::ScaleChange) {
+    if (type == EventType::Overflow) ++overflow_events_;
     const bool joins = group_open_ && group_.prefix == prefix && e.step >= group_.first &&
                        e.step - group_.last <= kGroupWindow && e.step - group_.first <= kGroupSpan;
     if (!joins) {
@@ -162,7 +162,7 @@ void EventLog::addEvent(const RunEvent& e, const QString& prefix) {
     }
     group_.last = std::max(group_.last, e.step);
     const bool d = e.network == "D";
-    if (type == QLatin1String("overflow")) {
+    if (type == EventType::Overflow) {
       (d ? group_.over_d : group_.over_g) += 1;
     } else {
       const double from = e.data.value("from", 0.0), to = e.data.value("to", 0.0);
@@ -175,11 +175,11 @@ void EventLog::addEvent(const RunEvent& e, const QString& prefix) {
     return;
   }
   group_open_ = false;  // anything else ends a run of overflows
-  QString kind = type, category = QStringLiteral("run");
-  if (type == QLatin1String("precision_switch")) {
+  QString kind = QString::fromLatin1(event_type_name(type)), category = QStringLiteral("run");
+  if (type == EventType::PrecisionSwitch) {
     kind = QStringLiteral("switch");
     category = QStringLiteral("amp");
-  } else if (type == QLatin1String("warning") || type == QLatin1String("error")) {
+  } else if (type == EventType::Warning || type == EventType::Error) {
     category = QStringLiteral("problem");
   }
   addRow(e.step, e.time_s, kind, prefix.isEmpty() ? msg : QStringLiteral("[%1] %2").arg(prefix, msg), category);

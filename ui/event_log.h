@@ -10,7 +10,7 @@
 #include <QString>
 #include <QWidget>
 
-#include "core/train/run_event.h"
+#include "core/run/run_event.h"
 
 class QComboBox;
 class QTreeWidget;

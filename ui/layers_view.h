@@ -8,7 +8,7 @@
 #include <QWidget>
 #include <vector>
 
-#include "core/train/layers_log.h"
+#include "core/run/layers_log.h"
 #include "core/train/step_metrics.h"
 
 class QCustomPlot;

@@ -7,8 +7,9 @@
 #include <QFileInfo>
 
 #include "core/io/atomic_file.h"
+#include "core/run/run_folder.h"
 #include "core/run/run_summary.h"
-#include "core/train/session.h"
+#include "core/run/session.h"
 
 namespace ampgan::ui {
 
@@ -39,7 +40,7 @@ RunRecord read_run_record(const QString& dir) {
   r.started = QFileInfo(cfg).lastModified();
   std::vector<StepMetrics> rows;
   try {
-    rows = Session::read_metrics(dir.toStdString());
+    rows = RunFolder(dir.toStdString()).read_metrics();
   } catch (const std::exception&) {
   }
   if (!rows.empty()) {

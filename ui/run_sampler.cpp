@@ -5,7 +5,7 @@
 #include "core/backend/backend.h"
 #include "core/common/rng.h"
 #include "core/io/atomic_file.h"
-#include "core/train/checkpoint.h"
+#include "core/run/checkpoint.h"
 #include "core/train/trainer.h"
 
 namespace ampgan::ui {

@@ -15,8 +15,8 @@
 #include <QString>
 #include <QTimer>
 
-#include "core/train/run_config.h"
-#include "core/train/run_event.h"
+#include "core/run/run_config.h"
+#include "core/run/run_event.h"
 #include "core/train/step_metrics.h"
 #include "ui/ui_types.h"
 

@@ -18,8 +18,9 @@
 #include "core/common/parallel.h"
 #include "core/io/atomic_file.h"
 #include "core/metrics/work_hook.h"
+#include "core/run/checkpoint.h"
 #include "core/run/compare.h"
-#include "core/train/checkpoint.h"
+#include "core/run/run_folder.h"
 #include "ui/run_sampler.h"
 
 namespace ampgan::ui {
@@ -461,7 +462,7 @@ void TrainingWorker::resumeRun(const QString& run_dir, qint64 steps, const QStri
     }
     // The history up to the checkpoint (the engine dropped rows after it: they are retrained).
     pending_->replace_history = true;
-    std::vector<StepMetrics> history = Session::read_metrics(session_->dir());
+    std::vector<StepMetrics> history = RunFolder(session_->dir()).read_metrics();
     pending_->rows.insert(pending_->rows.begin(), history.begin(), history.end());
     flush(true);
     finishRun(loop());
@@ -565,8 +566,8 @@ void TrainingWorker::openRun(const QString& run_dir) {
                                          (dir / "config.json").string());
       run->has_config = true;
     }
-    run->rows = Session::read_metrics(dir);
-    run->events = Session::read_events(dir);
+    run->rows = RunFolder(dir).read_metrics();
+    run->events = RunFolder(dir).read_events();
     const QDir samples(QDir(run_dir).filePath(QStringLiteral("samples")));
     for (const QString& f : samples.entryList({QStringLiteral("step_*.png")}, QDir::Files, QDir::Name)) {
       SampleShot s;

@@ -25,7 +25,7 @@
 #include <QObject>
 #include <QString>
 
-#include "core/train/session.h"
+#include "core/run/session.h"
 #include "ui/model_view.h"
 #include "ui/ui_types.h"
 

@@ -15,8 +15,8 @@
 
 #include "core/backend/backend.h"
 #include "core/io/image_io.h"
-#include "core/train/run_config.h"
-#include "core/train/run_event.h"
+#include "core/run/run_config.h"
+#include "core/run/run_event.h"
 #include "core/train/step_metrics.h"
 
 namespace ampgan::ui {

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/train/run_config.h"
+#include "core/run/run_config.h"
 
 #include "ui/compare_view.h"
 #include "ui/config_panel.h"

@@ -5,7 +5,6 @@
 
 #include "core/backend/cuda_plugin.h"
 #include "core/data/image_set.h"
-#include "core/train/run_config.h"
 
 namespace ampgan::dist {
 
@@ -38,7 +37,7 @@ std::string join_names(const std::vector<std::string>& v) {
 
 }  // namespace
 
-nlohmann::json rank_facts(const RunConfig* own_config, const data::ImageSet& data, const Backend& backend) {
+nlohmann::json rank_facts(const nlohmann::json* own_config, const data::ImageSet& data, const Backend& backend) {
   nlohmann::json f;
   f["version"] = AMPGAN_VERSION;
   f["backend"] = backend.kind() == DeviceKind::CUDA ? "cuda" : "cpu";
@@ -50,7 +49,7 @@ nlohmann::json rank_facts(const RunConfig* own_config, const data::ImageSet& dat
                 static_cast<unsigned long long>(fnv1a(data.pixels.data(), data.pixels.size())));
   f["dataset_hash"] = hex;
   if (own_config) {
-    nlohmann::json c = own_config->to_json();
+    nlohmann::json c = *own_config;
     c.erase("name");        // defaulted per process; names no training setting
     c.erase("world_size");  // rank 0's records the world
     f["config"] = c;

@@ -10,7 +10,7 @@
 // the running averages in rank 0's checkpoint are rank 0's.
 //
 // Rank 0 runs the Session (it alone writes the run folder); the other ranks run a Replica
-// (core/dist/replica.h). At the start rank 0 broadcasts the run's configuration and position,
+// (core/run/replica.h). At the start rank 0 broadcasts the run's configuration (its RunConfig JSON).and position,
 // every rank checks its own settings against them (a mismatch stops every rank with the
 // reason), and rank 0's training state (weights, moments, scalers) is broadcast.
 #pragma once
@@ -23,11 +23,10 @@
 #include <nlohmann/json.hpp>
 
 #include "core/dist/communicator.h"
-#include "core/dist/step_sync.h"
+#include "core/train/step_sync.h"
 #include "core/train/trainer.h"
 
 namespace ampgan {
-struct RunConfig;
 namespace data {
 struct ImageSet;
 }
@@ -36,8 +35,8 @@ struct ImageSet;
 namespace ampgan::dist {
 
 // What a rank knows of itself, to compare with rank 0: the program, the backend's kind, the
-// dataset it loaded, and (where the rank has its own command line) the configuration.
-nlohmann::json rank_facts(const RunConfig* own_config, const data::ImageSet& data, const Backend& backend);
+// dataset it loaded, and (where the rank has its own command line) the configuration (its RunConfig JSON).
+nlohmann::json rank_facts(const nlohmann::json* own_config, const data::ImageSet& data, const Backend& backend);
 
 class DataParallel final : public StepSync {
  public:

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "core/amp/precision.h"
-#include "core/train/run_config.h"
+#include "core/run/run_config.h"
 
 namespace ampgan {
 

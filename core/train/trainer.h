@@ -22,10 +22,10 @@
 #include "core/amp/layer_policy.h"
 #include "core/amp/loss_scaler.h"
 #include "core/amp/precision.h"
-#include "core/dist/step_sync.h"
 #include "core/models/model_family.h"
 #include "core/optim/adam.h"
 #include "core/train/step_metrics.h"
+#include "core/train/step_sync.h"
 
 namespace ampgan {
 

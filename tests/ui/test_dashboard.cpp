@@ -17,19 +17,20 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "core/run/run_folder.h"
 #include "core/run/run_summary.h"
-#include "core/train/session.h"
+#include "core/run/session.h"
 #include "ui/config_panel.h"
 #include "ui/event_log.h"
+#include "ui/live_plot.h"
 #include "ui/main_window.h"
+#include "ui/plot_export.h"
+#include "ui/plots_panel.h"
 #include "ui/run_controller.h"
 #include "ui/run_index.h"
 #include "ui/run_watcher.h"
 #include "ui/runs_panel.h"
 #include "ui/sample_view.h"
-#include "ui/live_plot.h"
-#include "ui/plot_export.h"
-#include "ui/plots_panel.h"
 
 using namespace ampgan;
 using namespace ampgan::ui;
@@ -401,7 +402,7 @@ class TestDashboard : public QObject {
     QCOMPARE(panel->table()->rowCount(), 3);
     const std::vector<RunRecord>& runs = panel->runs();
     for (const RunRecord& r : runs) {
-      const std::vector<StepMetrics> m = Session::read_metrics(r.dir.toStdString());
+      const std::vector<StepMetrics> m = RunFolder(r.dir.toStdString()).read_metrics();
       QCOMPARE(r.steps, int64_t{30});
       QCOMPARE(r.loss_d, summarize(m).final_loss_d);
       QCOMPARE(r.precision, QStringLiteral("FP32"));
@@ -438,8 +439,8 @@ class TestDashboard : public QObject {
     const QCPGraph* lo = losses->series(name + QStringLiteral(" −sd"));
     const QCPGraph* hi = losses->series(name + QStringLiteral(" +sd"));
     QVERIFY(mean && lo && hi);
-    const auto ma = Session::read_metrics(QDir(root).filePath(QStringLiteral("a-seed1")).toStdString());
-    const auto mb = Session::read_metrics(QDir(root).filePath(QStringLiteral("b-seed2")).toStdString());
+    const auto ma = RunFolder(QDir(root).filePath(QStringLiteral("a-seed1")).toStdString()).read_metrics();
+    const auto mb = RunFolder(QDir(root).filePath(QStringLiteral("b-seed2")).toStdString()).read_metrics();
     QVERIFY(ma[9].loss_d != mb[9].loss_d);  // the seeds did train differently
     const double m = (ma[9].loss_d + mb[9].loss_d) / 2;
     const double sd = std::fabs(ma[9].loss_d - mb[9].loss_d) / std::sqrt(2.0);
@@ -548,8 +549,8 @@ class TestDashboard : public QObject {
     const QString branch = finished.first().at(0).toString();
     QCOMPARE(QFileInfo(branch).fileName(), QStringLiteral("base-branch-step10"));
     QCOMPARE(contents_under(run), before);
-    const auto base_rows = Session::read_metrics(run.toStdString());
-    const auto branch_rows = Session::read_metrics(branch.toStdString());
+    const auto base_rows = RunFolder(run.toStdString()).read_metrics();
+    const auto branch_rows = RunFolder(branch.toStdString()).read_metrics();
     QCOMPARE(static_cast<int>(branch_rows.size()), 40);
     for (int i = 0; i < 10; ++i) QCOMPARE(branch_rows[i].csv_row(), base_rows[i].csv_row());
     QCOMPARE(branch_rows[10].step, int64_t{11});

@@ -20,16 +20,17 @@
 
 #include "core/backend/elementwise.h"
 #include "core/common/error.h"
+#include "core/run/run_folder.h"
+#include "core/run/session.h"
+#include "ui/alert_banner.h"
 #include "ui/app_options.h"
 #include "ui/compare_view.h"
 #include "ui/config_panel.h"
-#include "core/train/session.h"
 #include "ui/event_log.h"
 #include "ui/histogram_plot.h"
 #include "ui/input_guards.h"
-#include "ui/live_plot.h"
-#include "ui/alert_banner.h"
 #include "ui/layers_view.h"
+#include "ui/live_plot.h"
 #include "ui/main_window.h"
 #include "ui/model_view.h"
 #include "ui/plots_panel.h"
@@ -453,7 +454,7 @@ class TestStudio : public QObject {
     const QString f32 = cv->cell(0, QStringLiteral("Folder")), f16 = cv->cell(1, QStringLiteral("Folder"));
     QVERIFY(QFile::exists(f32 + QStringLiteral("/metrics.csv")) && QFile::exists(f16 + QStringLiteral("/metrics.csv")));
     QVERIFY(f32 != f16);
-    const auto a = Session::read_metrics(f32.toStdString()), b = Session::read_metrics(f16.toStdString());
+    const auto a = RunFolder(f32.toStdString()).read_metrics(), b = RunFolder(f16.toStdString()).read_metrics();
     QCOMPARE(a.size(), size_t{30});
     QCOMPARE(b.size(), size_t{30});
     QVERIFY(std::fabs(a[0].d_real - b[0].d_real) < 0.02);
@@ -626,7 +627,7 @@ class TestStudio : public QObject {
     QVERIFY(w.resumeRun(dir));
     QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, kTimeout);
     QTRY_VERIFY_WITH_TIMEOUT(!w.busy(), kTimeout);
-    const auto rows = Session::read_metrics(dir.toStdString());
+    const auto rows = RunFolder(dir.toStdString()).read_metrics();
     QCOMPARE(rows.size(), size_t{20});
     for (const StepMetrics& m : rows)
       QVERIFY2(m.precision == (m.step <= 10 ? Precision::FP32 : Precision::FP16), qPrintable(QString::number(m.step)));
@@ -1004,10 +1005,10 @@ class TestStudio : public QObject {
     delete w;
     QVERIFY(!QDir(dir + QStringLiteral("/checkpoints")).entryList({QStringLiteral("*.safetensors")}).isEmpty());
     QVERIFY(!QDir(dir + QStringLiteral("/samples")).entryList({QStringLiteral("*.png")}).isEmpty());
-    const auto events = Session::read_events(dir.toStdString());
+    const auto events = RunFolder(dir.toStdString()).read_events();
     QVERIFY(!events.empty());
-    QCOMPARE(QString::fromStdString(events.back().type), QStringLiteral("stop"));
-    const auto rows = Session::read_metrics(dir.toStdString());
+    QCOMPARE(QString::fromLatin1(event_type_name(events.back().type)), QStringLiteral("stop"));
+    const auto rows = RunFolder(dir.toStdString()).read_metrics();
     QVERIFY(rows.size() >= 5);
   }
 
@@ -1061,9 +1062,9 @@ class TestStudio : public QObject {
   void eventLogCoalescesOverflows() {
     EventLog log;
     for (int i = 1; i <= 100; ++i) {  // a flood: every step overflows
-      RunEvent o{i, 0, "overflow", i % 2 ? "D" : "G", "overflow"};
+      RunEvent o{i, 0, EventType::Overflow, i % 2 ? "D" : "G", "overflow"};
       log.addEvent(o);
-      RunEvent s{i, 0, "scale_change", i % 2 ? "D" : "G", "scale"};
+      RunEvent s{i, 0, EventType::ScaleChange, i % 2 ? "D" : "G", "scale"};
       s.data["from"] = 65536.0 / (1 << ((i - 1) / 2 % 8));
       s.data["to"] = 32768.0 / (1 << ((i - 1) / 2 % 8));
       log.addEvent(s);
@@ -1072,11 +1073,11 @@ class TestStudio : public QObject {
     QVERIFY2(log.rowText(0).contains(QStringLiteral("100 overflows (D 50, G 50)")), qPrintable(log.rowText(0)));
     QVERIFY2(log.rowText(0).contains(QStringLiteral("S_D 2^16")), qPrintable(log.rowText(0)));
     QCOMPARE(log.overflowEvents(), 100);
-    log.addEvent(RunEvent{150, 0, "checkpoint", "", "checkpoint step_000150.safetensors"});
+    log.addEvent(RunEvent{150, 0, EventType::Checkpoint, "", "checkpoint step_000150.safetensors"});
     QCOMPARE(log.rowCount(), 2);
-    log.addEvent(RunEvent{160, 0, "overflow", "D", "overflow"});  // after another event: a new group
+    log.addEvent(RunEvent{160, 0, EventType::Overflow, "D", "overflow"});  // after another event: a new group
     QCOMPARE(log.rowCount(), 3);
-    log.addEvent(RunEvent{160 + EventLog::kGroupWindow + 1, 0, "overflow", "D", "overflow"});  // too far apart
+    log.addEvent(RunEvent{160 + EventLog::kGroupWindow + 1, 0, EventType::Overflow, "D", "overflow"});  // too far apart
     QCOMPARE(log.rowCount(), 4);
     QVERIFY(log.rowText(3).contains(QStringLiteral("1 overflow in D")));
   }

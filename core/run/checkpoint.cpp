@@ -1,4 +1,4 @@
-#include "core/train/checkpoint.h"
+#include "core/run/checkpoint.h"
 
 #include <algorithm>
 #include <charconv>
@@ -8,7 +8,8 @@
 #include "core/common/error.h"
 #include "core/models/resnet.h"
 #include "core/nn/batchnorm2d.h"
-#include "core/train/checkpoint_integrity.h"
+#include "core/run/checkpoint_integrity.h"
+#include "core/run/run_folder.h"
 
 namespace ampgan {
 
@@ -99,12 +100,6 @@ void check_shapes_fit_config(const io::StFile& f, const fs::path& file, const Ru
 }
 
 }  // namespace
-
-fs::path checkpoint_path(const fs::path& run_dir, int64_t step) {
-  char name[64];
-  std::snprintf(name, sizeof name, "step_%06lld.safetensors", static_cast<long long>(step));
-  return run_dir / "checkpoints" / name;
-}
 
 void save_checkpoint(const fs::path& file, Trainer& trainer, const RunConfig& config, int64_t batches_consumed) {
   trainer.backend().synchronize();
@@ -234,7 +229,7 @@ std::unique_ptr<Trainer> trainer_from_checkpoint(Backend& b, const fs::path& fil
 }
 
 fs::path newest_checkpoint(const fs::path& run_dir) {
-  const fs::path dir = run_dir / "checkpoints";
+  const fs::path dir = RunFolder(run_dir).checkpoints_dir();
   fs::path best;
   int64_t best_step = -1;
   std::error_code ec;

@@ -1,4 +1,4 @@
-#include "core/train/checkpoint_retention.h"
+#include "core/run/checkpoint_retention.h"
 
 #include <signal.h>
 
@@ -6,7 +6,8 @@
 #include <cerrno>
 #include <regex>
 
-#include "core/train/checkpoint.h"
+#include "core/run/checkpoint.h"
+#include "core/run/run_folder.h"
 
 namespace ampgan {
 
@@ -17,7 +18,7 @@ std::vector<fs::path> prune_checkpoints(const fs::path& run_dir, int keep, int64
   if (keep <= 0) return removed;
   std::vector<std::pair<int64_t, fs::path>> all;
   std::error_code ec;
-  for (const auto& e : fs::directory_iterator(run_dir / "checkpoints", ec)) {
+  for (const auto& e : fs::directory_iterator(RunFolder(run_dir).checkpoints_dir(), ec)) {
     std::error_code ec2;
     if (!e.is_regular_file(ec2)) continue;
     int64_t step = -1;
@@ -41,7 +42,8 @@ std::vector<fs::path> prune_checkpoints(const fs::path& run_dir, int keep, int64
 std::vector<fs::path> sweep_stale_temporaries(const fs::path& run_dir) {
   static const std::regex re(".+\\.tmp-([0-9]{1,9})-[0-9]+");
   std::vector<fs::path> removed;
-  for (const fs::path& dir : {run_dir, run_dir / "samples", run_dir / "checkpoints"}) {
+  const RunFolder folder(run_dir);
+  for (const fs::path& dir : {folder.dir(), folder.samples_dir(), folder.checkpoints_dir()}) {
     std::error_code ec;
     for (const auto& e : fs::directory_iterator(dir, ec)) {
       std::error_code ec2;

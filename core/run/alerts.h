@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "core/train/run_event.h"
+#include "core/run/run_event.h"
 #include "core/train/step_metrics.h"
 
 namespace ampgan {

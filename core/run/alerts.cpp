@@ -1,4 +1,4 @@
-#include "core/train/alerts.h"
+#include "core/run/alerts.h"
 
 #include <cmath>
 
@@ -8,7 +8,7 @@ namespace {
 
 RunEvent alert(const StepMetrics& m, const std::string& net, const std::string& kind, const std::string& what,
                const std::string& remedy) {
-  RunEvent e{m.step, m.time_s, "warning", net, what + ". Remedy: " + remedy};
+  RunEvent e{m.step, m.time_s, EventType::Warning, net, what + ". Remedy: " + remedy};
   e.data["alert"] = kind;
   e.data["remedy"] = remedy;
   return e;

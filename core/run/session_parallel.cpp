@@ -2,7 +2,7 @@
 // other ranks (dist::run_replica), the ranks check each other's settings, and rank 0's state is
 // broadcast. Kept apart from session.cpp, which knows nothing else of ranks.
 #include "core/dist/data_parallel.h"
-#include "core/train/session.h"
+#include "core/run/session.h"
 
 namespace ampgan {
 
@@ -14,7 +14,8 @@ std::vector<std::string> Session::start_parallel(int64_t step, int64_t batches_c
                     std::to_string(previous_world_size) + " until step " + std::to_string(step) +
                     "); the global batch stays " + std::to_string(cfg_.batch) + " and the data order continues");
   if (!parallel_) return notes;
-  nlohmann::json h = dist::rank_facts(&cfg_, *data_, *backend_);
+  const nlohmann::json own = cfg_.to_json();
+  nlohmann::json h = dist::rank_facts(&own, *data_, *backend_);
   h["run_config"] = cfg_.to_json();
   h["step"] = step;
   h["batches_consumed"] = batches_consumed;

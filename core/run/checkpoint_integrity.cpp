@@ -1,4 +1,4 @@
-#include "core/train/checkpoint_integrity.h"
+#include "core/run/checkpoint_integrity.h"
 
 #include <zlib.h>
 

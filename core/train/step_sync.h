@@ -1,5 +1,7 @@
 // What the Trainer calls around each network's unscale-and-check pass (Backend::grad_stats) when
-// it trains data-parallel (core/dist/data_parallel.h). Without one the step is as on one device.
+// it trains data-parallel. The per-step engine owns this interface; core/dist/data_parallel.h
+// implements it (the run layer plugs into the engine, not the other way). Without one the step is
+// as on one device.
 #pragma once
 
 #include <vector>

@@ -1,4 +1,4 @@
-#include "core/train/session.h"
+#include "core/run/session.h"
 
 #include <algorithm>
 #include <chrono>
@@ -12,10 +12,11 @@
 #include "core/common/timestamp.h"
 #include "core/dist/data_parallel.h"
 #include "core/metrics/evaluator.h"
-#include "core/train/checkpoint.h"
-#include "core/train/checkpoint_integrity.h"
-#include "core/train/checkpoint_retention.h"
-#include "core/train/overflow_locator.h"
+#include "core/run/checkpoint.h"
+#include "core/run/checkpoint_integrity.h"
+#include "core/run/checkpoint_retention.h"
+#include "core/run/overflow_locator.h"
+#include "core/run/run_folder.h"
 
 namespace ampgan {
 
@@ -35,15 +36,6 @@ std::string csv_header() {
   return h;
 }
 
-std::vector<std::string> split_csv(const std::string& line) {
-  std::vector<std::string> out;
-  std::stringstream ss(line);
-  std::string cell;
-  while (std::getline(ss, cell, ',')) out.push_back(cell);
-  if (!line.empty() && line.back() == ',') out.emplace_back();
-  return out;
-}
-
 // Names of the FP32 training-state tensors (weights, Adam moments, batch-norm statistics) that
 // hold inf or NaN.
 std::vector<std::string> nonfinite_state(Trainer& t) {
@@ -59,35 +51,20 @@ std::vector<std::string> nonfinite_state(Trainer& t) {
   return bad;
 }
 
-// True if dir holds anything but an unheld lock file (which a refused or failed start may leave).
-bool holds_files(const fs::path& dir) {
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec))
-    if (e.path().filename() != io::kRunLockName) return true;
-  return false;
-}
-
-bool has_checkpoint(const fs::path& dir) {
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir / "checkpoints", ec))
-    if (e.path().extension() == ".safetensors") return true;
-  return false;
-}
-
 void refuse_nonempty(const fs::path& dir) {
   const std::string holder = io::run_lock_holder(dir);
   if (!holder.empty())
     throw Error("the output folder is in use: another writer holds its lock (" + holder + ")", dir.string(),
                 "choose another --out; one run folder takes one writer at a time");
   throw Error("the output folder already holds files (it was left untouched)", dir.string(),
-              has_checkpoint(dir) ? "continue it with 'ampgan resume " + dir.string() + "' or choose another --out"
+              RunFolder(dir).has_checkpoint() ? "continue it with 'ampgan resume " + dir.string() + "' or choose another --out"
                                   : "it has no checkpoint to continue from: choose another --out, or remove the "
                                     "folder if you no longer need it");
 }
 
 // A checkpoint given to resume must come from the run: the settings that make a run what it is
 // must agree (learning rates and targets may differ: they change during a run).
-void check_same_run(const RunConfig& ck, const RunConfig& run, const fs::path& file, const fs::path& run_dir) {
+void check_same_run(const RunConfig& ck, const RunConfig& run, const fs::path& file, const RunFolder& folder) {
   const std::pair<const char*, bool> same[] = {
       {"dataset", ck.dataset == run.dataset}, {"res", ck.res == run.res},
       {"width", ck.width == run.width},       {"channels", ck.channels == run.channels},
@@ -96,22 +73,8 @@ void check_same_run(const RunConfig& ck, const RunConfig& run, const fs::path& f
   for (const auto& [key, equal] : same)
     if (!equal)
       throw Error("the checkpoint belongs to another run: its '" + std::string(key) + "' differs from " +
-                      (run_dir / "config.json").string(),
-                  file.string(), "give a checkpoint of this run (from " + (run_dir / "checkpoints").string() + ")");
-}
-
-// Moves `files` and copies of the logs into checkpoints/superseded-after-<step>-<time>/.
-fs::path set_aside(const fs::path& run_dir, const std::vector<fs::path>& files, int64_t step) {
-  const fs::path dir = run_dir / "checkpoints" / ("superseded-after-" + std::to_string(step) + "-" + local_timestamp());
-  io::ensure_writable_dir(dir);
-  for (const char* log : {"metrics.csv", "events.jsonl", "layers.csv"})
-    if (fs::exists(run_dir / log)) io::write_file_atomic(dir / log, io::read_file(run_dir / log));
-  for (const fs::path& f : files) {
-    std::error_code ec;
-    fs::rename(f, dir / f.filename(), ec);
-    if (ec) throw Error("could not move a later checkpoint aside: " + ec.message(), f.string(), "check the folder's permissions");
-  }
-  return dir;
+                      folder.config().string(),
+                  file.string(), "give a checkpoint of this run (from " + folder.checkpoints_dir().string() + ")");
 }
 
 }  // namespace
@@ -119,7 +82,7 @@ fs::path set_aside(const fs::path& run_dir, const std::vector<fs::path>& files, 
 Session::~Session() = default;
 
 void Session::take_lock(const SessionOptions& opt) {
-  lock_ = std::make_unique<io::RunLock>(dir_, opt.writer.empty() ? io::this_command_line() : opt.writer);
+  lock_ = std::make_unique<io::RunLock>(folder_.dir(), opt.writer.empty() ? io::this_command_line() : opt.writer);
 }
 
 void Session::build(const SessionOptions& opt, int channels_override) {
@@ -148,7 +111,7 @@ void Session::build(const SessionOptions& opt, int channels_override) {
     fixed_latents_[i] = philox_normal(cfg_.seed, rng_stream::kFixedLatents, i);
   if (cfg_.eval_every > 0) {
     metrics::Evaluator::Options eo;
-    eo.notice = [this](const std::string& m) { emit_event({trainer_->iteration(), 0, "info", "", m}); };
+    eo.notice = [this](const std::string& m) { emit_event({trainer_->iteration(), 0, EventType::Info, "", m}); };
     evaluator_ = std::make_unique<metrics::Evaluator>(*data_, cfg_.eval_samples, cfg_.seed, eo);
   }
 }
@@ -159,36 +122,36 @@ std::unique_ptr<Session> Session::create(const RunConfig& cfg, const SessionOpti
   s->cfg_ = cfg;
   if (s->cfg_.name.empty()) s->cfg_.name = cfg.default_name();
   s->cfg_.world_size = opt.comm ? opt.comm->size() : 1;
-  s->dir_ = cfg.out_dir.empty() ? fs::path(cfg.runs_root) / (local_timestamp() + "-" + s->cfg_.name) : fs::path(cfg.out_dir);
+  s->folder_ = RunFolder(cfg.out_dir.empty() ? fs::path(cfg.runs_root) / (local_timestamp() + "-" + s->cfg_.name) : fs::path(cfg.out_dir));
   std::error_code ec;
-  if (fs::exists(s->dir_, ec)) {
-    if (!fs::is_directory(s->dir_, ec))
-      throw Error("the output folder is a file", s->dir_.string(), "choose another --out");
-    if (holds_files(s->dir_)) refuse_nonempty(s->dir_);
+  if (fs::exists(s->folder_.dir(), ec)) {
+    if (!fs::is_directory(s->folder_.dir(), ec))
+      throw Error("the output folder is a file", s->folder_.dir().string(), "choose another --out");
+    if (s->folder_.holds_files()) refuse_nonempty(s->folder_.dir());
   }
   // Load and check everything before creating the folder, so bad input leaves nothing behind.
   s->build(opt, 0);
   // The ranks agree before anything is written (a mismatch leaves no folder behind).
   const std::vector<std::string> notes = s->parallel_ ? s->start_parallel(0, 0, 1) : std::vector<std::string>();
-  io::ensure_writable_dir(s->dir_);
+  io::ensure_writable_dir(s->folder_.dir());
   // Under the lock the emptiness check and the first write are one step: of two writers started
   // at once, one gets the lock and the other an error, and a writer that got the lock after
   // another finished finds its files.
   s->take_lock(opt);
-  const auto swept = sweep_stale_temporaries(s->dir_);  // a killed earlier attempt's config.json
-  if (holds_files(s->dir_)) {
+  const auto swept = sweep_stale_temporaries(s->folder_.dir());  // a killed earlier attempt's config.json
+  if (s->folder_.holds_files()) {
     if (s->lock_->created_file()) fs::remove(s->lock_->path(), ec);
-    refuse_nonempty(s->dir_);
+    refuse_nonempty(s->folder_.dir());
   }
-  io::ensure_writable_dir(s->dir_ / "samples");
-  io::ensure_writable_dir(s->dir_ / "checkpoints");
-  io::write_file_atomic(s->dir_ / "config.json", s->cfg_.to_json().dump(2) + "\n");
-  s->metrics_log_ = std::make_unique<io::AppendLog>(s->dir_ / "metrics.csv");
+  io::ensure_writable_dir(s->folder_.samples_dir());
+  io::ensure_writable_dir(s->folder_.checkpoints_dir());
+  s->folder_.write_config(s->cfg_);
+  s->metrics_log_ = std::make_unique<io::AppendLog>(s->folder_.metrics());
   s->metrics_log_->append_line(csv_header());
-  s->events_log_ = std::make_unique<io::AppendLog>(s->dir_ / "events.jsonl");
-  s->layers_log_ = std::make_unique<LayersLog>(s->dir_ / "layers.csv", s->trainer_->tensor_names());
+  s->events_log_ = std::make_unique<io::AppendLog>(s->folder_.events());
+  s->layers_log_ = std::make_unique<LayersLog>(s->folder_.layers(), s->trainer_->tensor_names());
   RunEvent e;
-  e.type = "start";
+  e.type = EventType::Start;
   e.message = "training " + s->data_->name + " (" + std::to_string(s->data_->count) + " images, " +
               std::to_string(s->cfg_.res) + "x" + std::to_string(s->cfg_.res) + "x" +
               std::to_string(s->data_->channels) + ") in " + precision_label(cfg.precision) + " on " +
@@ -200,39 +163,34 @@ std::unique_ptr<Session> Session::create(const RunConfig& cfg, const SessionOpti
   e.data["params_d"] = s->trainer_->discriminator().parameter_count();
   e.data["version"] = AMPGAN_VERSION;
   s->emit_event(e);
-  if (!s->backend_note_.empty()) s->emit_event({0, 0, "warning", "", s->backend_note_});
-  for (const std::string& w : s->data_->warnings) s->emit_event({0, 0, "warning", "", w});
+  if (!s->backend_note_.empty()) s->emit_event({0, 0, EventType::Warning, "", s->backend_note_});
+  for (const std::string& w : s->data_->warnings) s->emit_event({0, 0, EventType::Warning, "", w});
   s->loader_ = std::make_unique<data::BatchLoader>(*s->data_, cfg.batch, cfg.seed, 0);
   s->report_swept(swept, 0);
-  for (const std::string& n : notes) s->emit_event({0, 0, "info", "", n});
+  for (const std::string& n : notes) s->emit_event({0, 0, EventType::Info, "", n});
   return s;
 }
 
 std::unique_ptr<Session> Session::resume(const fs::path& run_dir, int64_t total_steps, const SessionOptions& opt,
                                          const fs::path& checkpoint) {
   std::error_code ec;
+  const RunFolder folder(run_dir);
   if (!fs::is_directory(run_dir, ec))
     throw Error("no such run folder", run_dir.string(), "give the folder 'ampgan train' created (under runs/)");
-  if (!fs::exists(run_dir / "config.json"))
+  if (!folder.exists())
     throw Error("not a run folder: it has no config.json", run_dir.string(), "give the folder 'ampgan train' created");
   std::unique_ptr<Session> s(new Session());
-  s->dir_ = run_dir;
+  s->folder_ = folder;
   s->take_lock(opt);  // before anything is read: what is read must not change under us
-  RunConfig cfg;
-  try {
-    cfg = RunConfig::from_json(nlohmann::json::parse(io::read_file(run_dir / "config.json", io::kConfigFileMaxBytes)),
-                               (run_dir / "config.json").string());
-  } catch (const nlohmann::json::exception&) {
-    throw Error("config.json is not valid JSON", (run_dir / "config.json").string(), "restore it or start a new run");
-  }
+  RunConfig cfg = folder.read_config();
   const fs::path ckpt = checkpoint.empty() ? newest_checkpoint(run_dir) : checkpoint;
   CheckpointInfo info;
   const io::StFile file = read_checkpoint(ckpt, &info);
-  if (!checkpoint.empty()) check_same_run(info.config, cfg, ckpt, run_dir);
+  if (!checkpoint.empty()) check_same_run(info.config, cfg, ckpt, folder);
   // Checkpoints after the chosen one belong to a history that is about to be retrained: they
   // are moved aside (with the logs as they were), not overwritten one by one.
   std::vector<fs::path> newer;
-  for (const auto& entry : fs::directory_iterator(run_dir / "checkpoints", ec)) {
+  for (const auto& entry : fs::directory_iterator(folder.checkpoints_dir(), ec)) {
     std::error_code ec2;
     if (entry.is_regular_file(ec2) && step_of_checkpoint_name(entry.path()) > info.step) newer.push_back(entry.path());
   }
@@ -263,75 +221,33 @@ std::unique_ptr<Session> Session::resume(const fs::path& run_dir, int64_t total_
   const std::vector<std::string> notes = s->start_parallel(info.step, info.batches_consumed, previous_world_size);
   // The first write to the folder: everything fallible above is done.
   fs::path aside;
-  if (!newer.empty()) aside = set_aside(run_dir, newer, info.step);
+  if (!newer.empty()) aside = folder.set_aside(newer, info.step);
   const auto swept = sweep_stale_temporaries(run_dir);
   // Rows and events after the checkpoint describe steps that will now be trained again.
-  s->trim_logs(info.step);
-  io::write_file_atomic(run_dir / "config.json", cfg.to_json().dump(2) + "\n");
-  s->metrics_log_ = std::make_unique<io::AppendLog>(run_dir / "metrics.csv");
-  s->events_log_ = std::make_unique<io::AppendLog>(run_dir / "events.jsonl");
-  LayersLog::trim(run_dir / "layers.csv", info.step);
-  s->layers_log_ = std::make_unique<LayersLog>(run_dir / "layers.csv", s->trainer_->tensor_names());
+  s->time_offset_ = folder.trim_logs(info.step);
+  folder.write_config(cfg);
+  s->metrics_log_ = std::make_unique<io::AppendLog>(folder.metrics());
+  s->events_log_ = std::make_unique<io::AppendLog>(folder.events());
+  s->layers_log_ = std::make_unique<LayersLog>(folder.layers(), s->trainer_->tensor_names());
   RunEvent e;
   e.step = info.step;
-  e.type = "resume";
+  e.type = EventType::Resume;
   e.message = "resumed from " + ckpt.filename().string() + " towards step " + std::to_string(cfg.steps) + " on " +
               s->backend_->name();
   e.data["checkpoint"] = ckpt.string();
   s->emit_event(e);
-  if (!s->backend_note_.empty()) s->emit_event({info.step, 0, "warning", "", s->backend_note_});
+  if (!s->backend_note_.empty()) s->emit_event({info.step, 0, EventType::Warning, "", s->backend_note_});
   if (!aside.empty())
-    s->emit_event({info.step, 0, "warning", "",
+    s->emit_event({info.step, 0, EventType::Warning, "",
                    std::to_string(newer.size()) + " later checkpoints and the logs as they were moved to " +
                        aside.string()});
   if (!s->lock_->stale_holder().empty())
-    s->emit_event({info.step, 0, "warning", "",
+    s->emit_event({info.step, 0, EventType::Warning, "",
                    "took over the run folder's lock from a writer that ended without releasing it (" +
                        s->lock_->stale_holder() + ")"});
   s->report_swept(swept, info.step);
-  for (const std::string& n : notes) s->emit_event({info.step, 0, "info", "", n});
+  for (const std::string& n : notes) s->emit_event({info.step, 0, EventType::Info, "", n});
   return s;
-}
-
-void Session::trim_logs(int64_t step) {
-  const fs::path mpath = dir_ / "metrics.csv";
-  if (fs::exists(mpath)) {
-    std::istringstream in(io::read_file(mpath));
-    std::string line, out, header;
-    std::getline(in, header);
-    const auto cols = split_csv(header);
-    // A run from before columns were added (replaced_d, replaced_g) gets the current header,
-    // its old rows empty cells in the new columns, so every row has the header's width.
-    const auto now = split_csv(csv_header());
-    const bool upgrade = cols.size() < now.size() && std::equal(cols.begin(), cols.end(), now.begin());
-    const std::string pad = upgrade ? std::string(now.size() - cols.size(), ',') : std::string();
-    out = (upgrade ? csv_header() : header) + "\n";
-    const auto time_col = std::find(cols.begin(), cols.end(), "time_s") - cols.begin();
-    while (std::getline(in, line)) {
-      if (line.empty()) continue;
-      const auto cells = split_csv(line);
-      if (cells.size() != cols.size()) continue;  // a half-written last row
-      const int64_t st = std::strtoll(cells[0].c_str(), nullptr, 10);
-      if (st <= step) {
-        out += line + pad + "\n";
-        if (time_col < static_cast<long>(cells.size()))
-          time_offset_ = std::max(time_offset_, std::strtod(cells[time_col].c_str(), nullptr));
-      }
-    }
-    io::write_file_atomic(mpath, out);
-  }
-  const fs::path epath = dir_ / "events.jsonl";
-  if (fs::exists(epath)) {
-    std::istringstream in(io::read_file(epath));
-    std::string line, out;
-    while (std::getline(in, line)) {
-      try {
-        if (nlohmann::json::parse(line).value("step", int64_t{0}) <= step) out += line + "\n";
-      } catch (const nlohmann::json::exception&) {
-      }
-    }
-    io::write_file_atomic(epath, out);
-  }
 }
 
 void Session::emit_event(RunEvent e) {
@@ -349,7 +265,7 @@ void Session::step() {
   // n_dis batches a step; under data parallelism each rank trains on its slice of each.
   trainer_->step([this] { return parallel_ ? parallel_->slice(loader_->next()) : loader_->next(); });
   const int64_t it = trainer_->iteration();
-  for (const std::string& w : trainer_->take_warnings()) emit_event({it, 0, "warning", "", w});
+  for (const std::string& w : trainer_->take_warnings()) emit_event({it, 0, EventType::Warning, "", w});
   const bool eval_now = evaluator_ && cfg_.eval_every > 0 && it % cfg_.eval_every == 0;
   std::vector<StepMetrics> rows = trainer_->collect(eval_now);
   if (eval_now && !rows.empty()) evaluate(rows.back());
@@ -376,7 +292,7 @@ void Session::handle_rows(std::vector<StepMetrics> rows) {
     auto network_events = [&](const char* net, bool skipped, double scale, double& last, int& streak) {
       if (skipped) {
         ++streak;
-        RunEvent e{m.step, m.time_s, "overflow", net,
+        RunEvent e{m.step, m.time_s, EventType::Overflow, net,
                    std::string(net) + " gradients had inf/NaN at loss scale " + scale_label(scale) + ": step skipped"};
         e.data["scale"] = scale;
         locate_overflow(trainer_->tensor_names(), m, net, e);
@@ -390,7 +306,7 @@ void Session::handle_rows(std::vector<StepMetrics> rows) {
         streak = 0;
       }
       if (last > 0 && scale != last) {
-        RunEvent e{m.step, m.time_s, "scale_change", net,
+        RunEvent e{m.step, m.time_s, EventType::ScaleChange, net,
                    std::string(net) + " loss scale " + scale_label(last) + " -> " + scale_label(scale)};
         e.data["from"] = last;
         e.data["to"] = scale;
@@ -412,11 +328,11 @@ void Session::handle_rows(std::vector<StepMetrics> rows) {
     const std::string msg = std::string("training diverged: ") + net + "'s gradients were inf/NaN for " +
                             std::to_string(worst) + " steps in a row (loss scale " +
                             scale_label(std::string(net) == "D" ? rows.back().scale_d : rows.back().scale_g) + ")";
-    emit_event({rows.back().step, rows.back().time_s, "error", net, msg});
+    emit_event({rows.back().step, rows.back().time_s, EventType::Error, net, msg});
     const std::vector<std::string> bad = nonfinite_state(*trainer_);
     finish("diverged");
     if (bad.empty())
-      throw Error(msg, dir_.string(),
+      throw Error(msg, folder_.dir().string(),
                   "the weights are intact (skipped steps change nothing) and were saved; lower the learning "
                   "rate, or use fp32/bf16, and resume or start again");
     std::string names;
@@ -424,7 +340,7 @@ void Session::handle_rows(std::vector<StepMetrics> rows) {
     if (bad.size() > 4) names += " and " + std::to_string(bad.size() - 4) + " more";
     throw Error(msg + "; the weights are NOT intact: " + std::to_string(bad.size()) +
                     " state tensors hold inf/NaN (" + names + ")",
-                dir_.string(),
+                folder_.dir().string(),
                 "this state was not saved (a checkpoint never holds inf/NaN): resume from the newest "
                 "checkpoint, or start again, with a lower learning rate or in fp32/bf16");
   }
@@ -435,7 +351,7 @@ void Session::evaluate(StepMetrics& row) {
   const metrics::EvalResult r = evaluator_->evaluate(*trainer_);
   row.swd = r.swd;
   row.fd = r.fd;
-  RunEvent e{row.step, row.time_s + time_offset_, "eval", "", metrics::describe(r)};
+  RunEvent e{row.step, row.time_s + time_offset_, EventType::Eval, "", metrics::describe(r)};
   e.data = metrics::to_json(r);
   e.data["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   emit_event(e);
@@ -450,9 +366,7 @@ io::Image8 Session::sample_grid() {
 void Session::write_samples() {
   const int64_t it = trainer_->iteration();
   const io::Image8 grid = sample_grid();
-  char name[64];
-  std::snprintf(name, sizeof name, "step_%06lld.png", static_cast<long long>(it));
-  io::write_png(dir_ / "samples" / name, grid);
+  io::write_png(folder_.sample_grid(it), grid);
   last_samples_step_ = it;
   if (listener_) listener_->on_samples(it, grid);
 }
@@ -478,8 +392,8 @@ void Session::export_samples(const fs::path& dir, int n, uint64_t seed) {
 void Session::report_swept(const std::vector<fs::path>& swept, int64_t step) {
   if (swept.empty()) return;
   std::vector<std::string> names;
-  for (const fs::path& p : swept) names.push_back(p.lexically_relative(dir_).generic_string());
-  RunEvent e{step, 0, "warning", "", "removed " + std::to_string(swept.size()) +
+  for (const fs::path& p : swept) names.push_back(p.lexically_relative(folder_.dir()).generic_string());
+  RunEvent e{step, 0, EventType::Warning, "", "removed " + std::to_string(swept.size()) +
                                          " temporary file(s) left by a writer that was killed: " + name_list(names)};
   emit_event(e);
 }
@@ -487,17 +401,17 @@ void Session::report_swept(const std::vector<fs::path>& swept, int64_t step) {
 fs::path Session::save_checkpoint() {
   const int64_t it = trainer_->iteration();
   handle_rows(trainer_->collect(true));
-  const fs::path p = checkpoint_path(dir_, it);
+  const fs::path p = folder_.checkpoint(it);
   // A state holding inf/NaN is never saved (ampgan::save_checkpoint refuses it too): the run
   // stops here, and its newest checkpoint stays a finite one.
   if (const std::vector<std::string> bad = nonfinite_state(*trainer_); !bad.empty()) {
     const std::string msg = "training diverged: the weights are NOT intact: " + std::to_string(bad.size()) +
                             " state tensor(s) hold inf/NaN (" + name_list(bad) + "); no checkpoint was written at step " +
                             std::to_string(it);
-    emit_event({it, 0, "error", "", msg});
+    emit_event({it, 0, EventType::Error, "", msg});
     metrics_log_->sync();
     events_log_->sync();
-    throw Error(msg, dir_.string(),
+    throw Error(msg, folder_.dir().string(),
                 last_checkpoint_step_ > 0
                     ? "resume from the newest checkpoint (step " + std::to_string(last_checkpoint_step_) +
                           "), with a lower learning rate or in fp32/bf16"
@@ -508,8 +422,8 @@ fs::path Session::save_checkpoint() {
   events_log_->sync();
   if (layers_log_) layers_log_->sync();
   last_checkpoint_step_ = it;
-  const auto pruned = prune_checkpoints(dir_, cfg_.keep_checkpoints, int64_t{10} * cfg_.checkpoint_every, it);
-  RunEvent e{it, 0, "checkpoint", "", "checkpoint " + p.filename().string()};
+  const auto pruned = prune_checkpoints(folder_.dir(), cfg_.keep_checkpoints, int64_t{10} * cfg_.checkpoint_every, it);
+  RunEvent e{it, 0, EventType::Checkpoint, "", "checkpoint " + p.filename().string()};
   e.data["path"] = p.string();
   if (!pruned.empty()) e.data["pruned"] = pruned.size();
   emit_event(e);
@@ -521,7 +435,7 @@ void Session::set_precision(Precision p) {
   handle_rows(trainer_->collect(true));
   const Precision old = trainer_->precision();
   trainer_->set_precision(p);
-  RunEvent e{trainer_->iteration(), 0, "precision_switch", "",
+  RunEvent e{trainer_->iteration(), 0, EventType::PrecisionSwitch, "",
              std::string("precision ") + precision_label(old) + " -> " + precision_label(p)};
   e.data["from"] = precision_name(old);
   e.data["to"] = precision_name(p);
@@ -535,9 +449,9 @@ void Session::set_layer_policy(const LayerPolicy& policy) {
   cfg_.fp32_layers = policy.fp32_layers;
   cfg_.half_blocks = policy.half_blocks;
   cfg_.conv_clamp = policy.conv_clamp;
-  io::write_file_atomic(dir_ / "config.json", cfg_.to_json().dump(2) + "\n");
+  folder_.write_config(cfg_);
   const std::string list = policy.fp32_layers.empty() ? "none" : join_layer_list(policy.fp32_layers);
-  RunEvent e{trainer_->iteration(), 0, "policy_switch", "",
+  RunEvent e{trainer_->iteration(), 0, EventType::PolicySwitch, "",
              "FP32 layers: " + list + "; half blocks: " +
                  (policy.half_blocks < 0 ? std::string("all") : std::to_string(policy.half_blocks)) +
                  "; activation clamp: " + (policy.conv_clamp > 0 ? nlohmann::json(policy.conv_clamp).dump() : std::string("off"))};
@@ -555,7 +469,7 @@ void Session::set_learning_rates(float lr_g, float lr_d) {
   trainer_->set_learning_rates(lr_g, lr_d);
   cfg_.lr_g = lr_g;
   cfg_.lr_d = lr_d;
-  emit_event({trainer_->iteration(), 0, "warning", "", "learning rates set to G " + std::to_string(lr_g) + ", D " + std::to_string(lr_d)});
+  emit_event({trainer_->iteration(), 0, EventType::Warning, "", "learning rates set to G " + std::to_string(lr_g) + ", D " + std::to_string(lr_d)});
 }
 
 void Session::set_total_steps(int64_t steps) {
@@ -564,7 +478,7 @@ void Session::set_total_steps(int64_t steps) {
   probe.steps = steps;
   probe.validate();
   cfg_.steps = steps;
-  io::write_file_atomic(dir_ / "config.json", cfg_.to_json().dump(2) + "\n");
+  folder_.write_config(cfg_);
 }
 
 void Session::run(const std::atomic<bool>* stop) {
@@ -581,50 +495,15 @@ void Session::finish(const std::string& reason) {
     if (const std::vector<std::string> bad = nonfinite_state(*trainer_); bad.empty())
       save_checkpoint();
     else
-      emit_event({it, 0, "warning", "",
+      emit_event({it, 0, EventType::Warning, "",
                   "no checkpoint written at step " + std::to_string(it) + ": " + std::to_string(bad.size()) +
                       " state tensor(s) hold inf/NaN; the newest checkpoint is " +
                       (last_checkpoint_step_ > 0 ? "step " + std::to_string(last_checkpoint_step_) : std::string("none"))});
   }
-  emit_event({it, 0, "stop", "", "stopped at step " + std::to_string(it) + " (" + reason + ")"});
+  emit_event({it, 0, EventType::Stop, "", "stopped at step " + std::to_string(it) + " (" + reason + ")"});
   metrics_log_->sync();
   events_log_->sync();
   if (layers_log_) layers_log_->sync();
-}
-
-std::vector<StepMetrics> Session::read_metrics(const fs::path& run_dir) {
-  const fs::path p = run_dir / "metrics.csv";
-  if (!fs::exists(p)) throw Error("the run folder has no metrics.csv", run_dir.string(), "open a folder made by AMP GAN Studio");
-  std::istringstream in(io::read_file(p));
-  std::string line;
-  std::getline(in, line);
-  const auto header = split_csv(line);
-  if (header.empty() || header[0] != "step") throw Error("metrics.csv has no header row", p.string());
-  std::vector<StepMetrics> out;
-  while (std::getline(in, line)) {
-    const auto cells = split_csv(line);
-    if (cells.size() != header.size()) continue;
-    try {
-      out.push_back(StepMetrics::from_csv_row(header, cells));
-    } catch (const Error&) {
-    }
-  }
-  return out;
-}
-
-std::vector<RunEvent> Session::read_events(const fs::path& run_dir) {
-  std::vector<RunEvent> out;
-  const fs::path p = run_dir / "events.jsonl";
-  if (!fs::exists(p)) return out;
-  std::istringstream in(io::read_file(p));
-  std::string line;
-  while (std::getline(in, line)) {
-    try {
-      out.push_back(RunEvent::from_json(nlohmann::json::parse(line)));
-    } catch (const nlohmann::json::exception&) {
-    }
-  }
-  return out;
 }
 
 }  // namespace ampgan

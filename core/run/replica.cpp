@@ -1,9 +1,9 @@
-#include "core/dist/replica.h"
+#include "core/run/replica.h"
 
 #include "core/data/batch_loader.h"
 #include "core/data/image_set.h"
 #include "core/dist/data_parallel.h"
-#include "core/train/run_config.h"
+#include "core/run/run_config.h"
 
 namespace ampgan::dist {
 
@@ -18,7 +18,8 @@ int64_t run_replica(Communicator& comm, const RunConfig* own) {
   const data::ImageSet set = data::load_dataset(cfg.dataset, lo);
   std::string note;
   std::unique_ptr<Backend> backend = create_backend(cfg.backend, &note, cfg.gpu + comm.local_rank());
-  const nlohmann::json mine = rank_facts(own, set, *backend);
+  const nlohmann::json own_json = own ? own->to_json() : nlohmann::json();
+  const nlohmann::json mine = rank_facts(own ? &own_json : nullptr, set, *backend);
 
   DataParallel dp(comm, *backend, cfg.trainer_config(set.channels));
   Trainer trainer(*backend, dp.rank_config());

@@ -8,7 +8,7 @@
 #include <filesystem>
 
 #include "core/io/safetensors.h"
-#include "core/train/run_config.h"
+#include "core/run/run_config.h"
 #include "core/train/trainer.h"
 
 namespace ampgan {
@@ -40,7 +40,6 @@ void load_checkpoint(const io::StFile& f, const std::filesystem::path& file, Tra
 // The regular file checkpoints/step_N.safetensors with the highest step (folders and FIFOs of
 // such names are ignored); throws Error if there is none.
 std::filesystem::path newest_checkpoint(const std::filesystem::path& run_dir);
-std::filesystem::path checkpoint_path(const std::filesystem::path& run_dir, int64_t step);
 // The step in a checkpoint file name "step_N.safetensors"; -1 for other names. Throws Error for a
 // step beyond kMaxSteps (a name no run writes, e.g. step_99999999999999999999).
 int64_t step_of_checkpoint_name(const std::filesystem::path& file);

@@ -1,4 +1,4 @@
-#include "core/train/layers_log.h"
+#include "core/run/layers_log.h"
 
 #include <cmath>
 #include <cstdio>

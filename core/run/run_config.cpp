@@ -1,4 +1,4 @@
-#include "core/train/run_config.h"
+#include "core/run/run_config.h"
 
 #include <cmath>
 #include <tuple>

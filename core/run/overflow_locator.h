@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "core/run/run_event.h"
 #include "core/train/forward_probe.h"
-#include "core/train/run_event.h"
 #include "core/train/step_metrics.h"
 
 namespace ampgan {

@@ -19,10 +19,11 @@
 #include "core/io/atomic_file.h"
 #include "core/io/image_io.h"
 #include "core/io/run_lock.h"
-#include "core/train/alerts.h"
-#include "core/train/layers_log.h"
-#include "core/train/run_config.h"
-#include "core/train/run_event.h"
+#include "core/run/alerts.h"
+#include "core/run/layers_log.h"
+#include "core/run/run_config.h"
+#include "core/run/run_event.h"
+#include "core/run/run_folder.h"
 #include "core/train/trainer.h"
 
 namespace ampgan {
@@ -95,15 +96,12 @@ class Session {
 
   int64_t step_count() const { return trainer_->iteration(); }
   const RunConfig& config() const { return cfg_; }
-  const std::filesystem::path& dir() const { return dir_; }
+  const std::filesystem::path& dir() const { return folder_.dir(); }
+  const RunFolder& folder() const { return folder_; }
   Trainer& trainer() { return *trainer_; }
   Backend& backend() { return *backend_; }
   const data::ImageSet& dataset() const { return *data_; }
   const std::string& backend_note() const { return backend_note_; }
-
-  // Reads a run folder's metrics.csv and events.jsonl (for the GUI's "open run" and tests).
-  static std::vector<StepMetrics> read_metrics(const std::filesystem::path& run_dir);
-  static std::vector<RunEvent> read_events(const std::filesystem::path& run_dir);
 
  private:
   Session() = default;
@@ -112,7 +110,6 @@ class Session {
   void handle_rows(std::vector<StepMetrics> rows);
   void write_samples();
   void evaluate(StepMetrics& row);
-  void trim_logs(int64_t step);
 
   void take_lock(const SessionOptions& opt);
   // A "warning" event naming the stale temporary files removed at start (sweep_stale_temporaries).
@@ -124,7 +121,7 @@ class Session {
   // First member, so it is released last, after the logs are closed.
   std::unique_ptr<io::RunLock> lock_;
   RunConfig cfg_;
-  std::filesystem::path dir_;
+  RunFolder folder_;
   std::unique_ptr<Backend> backend_;
   std::string backend_note_;
   std::unique_ptr<data::ImageSet> data_;

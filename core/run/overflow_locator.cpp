@@ -1,4 +1,4 @@
-#include "core/train/overflow_locator.h"
+#include "core/run/overflow_locator.h"
 
 namespace ampgan {
 
