@@ -8,7 +8,7 @@
 
 #include <gtest/gtest.h>
 
-#include "core/amp/layer_policy.h"
+#include "core/nn/layer_policy.h"
 #include "core/backend/cpu/cpu_backend.h"
 #include "core/common/rng.h"
 #include "core/io/atomic_file.h"

@@ -74,7 +74,7 @@ class Layer {
   // Working copies and gradients for a compute dtype (FP32 when this layer is kept in FP32).
   virtual void set_precision(Backend& b, DType compute);
 
-  // The per-layer precision policy (core/amp/layer_policy.h): a layer kept in FP32 computes in
+  // The per-layer precision policy (core/nn/layer_policy.h): a layer kept in FP32 computes in
   // FP32 whatever the network's precision; Sequential casts its input and its input gradient.
   bool fp32() const { return fp32_; }
   void set_fp32(bool on) { fp32_ = on; }

@@ -43,7 +43,7 @@ struct RunConfig {
   ew::ScalerConfig scaler;
   bool shared_scaler = false;
   bool bf16_loss_scaling = false;
-  // per-layer precision (core/amp/layer_policy.h): layers kept in FP32 in half modes, by name,
+  // per-layer precision (core/nn/layer_policy.h): layers kept in FP32 in half modes, by name,
   // and StyleGAN2-ADA's "half only in the N highest-resolution blocks" (-1: every block)
   std::vector<std::string> fp32_layers;
   int half_blocks = -1;

@@ -19,7 +19,7 @@
 #include <memory>
 #include <vector>
 
-#include "core/amp/layer_policy.h"
+#include "core/nn/layer_policy.h"
 #include "core/amp/loss_scaler.h"
 #include "core/amp/precision.h"
 #include "core/models/model_family.h"
@@ -40,7 +40,7 @@ struct TrainerConfig {
   float ema_decay = 0.0f;   // generator EMA (0: off); see Backend::ema_update
   float ema_rampup = 0.0f;
   ew::ScalerConfig scaler;
-  LayerPolicy layer_policy;        // layers kept in FP32 in half modes (core/amp/layer_policy.h)
+  LayerPolicy layer_policy;        // layers kept in FP32 in half modes (core/nn/layer_policy.h)
   AmpStrategy amp_strategy = AmpStrategy::Auto;  // loss scaling, nan_to_num or neither (core/amp/precision.h)
   bool shared_scaler = false;      // one scaler for both networks (as one GradScaler would)
   bool bf16_loss_scaling = false;  // bf16 trains without scaling unless asked

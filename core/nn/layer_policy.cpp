@@ -1,4 +1,4 @@
-#include "core/amp/layer_policy.h"
+#include "core/nn/layer_policy.h"
 
 #include <cmath>
 #include <set>
