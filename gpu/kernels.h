@@ -31,6 +31,20 @@ void activation_backward(cudaStream_t s, DType t, ew::Act act, float alpha, cons
 // y (rows, c) += b (c), b FP32.
 void bias_add(cudaStream_t s, DType t, void* y, const float* b, int64_t rows, int64_t c);
 
+// ---- AMP safeguards (kernels_amp_guards.cu): ew::clamp_value / clamp_grad / nan_to_num_value ----
+void clamp_forward(cudaStream_t s, DType t, const void* x, void* y, int64_t n, float c);
+void clamp_backward(cudaStream_t s, DType t, const void* x, const void* dy, void* dx, int64_t n, float c);
+struct NanToNumDesc {
+  void* data;
+  int64_t n;
+  DType dtype;
+};
+size_t nan_to_num_workspace_bytes();
+// In place over every tensor; scalars[count_slot..+1] += replaced (FP32 [lo, hi] count),
+// scalars[found_inf_slot] = 0 when found_inf_slot >= 0.
+void nan_to_num(cudaStream_t s, const NanToNumDesc* grads, int count, float bound, float* scalars, int count_slot,
+                int found_inf_slot, void* ws);
+
 // ---- residual sums and resampling (kernels_resample.cu), NHWC, shapes of the smaller side ----
 void add(cudaStream_t s, DType t, const void* a, const void* b, void* y, int64_t n);
 // x (n, h, w, c) -> y (n, 2h, 2w, c) and back (sum of each 2x2 block).

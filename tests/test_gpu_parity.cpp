@@ -53,6 +53,8 @@
 
 #include <gtest/gtest.h>
 
+#include "core/amp/precision.h"
+
 #include "core/backend/backend.h"
 #include "core/backend/cpu/cpu_backend.h"
 #include "core/common/error.h"
@@ -394,6 +396,39 @@ TEST_F(GpuParity, ActivationsForwardAndBackward) {
         gpu().activation_forward(a.act, a.alpha, inplace.g, inplace.g);
         if (a.act != ew::Act::Tanh) EXPECT_TRUE(same_bits(what + " (in place)", gpu(), inplace.c, inplace.g));
       }
+  }
+}
+
+// ---- AMP safeguards: activation clamp, nan_to_num (issue 13) --------------------------------------
+
+TEST_F(GpuParity, ClampForwardAndBackwardAreExact) {
+  const auto xv = special_values(5003, 31);
+  const auto dyv = random_normal(5003, 32, 1.0f);
+  for (DType t : kAllTypes)
+    for (float c : {256.0f, 1.0f, 65504.0f}) {
+      const std::string what = "clamp(" + fmt(c) + ")";
+      Both x = both(gpu(), Shape{5003}, t, xv), y = both_empty(gpu(), Shape{5003}, t);
+      cpu().clamp_forward(x.c, y.c, c);
+      gpu().clamp_forward(x.g, y.g, c);
+      EXPECT_TRUE(same_bits(what + " forward", gpu(), y.c, y.g));
+      Both dy = both(gpu(), Shape{5003}, t, dyv), dx = both_empty(gpu(), Shape{5003}, t);
+      cpu().clamp_backward(x.c, dy.c, dx.c, c);
+      gpu().clamp_backward(x.g, dy.g, dx.g, c);
+      EXPECT_TRUE(same_bits(what + " backward", gpu(), dx.c, dx.g));
+    }
+}
+
+TEST_F(GpuParity, NanToNumReplacesTheSameValuesAndCountsThem) {
+  const auto v = special_values(70001, 33);  // more than one block's worth, several specials
+  for (DType t : kAllTypes) {
+    Both a = both(gpu(), Shape{70001}, t, v), b = both(gpu(), Shape{257}, t, special_values(257, 34));
+    Both sc = both(gpu(), Shape{8}, DType::F32, {1, 0, 0, 0, 0, 0, 0, 0});
+    cpu().nan_to_num({a.c, b.c}, kNanToNumBound, sc.c, 2, 0);
+    gpu().nan_to_num({a.g, b.g}, kNanToNumBound, sc.g, 2, 0);
+    EXPECT_TRUE(same_bits(std::string("nan_to_num ") + dtype_name(t), gpu(), a.c, a.g));
+    EXPECT_TRUE(same_bits(std::string("nan_to_num (second tensor) ") + dtype_name(t), gpu(), b.c, b.g));
+    EXPECT_TRUE(same_bits(std::string("nan_to_num count and flag ") + dtype_name(t), gpu(), sc.c, sc.g));
+    EXPECT_GT(ew::count_load(host(cpu(), sc.c).data() + 2), 0u) << "the special values include inf and NaN";
   }
 }
 

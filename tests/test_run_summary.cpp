@@ -57,9 +57,17 @@ TEST(CompareTable, CellsFollowTheColumnsAndDivideByTheBaseline) {
   EXPECT_EQ(cols[kCompareFirstMemColumn + static_cast<int>(MemCategory::Activation)], "Activations");
   EXPECT_EQ(amp[kCompareFirstMemColumn + static_cast<int>(MemCategory::Activation)], "12.00 MiB");
   EXPECT_EQ(amp[14], "1 / 0");           // one overflow of D
-  EXPECT_EQ(amp[15], "2^16 / 2^16");     // the final scales
-  EXPECT_EQ(amp[16], "–");               // no evaluation ran
+  EXPECT_EQ(amp[15], "0 / 0");           // nan_to_num replaced nothing
+  EXPECT_EQ(amp[16], "2^16 / 2^16");     // the final scales
+  EXPECT_EQ(amp[17], "–");               // no evaluation ran
   EXPECT_EQ(amp.back(), "/runs/x/FP16 AMP");
+  std::vector<StepMetrics> rows(3);
+  rows[0].replaced_d = 5;
+  rows[2].replaced_d = 2;
+  rows[2].replaced_g = 1;
+  CompareRun repaired = fp16;
+  repaired.summary = summarize(rows);
+  EXPECT_EQ(compare_cells(repaired, fp32, false)[15], "7 / 1");  // values replaced, summed over the run
   CompareRun stopped = fp16;
   stopped.ok = false;
   EXPECT_EQ(compare_cells(stopped, fp32, false)[0], "FP16 AMP (incomplete)");

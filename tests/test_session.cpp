@@ -75,7 +75,8 @@ TEST(Session, WritesTheRunFolder) {
   std::string header;
   std::getline(csv, header);
   EXPECT_EQ(header, "step,precision,loss_d,loss_g,d_real,d_fake,grad_norm_d,grad_norm_g,scale_d,scale_g,"
-                    "skipped_d,skipped_g,underflow_d,underflow_g,step_ms,images_per_s,memory_mb,time_s,swd,fd");
+                    "skipped_d,skipped_g,underflow_d,underflow_g,step_ms,images_per_s,memory_mb,time_s,swd,fd,"
+                    "replaced_d,replaced_g");
   for (const char* f : {"samples/step_000005.png", "samples/step_000010.png", "samples/step_000012.png",
                         "checkpoints/step_000010.safetensors", "checkpoints/step_000012.safetensors"})
     EXPECT_TRUE(fs::exists(d / f)) << f;

@@ -132,7 +132,7 @@ std::optional<AppOptions> parse_app_options(const QStringList& args, QString* er
   opt("screenshot-step", "N", QObject::tr("Demo: the step of --screenshot (default: the end of the run)."));
   flag("quit-after-screenshot", QObject::tr("Demo: close the window (cleanly) after --screenshot."));
   opt("size", "WxH", QObject::tr("Window size, e.g. 1600x1000."));
-  opt("tab", "T", QObject::tr("Tab shown first: live, compare or runs."));
+  opt("tab", "T", QObject::tr("Tab shown first: live, compare, runs, layers or model."));
   flag("fresh", QObject::tr("Ignore the saved settings and window layout."));
   opt("runs", "DIR", QObject::tr("Show the runs folder DIR in the Runs tab (default: the Settings' runs folder)."));
   opt("overlay", "RUNS", QObject::tr("Draw these runs of the runs folder (names, comma-separated) over the Live charts."));
@@ -203,8 +203,9 @@ std::optional<AppOptions> parse_app_options(const QStringList& args, QString* er
   }
   if (p.isSet(QStringLiteral("tab"))) {
     o.tab = p.value(QStringLiteral("tab")).toLower();
-    if (o.tab != QStringLiteral("live") && o.tab != QStringLiteral("compare") && o.tab != QStringLiteral("runs")) {
-      *error = QObject::tr("--tab: use live, compare or runs, not '%1'").arg(o.tab);
+    if (o.tab != QStringLiteral("live") && o.tab != QStringLiteral("compare") && o.tab != QStringLiteral("runs") &&
+        o.tab != QStringLiteral("layers") && o.tab != QStringLiteral("model")) {
+      *error = QObject::tr("--tab: use live, compare, runs, layers or model, not '%1'").arg(o.tab);
       return std::nullopt;
     }
   }

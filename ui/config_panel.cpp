@@ -236,6 +236,13 @@ void ConfigPanel::connectFields() {
       if (running_ && lr_g->valueInRange() && lr_d->valueInRange())
         emit learningRatesEdited(static_cast<float>(lr_g->value()), static_cast<float>(lr_d->value()));
     });
+  // The layer policy may change between steps, as the precision may (Session::set_layer_policy).
+  connect(qobject_cast<QLineEdit*>(field("fp32_layers")), &QLineEdit::editingFinished, this,
+          [this] { emit layerPolicyEdited(layerPolicy()); });
+  connect(qobject_cast<QSpinBox*>(field("half_blocks")), &QSpinBox::valueChanged, this,
+          [this] { emit layerPolicyEdited(layerPolicy()); });
+  connect(qobject_cast<QDoubleSpinBox*>(field("conv_clamp")), &QDoubleSpinBox::valueChanged, this,
+          [this] { emit layerPolicyEdited(layerPolicy()); });
   for (const char* key : {"res", "channels"})
     connect(qobject_cast<QComboBox*>(field(key)), &QComboBox::currentIndexChanged, this, &ConfigPanel::requestPreview);
   // A choice with a recipe (the ResNet's: SNGAN's hinge loss, TTUR, beta1 0, n-dis 5, an EMA of
@@ -330,6 +337,8 @@ void ConfigPanel::browseDataset() {
 }
 
 Precision ConfigPanel::precision() const { return static_cast<Precision>(precision_->currentData().toInt()); }
+
+LayerPolicy ConfigPanel::layerPolicy() const { return config().layer_policy(); }
 
 void ConfigPanel::setPrecision(Precision p) {
   const QSignalBlocker b(precision_);

@@ -39,6 +39,7 @@ class ConfigPanel : public QWidget {
   void setConfig(const RunConfig& cfg);  // no edit signals
   void setRunning(bool running);
   Precision precision() const;
+  LayerPolicy layerPolicy() const;  // the policy shown: FP32 layers, half blocks, activation clamp
   void setPrecision(Precision p);         // no edit signal
   // --out of the command line: the next run goes exactly there (once).
   void setOutDir(const QString& dir) { out_dir_ = dir; }
@@ -59,6 +60,8 @@ class ConfigPanel : public QWidget {
 
  signals:
   void precisionEdited(ampgan::Precision p);
+  // FP32 layers, half blocks or the activation clamp edited (switchable mid-run like the precision).
+  void layerPolicyEdited(const ampgan::LayerPolicy& policy);  // FP32 layers, half blocks, clamp
   void learningRatesEdited(float lr_g, float lr_d);
   void stepsEdited(qint64 steps);
   void inputRefused(const QString& message);  // a field was set outside its range

@@ -68,6 +68,8 @@ LayersView::LayersView(QWidget* parent) : QWidget(parent) {
 void LayersView::setRunDir(const QString& dir) {
   dir_ = dir;
   selected_ = -1;
+  selected_layer_.clear();
+  if (highlight_) highlight_->setVisible(false);
   reload();
 }
 
@@ -149,6 +151,46 @@ void LayersView::rebuild() {
 void LayersView::selectStep(int64_t step) {
   selected_ = step;
   fillTable();
+}
+
+bool LayersView::selectOverflow(const QString& network, int64_t step) {
+  std::vector<TensorName> names;
+  std::vector<TensorGradStat> stats;
+  for (const LayerRow& r : rows_)
+    if (r.step == step) {
+      names.push_back(r.name);
+      stats.push_back(r.stat);
+    }
+  const int k = first_nonfinite_in_backward_order(names, stats, network.toStdString());
+  if (k < 0) return false;
+  selected_ = step;
+  selected_layer_ = QString::fromStdString(names[static_cast<size_t>(k)].layer);
+  fillTable();
+  // The table row of that tensor, and a frame around the layer's rows of the heatmap.
+  for (int i = 0; i < table_->rowCount(); ++i)
+    if (table_->item(i, 0)->text() == selected_layer_ &&
+        table_->item(i, 1)->text() == QString::fromStdString(names[static_cast<size_t>(k)].tensor)) {
+      table_->selectRow(i);
+      table_->scrollToItem(table_->item(i, 0));
+    }
+  const int ny = static_cast<int>(names_.size());
+  double lo = 1e9, hi = -1e9;
+  for (int i = 0; i < ny; ++i)
+    if (QString::fromStdString(names_[static_cast<size_t>(i)].layer) == selected_layer_) {
+      lo = std::min(lo, double(ny - 1 - i));
+      hi = std::max(hi, double(ny - 1 - i));
+    }
+  const auto col = std::find(steps_.begin(), steps_.end(), step) - steps_.begin();
+  if (!highlight_) {
+    highlight_ = new QCPItemRect(plot_);
+    highlight_->setPen(QPen(QColor(0, 200, 255), 2));
+    highlight_->setBrush(Qt::NoBrush);
+  }
+  highlight_->topLeft->setCoords(col - 0.5, hi + 0.5);
+  highlight_->bottomRight->setCoords(col + 0.5, lo - 0.5);
+  highlight_->setVisible(true);
+  plot_->replot(QCustomPlot::rpQueuedReplot);
+  return true;
 }
 
 void LayersView::fillTable() {

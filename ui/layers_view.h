@@ -13,6 +13,7 @@
 
 class QCustomPlot;
 class QCPColorMap;
+class QCPItemRect;
 class QTableWidget;
 class QLabel;
 
@@ -29,6 +30,12 @@ class LayersView : public QWidget {
   void onRows(const std::vector<StepMetrics>& rows, int layers_every);
   void reload();
   void selectStep(int64_t step);
+  // An overflow of `network` ("D", "G") at `step`: selects that step and the layer where its
+  // non-finite values started (the first tensor in backward order holding inf/NaN, as the
+  // overflow event names it), in the table and on the heatmap. False when layers.csv has no
+  // non-finite tensor of that network at that step.
+  bool selectOverflow(const QString& network, int64_t step);
+  QString selectedLayer() const { return selected_layer_; }
   int64_t selectedStep() const { return selected_; }
   int stepCount() const { return static_cast<int>(steps_.size()); }
   int layerCount() const { return static_cast<int>(names_.size()); }
@@ -46,6 +53,8 @@ class LayersView : public QWidget {
   std::vector<int64_t> steps_;      // columns
   std::vector<TensorName> names_;   // rows of the heatmap, in file order (D's, then G's)
   int64_t selected_ = -1;
+  QString selected_layer_;
+  QCPItemRect* highlight_ = nullptr;  // the selected layer's rows on the heatmap
 };
 
 }  // namespace ampgan::ui

@@ -545,7 +545,25 @@ void LivePlot::mouseMoveEvent(QMouseEvent* e) {
   }
 }
 
-void LivePlot::mousePressEvent(QMouseEvent* e) { QCustomPlot::mousePressEvent(e); }
+void LivePlot::mousePressEvent(QMouseEvent* e) {
+  QCustomPlot::mousePressEvent(e);
+  if (e->button() != Qt::LeftButton) return;
+  // The nearest marker point within 6 pixels (issue 13: an overflow marker selects its layer).
+  const QPointF pos = e->position();
+  QCPGraph* best = nullptr;
+  double best_d = 6.0, best_key = 0;
+  for (int i = 0; i < graphCount(); ++i) {
+    QCPGraph* g = graph(i);
+    if (!g->visible() || g->lineStyle() != QCPGraph::lsNone || g->data()->isEmpty()) continue;
+    const double k0 = g->keyAxis()->pixelToCoord(pos.x() - best_d), k1 = g->keyAxis()->pixelToCoord(pos.x() + best_d);
+    for (auto it = g->data()->findBegin(std::min(k0, k1)); it != g->data()->constEnd() && it->key <= std::max(k0, k1); ++it) {
+      const QPointF p = g->coordsToPixels(it->key, it->value);
+      const double d = std::hypot(p.x() - pos.x(), p.y() - pos.y());
+      if (d < best_d) best = g, best_d = d, best_key = it->key;  // ties: the series added first
+    }
+  }
+  if (best) emit markerClicked(best, best_key);
+}
 
 void LivePlot::mouseDoubleClickEvent(QMouseEvent* e) {
   QCustomPlot::mouseDoubleClickEvent(e);

@@ -111,6 +111,8 @@ class LivePlot : public QCustomPlot {
  signals:
   void maximizeRequested();
   void hovered(double key);  // NaN: the mouse left the data area
+  // A left click within a few pixels of a point of a points-only series (an overflow marker).
+  void markerClicked(QCPGraph* series, double key);
 
  protected:
   virtual QString hoverText(double key) const;  // the hover tooltip at this x; empty: none

@@ -15,6 +15,8 @@
 #include "ui/compare_view.h"
 #include "ui/config_panel.h"
 #include "ui/event_log.h"
+#include "ui/layers_view.h"
+#include "ui/model_view.h"
 #include "ui/plots_panel.h"
 #include "ui/precision_actions.h"
 #include "ui/run_branch.h"
@@ -139,6 +141,8 @@ void MainWindow::applyOptions(const AppOptions& o) {
       runs_panel_->setRunsFolder(QFileInfo(QString::fromStdString(config_->config().runs_root)).absoluteFilePath());
   }
   if (o.tab == QStringLiteral("runs")) tabs_->setCurrentWidget(runs_panel_);
+  else if (o.tab == QStringLiteral("layers")) tabs_->setCurrentWidget(layers_);
+  else if (o.tab == QStringLiteral("model")) tabs_->setCurrentWidget(model_);
   else if (o.tab == QStringLiteral("compare") || o.compare) tabs_->setCurrentWidget(compare_);
   else if (o.tab == QStringLiteral("live") || o.start) tabs_->setCurrentWidget(plots_);
 }
@@ -290,6 +294,7 @@ bool MainWindow::resumeRun(const QString& dir, const QString& checkpoint) {
   // What may change mid-run is taken from the window, as it would be in a running run.
   MidRunSettings mid;
   mid.precision = shown.precision;
+  mid.policy = shown.layer_policy();
   mid.lr_g = shown.lr_g;
   mid.lr_d = shown.lr_d;
   state_ = State::Loading;

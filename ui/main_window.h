@@ -33,6 +33,7 @@ class AlertBanner;
 class BranchCopy;
 class CompareView;
 class LayersView;
+class ModelView;
 class ConfigPanel;
 class RunController;
 class RunExports;
@@ -108,6 +109,7 @@ class MainWindow : public QMainWindow {
   StatusProgress* statusProgress() const { return progress_; }
   QTabWidget* tabs() const { return tabs_; }
   LayersView* layersView() const { return layers_; }
+  ModelView* modelView() const { return model_; }
   AlertBanner* alertBanner() const { return alerts_; }
   QAction* action(const QString& name) const;  // by objectName, e.g. "actionStart"
   RunController* runs() const { return runs_; }
@@ -178,6 +180,7 @@ class MainWindow : public QMainWindow {
   bool runs_stale_ = false;  // a run ended since the Runs tab last read its folder
   QTabWidget* tabs_ = nullptr;
   LayersView* layers_ = nullptr;   // issue 13: per-layer gradient statistics
+  ModelView* model_ = nullptr;     // issue 13: each layer's dtype under the policy
   int layers_every_ = 0;           // the current run's layers.csv interval
   AlertBanner* alerts_ = nullptr;  // issue 13: alerts with a remedy, above the tabs
   QDockWidget *settings_dock_ = nullptr, *samples_dock_ = nullptr, *log_dock_ = nullptr;

@@ -41,6 +41,7 @@
 #include "ui/event_log.h"
 #include "ui/export_dialogs.h"
 #include "ui/layers_view.h"
+#include "ui/model_view.h"
 #include "ui/plots_panel.h"
 #include "ui/precision_actions.h"
 #include "ui/run_branch.h"
@@ -76,6 +77,8 @@ void MainWindow::buildViews() {
   });
   layers_ = new LayersView;
   tabs_->addTab(layers_, tr("Layers"));
+  model_ = new ModelView;
+  tabs_->addTab(model_, tr("Model"));
   alerts_ = new AlertBanner;
   auto* central = new QWidget;
   auto* central_layout = new QVBoxLayout(central);

@@ -40,6 +40,7 @@
 #include "ui/event_log.h"
 #include "ui/export_dialogs.h"
 #include "ui/layers_view.h"
+#include "ui/model_view.h"
 #include "ui/plots_panel.h"
 #include "ui/precision_actions.h"
 #include "ui/run_branch.h"
@@ -73,6 +74,9 @@ void MainWindow::connectWorker() {
   connect(config_, &ConfigPanel::learningRatesEdited, this, [this](float g, float d) {
     if (state_ != TrainingWorker::State::Idle) worker_->requestLearningRates(g, d);
   });
+  connect(config_, &ConfigPanel::layerPolicyEdited, this, [this](const LayerPolicy& p) {
+    if (state_ != TrainingWorker::State::Idle && !comparing_) worker_->requestLayerPolicy(p);
+  });
   connect(config_, &ConfigPanel::stepsEdited, this, [this](qint64 s) {
     if (state_ != TrainingWorker::State::Idle && !comparing_) worker_->requestTotalSteps(s);
   });
@@ -85,6 +89,12 @@ void MainWindow::connectWorker() {
   // And what it answers.
   connect(worker_, &TrainingWorker::stateChanged, this, &MainWindow::onState);
   connect(worker_, &TrainingWorker::runStarted, this, &MainWindow::onRunStarted);
+  connect(worker_, &TrainingWorker::modelDescribed, model_, &ModelView::setDescription);
+  // Clicking an overflow marker shows where that overflow started in the Layers view.
+  connect(plots_, &PlotsPanel::overflowClicked, this, [this](const QString& network, qint64 step) {
+    if (layers_->selectOverflow(network, step)) tabs_->setCurrentWidget(layers_);
+    else statusBar()->showMessage(tr("layers.csv has no inf/NaN tensor of %1 at step %2").arg(network).arg(step), 4000);
+  });
   connect(worker_, &TrainingWorker::batchReady, this, &MainWindow::onBatch);
   connect(worker_, &TrainingWorker::runFinished, this, &MainWindow::onRunFinished);
   connect(worker_, &TrainingWorker::failed, this, &MainWindow::onFailed);

@@ -144,6 +144,10 @@ PlotsPanel::PlotsPanel(QWidget* parent) : QWidget(parent) {
     over_g_ = scale->addMarkers(tr("G overflow"), color_g().darker(140), QCPScatterStyle::ssTriangleInverted, 7);
   }
   scale->setAxisLabels(tr("loss scale S"));
+  connect(scale, &LivePlot::markerClicked, this, [this](QCPGraph* g, double key) {
+    if (g == over_d_ || g == over_g_) emit overflowClicked(g == over_d_ ? QStringLiteral("D") : QStringLiteral("G"),
+                                                           static_cast<qint64>(std::llround(key)));
+  });
 
   auto norms = makePlot(QStringLiteral("grad_norms"), tr("Gradient norms"), glossary::gradient_norm());
   norms->setLogY(10);

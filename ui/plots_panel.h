@@ -89,6 +89,8 @@ class PlotsPanel : public QWidget {
 
  signals:
   void smoothingChanged(double alpha);
+  // An overflow marker was clicked: network "D" or "G", the step.
+  void overflowClicked(const QString& network, qint64 step);
 
  private:
   struct Curve {

@@ -56,7 +56,8 @@ void TrainingWorker::push(Command c) {
   {
     std::lock_guard<std::mutex> lk(mu_);
     // A newer value of the same setting replaces an unapplied older one.
-    if (c.kind == Command::SetPrecision || c.kind == Command::SetLearningRates || c.kind == Command::SetTotalSteps)
+    if (c.kind == Command::SetPrecision || c.kind == Command::SetLayerPolicy || c.kind == Command::SetLearningRates ||
+        c.kind == Command::SetTotalSteps)
       commands_.erase(std::remove_if(commands_.begin(), commands_.end(), [&](const Command& o) { return o.kind == c.kind; }),
                       commands_.end());
     commands_.push_back(std::move(c));
@@ -70,6 +71,12 @@ void TrainingWorker::push(Command c) {
 void TrainingWorker::requestPrecision(Precision p) {
   Command c{Command::SetPrecision};
   c.precision = p;
+  push(c);
+}
+
+void TrainingWorker::requestLayerPolicy(const LayerPolicy& policy) {
+  Command c{Command::SetLayerPolicy};
+  c.policy = policy;
   push(c);
 }
 
@@ -154,7 +161,14 @@ void TrainingWorker::apply(const Command& c) {
   // A failing command (disk full while exporting, say) is reported; training goes on.
   try {
     switch (c.kind) {
-      case Command::SetPrecision: session_->set_precision(c.precision); break;
+      case Command::SetPrecision:
+        session_->set_precision(c.precision);
+        describeModel();
+        break;
+      case Command::SetLayerPolicy:
+        session_->set_layer_policy(c.policy);
+        describeModel();
+        break;
       case Command::SetLearningRates: session_->set_learning_rates(c.lr_g, c.lr_d); break;
       case Command::SetTotalSteps: session_->set_total_steps(c.steps); break;
       case Command::Checkpoint: {
@@ -288,6 +302,33 @@ void TrainingWorker::announce(RunTag tag, bool resumed) {
   info.start_step = session_->step_count();
   info.resumed = resumed;
   emit runStarted(info);
+  describeModel();
+}
+
+void TrainingWorker::describeModel() {
+  Trainer& t = session_->trainer();
+  ModelDescription d;
+  d.precision = t.precision();
+  const DType net = compute_dtype(t.precision());
+  for (auto [seq, name] : {std::pair<Sequential*, const char*>{&t.generator(), "G"}, {&t.discriminator(), "D"}})
+    for (const LayerInfo& l : named_layers(*seq, name)) {
+      ModelLayerRow r;
+      r.network = QString::fromLatin1(name);
+      r.name = QString::fromStdString(l.name);
+      r.type = QString::fromStdString(l.type);
+      r.block = l.block;
+      r.parameters = l.parameters;
+      r.dtype = QString::fromLatin1(dtype_name(layer_compute_dtype(l, net)));
+      r.fp32_by_policy = l.fp32 && net != DType::F32;
+      d.layers.push_back(r);
+    }
+  const LayerPolicy& p = t.layer_policy();
+  d.policy = QStringLiteral("FP32 layers: %1; half blocks: %2; activation clamp: %3; AMP strategy: %4")
+                 .arg(p.fp32_layers.empty() ? QStringLiteral("none") : QString::fromStdString(join_layer_list(p.fp32_layers)),
+                      p.half_blocks < 0 ? QStringLiteral("all") : QString::number(p.half_blocks),
+                      p.conv_clamp > 0 ? QString::number(p.conv_clamp) : QStringLiteral("off"),
+                      QString::fromLatin1(amp_strategy_name(t.config().amp_strategy)));
+  emit modelDescribed(d);
 }
 
 QString TrainingWorker::loop() {
@@ -422,6 +463,8 @@ void TrainingWorker::resumeRun(const QString& run_dir, qint64 steps, const QStri
     // rows); a change is logged and marked like any mid-run switch.
     if (mid) {
       if (mid->precision != session_->trainer().precision()) session_->set_precision(mid->precision);
+      if (mid->policy) session_->set_layer_policy(*mid->policy);
+      describeModel();
       const RunConfig& rc = session_->config();
       if (mid->lr_g > 0 && mid->lr_d > 0 && (mid->lr_g != rc.lr_g || mid->lr_d != rc.lr_d))
         session_->set_learning_rates(mid->lr_g, mid->lr_d);

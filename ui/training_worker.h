@@ -26,6 +26,7 @@
 #include <QString>
 
 #include "core/run/session.h"
+#include "ui/model_view.h"
 #include "ui/ui_types.h"
 
 namespace ampgan::ui {
@@ -36,6 +37,7 @@ class RunSampler;
 // these instead of what its checkpoint was saved with.
 struct MidRunSettings {
   Precision precision = Precision::FP32;
+  std::optional<LayerPolicy> policy;  // FP32 layers, half blocks, activation clamp
   float lr_g = 0, lr_d = 0;  // 0: keep the run's own
 };
 
@@ -55,6 +57,7 @@ class TrainingWorker : public QObject, private SessionListener {
   bool isPaused() const { return paused_.load(); }
   void requestStep();            // one iteration while paused
   void requestPrecision(Precision p);
+  void requestLayerPolicy(const LayerPolicy& policy);  // an unknown layer name is reported, training goes on
   void requestLearningRates(float lr_g, float lr_d);
   void requestTotalSteps(int64_t steps);
   void requestCheckpoint();
@@ -90,6 +93,9 @@ class TrainingWorker : public QObject, private SessionListener {
   void stateChanged(int state);  // State
   void loadingProgress(int done, int total);
   void runStarted(const ampgan::ui::RunStartInfo& info);
+  // The running model's layers under the current precision and policy (after a start, a resume
+  // and every precision or policy switch).
+  void modelDescribed(const ampgan::ui::ModelDescription& d);
   void batchReady(const ampgan::ui::UiBatchPtr& batch);
   void runFinished(const ampgan::ui::RunEndInfo& info);
   void comparisonFinished(bool complete);
@@ -106,10 +112,11 @@ class TrainingWorker : public QObject, private SessionListener {
 
  private:
   struct Command {
-    enum Kind { SetPrecision, SetLearningRates, SetTotalSteps, Checkpoint, ExportSamples, SampleNow };
+    enum Kind { SetPrecision, SetLayerPolicy, SetLearningRates, SetTotalSteps, Checkpoint, ExportSamples, SampleNow };
     explicit Command(Kind k = SampleNow) : kind(k) {}
     Kind kind;
     Precision precision = Precision::FP32;
+    LayerPolicy policy;
     float lr_g = 0, lr_d = 0;
     int64_t steps = 0;
     QString dir;
@@ -117,6 +124,7 @@ class TrainingWorker : public QObject, private SessionListener {
     quint64 seed = 0;
   };
 
+  void describeModel();
   // SessionListener (called on the worker thread, inside Session calls)
   void on_metrics(const std::vector<StepMetrics>& rows) override;
   void on_event(const RunEvent& e) override;

@@ -1,5 +1,7 @@
 #include "ui/ui_types.h"
 
+#include "ui/model_view.h"
+
 #include "core/amp/loss_scaler.h"
 
 #include <cmath>
@@ -71,6 +73,7 @@ void register_meta_types() {
   qRegisterMetaType<RunEndInfo>();
   qRegisterMetaType<UiError>();
   qRegisterMetaType<SampleShot>();
+  qRegisterMetaType<ModelDescription>();
   qRegisterMetaType<std::shared_ptr<const OpenedRun>>();
 }
 

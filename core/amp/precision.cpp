@@ -40,4 +40,31 @@ DType compute_dtype(Precision p) {
   }
 }
 
+AmpStrategy parse_amp_strategy(const std::string& s) {
+  if (s == "auto") return AmpStrategy::Auto;
+  if (s == "scale") return AmpStrategy::Scale;
+  if (s == "nan_to_num") return AmpStrategy::NanToNum;
+  if (s == "none") return AmpStrategy::None;
+  throw Error("unknown AMP strategy '" + s + "'", "--amp-strategy",
+              "use auto (default), scale (dynamic loss scaling), nan_to_num (StyleGAN2-ADA's) or none");
+}
+
+const char* amp_strategy_name(AmpStrategy s) {
+  switch (s) {
+    case AmpStrategy::Auto: return "auto";
+    case AmpStrategy::Scale: return "scale";
+    case AmpStrategy::NanToNum: return "nan_to_num";
+    case AmpStrategy::None: return "none";
+  }
+  return "?";
+}
+
+bool uses_loss_scaling(AmpStrategy s, Precision p, bool bf16_loss_scaling) {
+  switch (s) {
+    case AmpStrategy::Auto: return p == Precision::FP16 || (p == Precision::BF16 && bf16_loss_scaling);
+    case AmpStrategy::Scale: return is_mixed(p);
+    default: return false;
+  }
+}
+
 }  // namespace ampgan

@@ -250,6 +250,18 @@ class Backend {
   virtual void scaler_update(Tensor& scaler_state, const ew::ScalerConfig& cfg,
                              const Tensor& scalars, const std::vector<int>& found_inf_slots) = 0;
 
+  // ---- AMP safeguards (StyleGAN2-ADA's recipe; CPU: cpu_amp_guards.cpp, CUDA: kernels_amp_guards.cu) ----
+  // Activation clamp (conv_clamp): y = clamp(x, -c, c), same dtype and size; NaN stays NaN.
+  virtual void clamp_forward(const Tensor& x, Tensor& y, float c) = 0;
+  // dx = dy where |x| <= c, else 0; x holds the values before the clamp (dx may alias dy).
+  virtual void clamp_backward(const Tensor& x, const Tensor& dy, Tensor& dx, float c) = 0;
+  // nan_to_num over one network's gradients, in place: NaN -> 0, +-inf -> +-min(bound, the
+  // largest finite value of the tensor's dtype). scalars[count_slot, count_slot + 1] (an FP32
+  // [lo, hi] count, ew::count_load) += the values replaced; scalars[found_inf_slot] = 0 when
+  // found_inf_slot >= 0 (nothing non-finite is left: the optimizer step applies).
+  virtual void nan_to_num(const std::vector<Tensor>& grads, float bound, Tensor& scalars, int count_slot,
+                          int found_inf_slot) = 0;
+
   // ---- whole-step capture (CUDA graphs); the CPU backend has none ----
   virtual bool supports_capture() const { return false; }
   virtual void begin_capture() {}

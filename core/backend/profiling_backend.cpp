@@ -181,6 +181,19 @@ void ProfilingBackend::grad_stats(const std::vector<Tensor>& grads, const Tensor
 void ProfilingBackend::grad_histogram(const std::vector<Tensor>& grads, Tensor& hist) {
   timed(OpFamily::AmpPasses, 0, [&] { inner_.grad_histogram(grads, hist); });
 }
+
+void ProfilingBackend::clamp_forward(const Tensor& x, Tensor& y, float c) {
+  timed(OpFamily::Elementwise, 0, [&] { inner_.clamp_forward(x, y, c); });
+}
+
+void ProfilingBackend::clamp_backward(const Tensor& x, const Tensor& dy, Tensor& dx, float c) {
+  timed(OpFamily::Elementwise, 0, [&] { inner_.clamp_backward(x, dy, dx, c); });
+}
+
+void ProfilingBackend::nan_to_num(const std::vector<Tensor>& grads, float bound, Tensor& scalars, int count_slot,
+                                  int found_inf_slot) {
+  timed(OpFamily::AmpPasses, 0, [&] { inner_.nan_to_num(grads, bound, scalars, count_slot, found_inf_slot); });
+}
 void ProfilingBackend::adam_step(const std::vector<AdamTensor>& params, const AdamConfig& cfg, Tensor& step_count,
                                  const Tensor& scaler_state, const Tensor& scalars, int found_inf_slot) {
   timed(OpFamily::Optimizer, 0,

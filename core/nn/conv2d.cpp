@@ -37,10 +37,11 @@ const Tensor& Conv2d::forward(Context& ctx, const Tensor& x) {
   ctx.backend.conv2d_forward(g, x, w_used_, out_);
   if (has_bias_) ctx.backend.bias_add(out_, bias_.working);
   x_ = x;
-  return out_;
+  return clamp_output(ctx, out_);
 }
 
-const Tensor& Conv2d::backward(Context& ctx, const Tensor& dy, bool need_dx) {
+const Tensor& Conv2d::backward(Context& ctx, const Tensor& dy_out, bool need_dx) {
+  const Tensor& dy = clamp_grad(ctx, dy_out);
   const ConvGeometry g = geometry(x_.shape());
   if (ctx.param_grads) {
     if (sn_) {

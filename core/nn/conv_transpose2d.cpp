@@ -35,10 +35,11 @@ const Tensor& ConvTranspose2d::forward(Context& ctx, const Tensor& x) {
   ensure(ctx.backend, out_, g.x_shape(), ctx.dtype);
   ctx.backend.conv2d_backward_data(g, x, weight_.working, out_);
   x_ = x;
-  return out_;
+  return clamp_output(ctx, out_);
 }
 
-const Tensor& ConvTranspose2d::backward(Context& ctx, const Tensor& dy, bool need_dx) {
+const Tensor& ConvTranspose2d::backward(Context& ctx, const Tensor& dy_out, bool need_dx) {
+  const Tensor& dy = clamp_grad(ctx, dy_out);
   const ConvGeometry g = geometry(x_.shape());
   if (ctx.param_grads) ctx.backend.conv2d_backward_filter(g, dy, x_, weight_.grad, ctx.accumulate);
   if (!need_dx) return no_grad();

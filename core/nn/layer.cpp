@@ -43,6 +43,32 @@ Parameter Layer::make_parameter(Backend& b, std::string name, Shape shape, bool 
   return p;
 }
 
+void Layer::set_precision(Backend& b, DType compute) {
+  for (Parameter* p : parameters()) p->set_precision(b, fp32_ ? DType::F32 : compute);
+}
+
+const Tensor& Layer::clamp_output(Context& ctx, const Tensor& y) {
+  clamped_ = conv_clamp_ > 0.0f && ctx.dtype != DType::F32;
+  if (!clamped_) return y;
+  ensure(ctx.backend, clamp_out_, y.shape(), y.dtype());
+  ctx.backend.clamp_forward(y, clamp_out_, conv_clamp_);
+  return clamp_out_;
+}
+
+const Tensor& Layer::clamp_grad(Context& ctx, const Tensor& dy) {
+  if (!clamped_) return dy;
+  ensure(ctx.backend, clamp_dy_, dy.shape(), dy.dtype());
+  ctx.backend.clamp_backward(out_, dy, clamp_dy_, conv_clamp_);  // out_: the values before the clamp
+  return clamp_dy_;
+}
+
+const Tensor& Layer::as_dtype(Backend& b, const Tensor& t, DType dt, Tensor& buf) {
+  if (t.dtype() == dt) return t;
+  ensure(b, buf, t.shape(), dt);
+  b.cast(t, buf);
+  return buf;
+}
+
 void Layer::check_dtype(const Tensor& t, DType expected, const char* layer, const char* what) {
   if (t.dtype() != expected)
     throw Error(std::string(layer) + ": " + what + " is " + dtype_name(t.dtype()) + ", expected " +
@@ -50,15 +76,55 @@ void Layer::check_dtype(const Tensor& t, DType expected, const char* layer, cons
                 "", "the network's precision was not set before this pass (a bug)");
 }
 
-const Tensor& Sequential::forward(Context& ctx, const Tensor& x) {
+void Sequential::add(std::unique_ptr<Layer> layer) {
+  has_params_.push_back(!layer->parameters().empty());
+  layers_.push_back(std::move(layer));
+  in_dtype_.push_back(DType::F32);
+  run_dtype_.push_back(DType::F32);
+  in_cast_.emplace_back();
+  dx_cast_.emplace_back();
+}
+
+DType Sequential::layer_dtype(size_t i, DType net, DType in) const {
+  if (net == DType::F32 || layers_[i]->fp32()) return DType::F32;
+  return has_params_[i] ? net : in;
+}
+
+const Tensor& Sequential::forward(Context& ctx, const Tensor& x,
+                                  const std::function<void(size_t, const Tensor&)>& after) {
   const Tensor* h = &x;
-  for (auto& l : layers_) h = &l->forward(ctx, *h);
+  const DType net = ctx.dtype;
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    const DType dt = layer_dtype(i, net, h->dtype());
+    in_dtype_[i] = h->dtype();
+    run_dtype_[i] = dt;
+    if (h->dtype() != dt) {
+      Layer::ensure(ctx.backend, in_cast_[i], h->shape(), dt);
+      ctx.backend.cast(*h, in_cast_[i]);
+      h = &in_cast_[i];
+    }
+    ctx.dtype = dt;
+    h = &layers_[i]->forward(ctx, *h);
+    if (after) after(i, *h);
+  }
+  ctx.dtype = net;
   return *h;
 }
 
 const Tensor& Sequential::backward(Context& ctx, const Tensor& dy, bool need_dx) {
   const Tensor* g = &dy;
-  for (size_t i = layers_.size(); i-- > 0;) g = &layers_[i]->backward(ctx, *g, need_dx || i > 0);
+  const DType net = ctx.dtype;
+  for (size_t i = layers_.size(); i-- > 0;) {
+    const bool want_dx = need_dx || i > 0;
+    ctx.dtype = run_dtype_[i];
+    g = &layers_[i]->backward(ctx, *g, want_dx);
+    if (want_dx && g->dtype() != in_dtype_[i]) {  // back into the dtype the input came in
+      Layer::ensure(ctx.backend, dx_cast_[i], g->shape(), in_dtype_[i]);
+      ctx.backend.cast(*g, dx_cast_[i]);
+      g = &dx_cast_[i];
+    }
+  }
+  ctx.dtype = net;
   return need_dx ? *g : empty_;
 }
 
@@ -117,7 +183,7 @@ std::vector<Tensor> Sequential::gradients() {
 }
 
 void Sequential::set_precision(Backend& b, DType compute) {
-  for (Parameter* p : parameters()) p->set_precision(b, compute);
+  for (auto& l : layers_) l->set_precision(b, compute);
   dtype_ = compute;
 }
 

@@ -3,11 +3,16 @@
 // the first and buffer addresses stay fixed -- which a captured CUDA graph needs.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "core/backend/backend.h"
+
+namespace ampgan {
+class Sequential;
+}
 
 namespace ampgan {
 
@@ -64,8 +69,22 @@ class Layer {
   virtual void staged_pairs(std::vector<Tensor>& /*running*/, std::vector<Tensor>& /*staged*/) {}
   // One power iteration of every spectral-normalised weight (once per discriminator step).
   virtual void update_spectral_norm(Backend& /*b*/) {}
+  // The nested networks of a block (a residual block's two paths); none for a plain layer.
+  virtual std::vector<Sequential*> children() { return {}; }
+  // Working copies and gradients for a compute dtype (FP32 when this layer is kept in FP32).
+  virtual void set_precision(Backend& b, DType compute);
+
+  // The per-layer precision policy (core/nn/layer_policy.h): a layer kept in FP32 computes in
+  // FP32 whatever the network's precision; Sequential casts its input and its input gradient.
+  bool fp32() const { return fp32_; }
+  void set_fp32(bool on) { fp32_ = on; }
+  // Activation clamp (StyleGAN2-ADA's conv_clamp): a convolution computing in half precision
+  // clamps its output to [-c, c]; 0: off. Other layers ignore it.
+  float conv_clamp() const { return conv_clamp_; }
+  void set_conv_clamp(float c) { conv_clamp_ = c; }
 
  protected:
+  friend class Sequential;  // its casts reuse ensure()
   // Resizes a reusable buffer: keeps its memory when large enough and of the same dtype.
   static void ensure(Backend& b, Tensor& buf, const Shape& shape, DType dtype,
                      MemCategory category = MemCategory::Activation);
@@ -77,13 +96,33 @@ class Layer {
     return none;
   }
 
+  // For convolutions: y clamped to [-conv_clamp, conv_clamp] when the clamp is on and the layer
+  // computes in half precision (else y itself); clamp_grad passes dy back through that clamp.
+  const Tensor& clamp_output(Context& ctx, const Tensor& y);
+  const Tensor& clamp_grad(Context& ctx, const Tensor& dy);
+  // t itself when it has dtype dt, else t cast into buf (kept from step to step).
+  static const Tensor& as_dtype(Backend& b, const Tensor& t, DType dt, Tensor& buf);
+
   Tensor out_, dx_;
+
+ private:
+  bool fp32_ = false;
+  float conv_clamp_ = 0.0f;
+  bool clamped_ = false;       // whether the last forward clamped
+  Tensor clamp_out_, clamp_dy_;
 };
 
+// Each layer computes in its own dtype: FP32 when it is kept in FP32 (Layer::fp32) or the
+// context is FP32; else the context's dtype for a layer with parameters, and its input's dtype
+// for a parameter-free one (an activation after an FP32 convolution stays FP32, so a cast
+// happens only where a layer with weights needs one). Where a layer's dtype differs from its
+// input's, the input is cast on the way in and the input gradient cast back on the way out.
 class Sequential {
  public:
-  void add(std::unique_ptr<Layer> layer) { layers_.push_back(std::move(layer)); }
-  const Tensor& forward(Context& ctx, const Tensor& x);
+  void add(std::unique_ptr<Layer> layer);
+  // after (optional) sees each layer's output in turn (the forward probe's checks).
+  const Tensor& forward(Context& ctx, const Tensor& x,
+                        const std::function<void(size_t, const Tensor&)>& after = nullptr);
   const Tensor& backward(Context& ctx, const Tensor& dy, bool need_dx);
   Shape output_shape(Shape in) const;
   double flops(Shape in) const;
@@ -104,9 +143,15 @@ class Sequential {
   size_t size() const { return layers_.size(); }
   Layer& layer(size_t i) { return *layers_[i]; }
   int64_t parameter_count();
+  // The dtype layer i computes in, in a network of dtype net, for an input of dtype in.
+  DType layer_dtype(size_t i, DType net, DType in) const;
 
  private:
   std::vector<std::unique_ptr<Layer>> layers_;
+  std::vector<char> has_params_;     // per layer: whether it owns parameters
+  std::vector<DType> in_dtype_;      // per layer, from the last forward: its input's dtype
+  std::vector<DType> run_dtype_;     // ... and the dtype it computed in
+  std::vector<Tensor> in_cast_, dx_cast_;  // per layer: the cast input and input gradient
   DType dtype_ = DType::F32;
   Tensor empty_;
 };

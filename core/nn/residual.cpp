@@ -5,8 +5,12 @@
 namespace ampgan {
 
 const Tensor& Residual::forward(Context& ctx, const Tensor& x) {
-  const Tensor& a = main_.forward(ctx, x);
-  const Tensor& b = shortcut_.size() ? shortcut_.forward(ctx, x) : x;
+  const Tensor& a0 = main_.forward(ctx, x);
+  const Tensor& b0 = shortcut_.size() ? shortcut_.forward(ctx, x) : x;
+  a_dtype_ = a0.dtype();
+  b_dtype_ = b0.dtype();
+  const Tensor& a = as_dtype(ctx.backend, a0, ctx.dtype, a_cast_);
+  const Tensor& b = as_dtype(ctx.backend, b0, ctx.dtype, b_cast_);
   if (a.shape() != b.shape())
     throw Error("Residual: the main path gives " + a.shape().str() + " but the shortcut " + b.shape().str(), "",
                 "both paths of a residual block must give the same shape (a bug in the model)");
@@ -17,8 +21,9 @@ const Tensor& Residual::forward(Context& ctx, const Tensor& x) {
 
 const Tensor& Residual::backward(Context& ctx, const Tensor& dy, bool need_dx) {
   // Both paths run their backward (for their weight gradients) even when dx is not needed.
-  const Tensor& gm = main_.backward(ctx, dy, need_dx);
-  const Tensor& gs = shortcut_.size() ? shortcut_.backward(ctx, dy, need_dx) : dy;
+  const Tensor& gm = main_.backward(ctx, as_dtype(ctx.backend, dy, a_dtype_, dya_cast_), need_dx);
+  const Tensor& gs = shortcut_.size() ? shortcut_.backward(ctx, as_dtype(ctx.backend, dy, b_dtype_, dyb_cast_), need_dx)
+                                      : dy;
   if (!need_dx) return no_grad();
   ensure(ctx.backend, dx_, gm.shape(), ctx.dtype);
   ctx.backend.add(gm, gs, dx_);

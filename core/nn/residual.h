@@ -25,11 +25,20 @@ class Residual final : public Layer {
     main_.update_spectral_norm(b);
     shortcut_.update_spectral_norm(b);
   }
+  std::vector<Sequential*> children() override { return {&main_, &shortcut_}; }
+  void set_precision(Backend& b, DType compute) override {
+    main_.set_precision(b, fp32() ? DType::F32 : compute);
+    shortcut_.set_precision(b, fp32() ? DType::F32 : compute);
+  }
   Sequential& main_path() { return main_; }
   Sequential& shortcut() { return shortcut_; }
 
  private:
   Sequential main_, shortcut_;
+  // A path whose last layer is kept in FP32 ends in FP32: its output is cast to the block's
+  // dtype for the sum, and dy back to the path's dtype.
+  Tensor a_cast_, b_cast_, dya_cast_, dyb_cast_;
+  DType a_dtype_ = DType::F32, b_dtype_ = DType::F32;
 };
 
 }  // namespace ampgan

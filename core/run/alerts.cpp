@@ -19,6 +19,11 @@ std::string layer_hint(const std::string& layer) {
                        : "; the overflows start in " + layer + " (layers.csv and the overflow events show it)";
 }
 
+// Per-layer precision as a remedy, naming the layer where the overflows start.
+std::string fp32_hint(const std::string& layer) {
+  return layer.empty() ? std::string() : "keep " + layer + " in FP32 (--fp32-layers " + layer + "); ";
+}
+
 }  // namespace
 
 std::vector<RunEvent> AlertMonitor::observe(const StepMetrics& m, bool scaling, double min_scale,
@@ -38,8 +43,8 @@ std::vector<RunEvent> AlertMonitor::observe(const StepMetrics& m, bool scaling, 
       out.push_back(alert(m, net, "skip_streak",
                           std::string(net) + " skipped " + std::to_string(n.streak) + " steps in a row (inf/NaN gradients)" +
                               layer_hint(n.last_layer),
-                          "switch to bf16 (--precision bf16), which has FP32's range; or lower the learning rate; "
-                          "a run that keeps skipping trains nothing"));
+                          "switch to bf16 (--precision bf16), which has FP32's range; " + fp32_hint(n.last_layer) +
+                              "or lower the learning rate; a run that keeps skipping trains nothing"));
     }
     const bool at_floor = scaling && skipped && scale <= min_scale;
     if (at_floor && !n.floor_raised) {
@@ -47,8 +52,8 @@ std::vector<RunEvent> AlertMonitor::observe(const StepMetrics& m, bool scaling, 
       out.push_back(alert(m, net, "scale_floor",
                           std::string(net) + "'s loss scale is at its floor (" + std::to_string(min_scale) +
                               ") and its gradients still overflow" + layer_hint(n.last_layer),
-                          "the gradients themselves exceed FP16's range, so scaling cannot help: use bf16, "
-                          "lower the learning rate, or lower --min-scale"));
+                          "the gradients themselves exceed FP16's range, so scaling cannot help: use bf16, " +
+                              fp32_hint(n.last_layer) + "lower the learning rate, or lower --min-scale"));
     }
     if (scale > min_scale) n.floor_raised = false;
   };
@@ -61,7 +66,8 @@ std::vector<RunEvent> AlertMonitor::observe(const StepMetrics& m, bool scaling, 
     out.push_back(alert(m, std::isfinite(m.loss_d) ? "G" : "D", "nonfinite_loss",
                         "a loss is not finite (D " + std::to_string(m.loss_d) + ", G " + std::to_string(m.loss_g) + ")",
                         "the forward pass overflowed (the overflow event names the first layer with inf/NaN): use "
-                        "bf16 or fp32, or lower the learning rate"));
+                        "bf16 or fp32, keep that layer in FP32 (--fp32-layers), clamp convolution outputs "
+                        "(--conv-clamp 256), or lower the learning rate"));
   }
   if (finite) loss_raised_ = false;
 

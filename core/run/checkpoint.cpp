@@ -109,6 +109,9 @@ void save_checkpoint(const fs::path& file, Trainer& trainer, const RunConfig& co
   f.metadata["step"] = std::to_string(trainer.iteration());
   f.metadata["batches_consumed"] = std::to_string(batches_consumed);
   f.metadata["precision"] = precision_name(trainer.precision());
+  f.metadata["fp32_layers"] = join_layer_list(trainer.layer_policy().fp32_layers);
+  f.metadata["half_blocks"] = std::to_string(trainer.layer_policy().half_blocks);
+  f.metadata["conv_clamp"] = nlohmann::json(trainer.layer_policy().conv_clamp).dump();
   f.metadata["channels"] = std::to_string(trainer.config().model.channels);
   f.metadata["config"] = config.to_json().dump();
   // A diverged state is never written: the last good checkpoint stays the newest.
@@ -157,6 +160,18 @@ io::StFile read_checkpoint(const fs::path& file, CheckpointInfo* info) {
     throw Error("checkpoint's embedded configuration is invalid: " + e.what_failed() + " (" + e.subject() + ")",
                 file.string(), "the file is damaged or was edited; use another checkpoint (resume --checkpoint FILE)");
   }
+  // Checkpoints from before per-layer precision have no policy: the configuration's.
+  i.layer_policy = i.config.layer_policy();
+  if (f.metadata.count("fp32_layers")) i.layer_policy.fp32_layers = parse_layer_list(f.metadata.at("fp32_layers"));
+  if (f.metadata.count("conv_clamp")) {
+    try {
+      i.layer_policy.conv_clamp = nlohmann::json::parse(f.metadata.at("conv_clamp")).get<float>();
+    } catch (const nlohmann::json::exception&) {
+      throw Error("checkpoint metadata 'conv_clamp' is not a number", file.string(), "the file is damaged");
+    }
+  }
+  if (f.metadata.count("half_blocks"))
+    i.layer_policy.half_blocks = static_cast<int>(meta_int(f, "half_blocks", file, -1, 1024));
   check_shapes_fit_config(f, file, i.config, i.channels);
   verify_checkpoint_data(f, file);
   return f;
@@ -208,6 +223,7 @@ std::unique_ptr<Trainer> trainer_from_checkpoint(Backend& b, const fs::path& fil
   load_checkpoint(f, file, *t);
   check_step_matches_name(i, file);
   t->set_iteration(i.step);
+  t->set_layer_policy(i.layer_policy);
   t->set_precision(i.precision);
   return t;
 }

@@ -17,6 +17,7 @@ struct CheckpointInfo {
   int64_t step = 0;
   int64_t batches_consumed = 0;
   Precision precision = Precision::FP32;
+  LayerPolicy layer_policy;  // the policy at the checkpoint (it may have been switched since the start)
   int channels = 1;
   RunConfig config;
 };

@@ -96,6 +96,13 @@ void RunConfig::validate() const {
   if (scaler.growth_interval < 1) throw Error("loss-scale growth interval must be at least 1", "--growth-interval");
   if (!(scaler.min_scale > 0) || !(scaler.max_scale >= scaler.min_scale))
     throw Error("loss-scale floor must be positive and not above the ceiling", "--min-scale/--max-scale");
+  if (!(conv_clamp >= 0.0f) || !std::isfinite(conv_clamp))
+    throw Error("activation clamp " + std::to_string(conv_clamp) + " is not a finite number >= 0", "--conv-clamp",
+                "use 0 (off) or a bound such as 256 (StyleGAN2-ADA's)");
+  if (bf16_loss_scaling && amp_strategy != AmpStrategy::Auto && amp_strategy != AmpStrategy::Scale)
+    throw Error(std::string("--bf16-loss-scaling asks for loss scaling but the AMP strategy is ") +
+                    amp_strategy_name(amp_strategy),
+                "--amp-strategy", "drop --bf16-loss-scaling, or use --amp-strategy scale (it scales in bf16 too)");
   if (sample_every < 0 || checkpoint_every < 0 || eval_every < 0 || hist_every < 0)
     throw Error("intervals must be 0 (never) or positive", "--sample-every/--checkpoint-every/--eval-every");
   if (eval_every > 0 && eval_samples < 64)
@@ -132,6 +139,8 @@ TrainerConfig RunConfig::trainer_config(int dataset_channels) const {
   t.scaler = scaler;
   t.shared_scaler = shared_scaler;
   t.bf16_loss_scaling = bf16_loss_scaling;
+  t.layer_policy = layer_policy();
+  t.amp_strategy = amp_strategy;
   t.use_graphs = use_graphs;
   t.seed = seed;
   return t;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -44,6 +45,12 @@ struct RunConfig {
   ew::ScalerConfig scaler;
   bool shared_scaler = false;
   bool bf16_loss_scaling = false;
+  // per-layer precision (core/nn/layer_policy.h): layers kept in FP32 in half modes, by name,
+  // and StyleGAN2-ADA's "half only in the N highest-resolution blocks" (-1: every block)
+  std::vector<std::string> fp32_layers;
+  int half_blocks = -1;
+  float conv_clamp = 0.0f;  // activation clamp of half-precision convolutions (0: off; StyleGAN2-ADA: 256)
+  AmpStrategy amp_strategy = AmpStrategy::Auto;  // scale | nan_to_num | none (auto: fp16 scales, bf16 not)
   bool use_graphs = true;
   // bookkeeping (0 = never; checkpoints are also written when a run stops)
   int sample_every = 100;
@@ -75,6 +82,7 @@ struct RunConfig {
   void validate() const;  // throws Error naming the bad setting and what to use instead
   TrainerConfig trainer_config(int dataset_channels) const;
   std::string default_name() const;  // "<dataset>-<precision>"
+  LayerPolicy layer_policy() const { return {fp32_layers, half_blocks, conv_clamp}; }
 };
 
 const char* loss_name(LossKind k);

@@ -7,6 +7,7 @@ constexpr std::pair<EventType, const char*> kNames[] = {
     {EventType::Start, "start"},           {EventType::Resume, "resume"},
     {EventType::Stop, "stop"},             {EventType::Overflow, "overflow"},
     {EventType::ScaleChange, "scale_change"}, {EventType::PrecisionSwitch, "precision_switch"},
+    {EventType::PolicySwitch, "policy_switch"},
     {EventType::Checkpoint, "checkpoint"}, {EventType::Eval, "eval"},
     {EventType::Info, "info"},
     {EventType::Warning, "warning"},       {EventType::Error, "error"},

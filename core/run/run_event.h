@@ -15,6 +15,7 @@ enum class EventType {
   Start, Resume, Stop,            // the run's life
   Overflow, ScaleChange,          // AMP: a skipped step (inf/NaN gradients), the loss scale moved
   PrecisionSwitch,                // the precision changed between steps
+  PolicySwitch,                   // the per-layer precision policy changed between steps
   Checkpoint, Eval,               // what was written or measured
   Info, Warning, Error,           // for people; a warning with data "alert" is an AMP alert
   Unknown                         // a type this version does not know (a newer writer's)

@@ -116,8 +116,15 @@ double RunFolder::trim_logs(int64_t step) const {
     std::istringstream in(io::read_file(metrics()));
     std::string line, out, header;
     std::getline(in, header);
-    out = header + "\n";
     const auto cols = split_csv(header);
+    // A run from before columns were added (replaced_d, replaced_g) gets the current header,
+    // its old rows empty cells in the new columns, so every row has the header's width.
+    const auto& now = StepMetrics::columns();
+    const bool upgrade = cols.size() < now.size() && std::equal(cols.begin(), cols.end(), now.begin());
+    std::string current;
+    for (const std::string& c : now) current += (current.empty() ? "" : ",") + c;
+    const std::string pad = upgrade ? std::string(now.size() - cols.size(), ',') : std::string();
+    out = (upgrade ? current : header) + "\n";
     const auto time_col = std::find(cols.begin(), cols.end(), "time_s") - cols.begin();
     while (std::getline(in, line)) {
       if (line.empty()) continue;
@@ -125,7 +132,7 @@ double RunFolder::trim_logs(int64_t step) const {
       if (cells.size() != cols.size()) continue;  // a half-written last row
       const int64_t st = std::strtoll(cells[0].c_str(), nullptr, 10);
       if (st <= step) {
-        out += line + "\n";
+        out += line + pad + "\n";
         if (time_col < static_cast<long>(cells.size()))
           time_offset = std::max(time_offset, std::strtod(cells[time_col].c_str(), nullptr));
       }

@@ -51,6 +51,8 @@ RunSummary summarize(const std::vector<StepMetrics>& rows, int last_n_max) {
   for (const StepMetrics& m : rows) {
     s.skipped_d += m.skipped_d;
     s.skipped_g += m.skipped_g;
+    s.replaced_d += m.replaced_d;
+    s.replaced_g += m.replaced_g;
     if (!std::isnan(m.swd)) s.swd = m.swd;
     if (!std::isnan(m.fd)) s.fd = m.fd;
   }
@@ -84,7 +86,7 @@ const std::vector<std::string>& compare_columns() {
       "Run",          "Images/s (median)", "Speed-up",   "Step (ms, median)", "Peak memory",
       "FP32 master",  "Half copies",       "Gradients",  "Adam moments",      "Activations",
       "Workspace",    "Data",              "Final loss D", "Final loss G",    "Overflows D/G",
-      "Final S_D / S_G", "SWD",            "FD",         "Steps",             "Folder"};
+      "nan_to_num D/G", "Final S_D / S_G", "SWD",            "FD",         "Steps",             "Folder"};
   static_assert(static_cast<int>(MemCategory::Count) == 7, "one column per memory category");
   return kColumns;
 }
@@ -102,6 +104,7 @@ std::vector<std::string> compare_cells(const CompareRun& r, const CompareRun& ba
   c.push_back(fixed(s.final_loss_d, 4));
   c.push_back(fixed(s.final_loss_g, 4));
   c.push_back(std::to_string(s.skipped_d) + " / " + std::to_string(s.skipped_g));
+  c.push_back(std::to_string(s.replaced_d) + " / " + std::to_string(s.replaced_g));  // values replaced
   c.push_back(scale_label(s.final_scale_d) + " / " + scale_label(s.final_scale_g));
   c.push_back(fixed(s.swd, 2));
   c.push_back(fixed(s.fd, 2));
@@ -130,7 +133,7 @@ std::string compare_table_text(const std::vector<CompareRun>& runs, bool tab_sep
     }
     return out;
   }
-  // Transposed for the terminal: one line per column, one value column per run, so the 20
+  // Transposed for the terminal: one line per column, one value column per run, so the 21
   // columns fit an 80-character terminal.
   size_t left = 0;
   for (const std::string& h : rows[0]) left = std::max(left, width(h));

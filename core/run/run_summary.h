@@ -21,6 +21,7 @@ struct RunSummary {
   double final_d_real = 0, final_d_fake = 0;
   int last_n = 0;
   int skipped_d = 0, skipped_g = 0;  // overflows: steps whose update was skipped
+  uint64_t replaced_d = 0, replaced_g = 0;  // gradient values nan_to_num replaced (that strategy only)
   double final_scale_d = 1, final_scale_g = 1;
   double swd = NAN, fd = NAN;  // the last evaluation, if any
   double time_s = 0;

@@ -196,6 +196,10 @@ std::unique_ptr<Session> Session::resume(const fs::path& run_dir, int64_t total_
     if (entry.is_regular_file(ec2) && step_of_checkpoint_name(entry.path()) > info.step) newer.push_back(entry.path());
   }
   if (total_steps > 0) cfg.steps = total_steps;
+  // The policy at the checkpoint (switched mid-run perhaps); config.json then says it.
+  cfg.fp32_layers = info.layer_policy.fp32_layers;
+  cfg.half_blocks = info.layer_policy.half_blocks;
+  cfg.conv_clamp = info.layer_policy.conv_clamp;
   if (cfg.steps <= info.step)
     throw Error("the run is already at step " + std::to_string(info.step), "--steps",
                 "give a target above " + std::to_string(info.step));
@@ -447,6 +451,25 @@ void Session::set_precision(Precision p) {
              std::string("precision ") + precision_label(old) + " -> " + precision_label(p)};
   e.data["from"] = precision_name(old);
   e.data["to"] = precision_name(p);
+  emit_event(e);
+}
+
+void Session::set_layer_policy(const LayerPolicy& policy) {
+  if (policy == trainer_->layer_policy()) return;
+  handle_rows(trainer_->collect(true));
+  trainer_->set_layer_policy(policy);
+  cfg_.fp32_layers = policy.fp32_layers;
+  cfg_.half_blocks = policy.half_blocks;
+  cfg_.conv_clamp = policy.conv_clamp;
+  folder_.write_config(cfg_);
+  const std::string list = policy.fp32_layers.empty() ? "none" : join_layer_list(policy.fp32_layers);
+  RunEvent e{trainer_->iteration(), 0, EventType::PolicySwitch, "",
+             "FP32 layers: " + list + "; half blocks: " +
+                 (policy.half_blocks < 0 ? std::string("all") : std::to_string(policy.half_blocks)) +
+                 "; activation clamp: " + (policy.conv_clamp > 0 ? nlohmann::json(policy.conv_clamp).dump() : std::string("off"))};
+  e.data["fp32_layers"] = policy.fp32_layers;
+  e.data["half_blocks"] = policy.half_blocks;
+  e.data["conv_clamp"] = policy.conv_clamp;
   emit_event(e);
 }
 

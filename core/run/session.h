@@ -83,6 +83,9 @@ class Session {
   bool done() const { return trainer_->iteration() >= cfg_.steps; }
 
   void set_precision(Precision p);   // between steps; logged, marked on the plots
+  // Which layers stay FP32 (between steps; logged as a "policy_switch" event; checkpoints and
+  // config.json carry it). An unknown layer name throws Error and changes nothing.
+  void set_layer_policy(const LayerPolicy& policy);
   void set_learning_rates(float lr_g, float lr_d);
   void set_total_steps(int64_t steps);
   std::filesystem::path save_checkpoint();

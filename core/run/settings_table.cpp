@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "core/common/error.h"
+#include "core/nn/layer_policy.h"
 #include "core/run/run_config.h"
 
 namespace ampgan {
@@ -28,6 +29,10 @@ constexpr SettingChoice kResolutions[] = {{"32", "32 × 32"}, {"64", "64 × 64"}
 constexpr SettingChoice kLosses[] = {{"bce", "BCE with logits (DCGAN)"}, {"hinge", "Hinge"}};
 constexpr SettingChoice kPrecisions[] = {{"fp32", "FP32"}, {"tf32", "TF32"}, {"fp16", "FP16"}, {"bf16", "BF16"}};
 constexpr SettingChoice kBackends[] = {{"auto", "Automatic"}, {"cpu", "CPU"}, {"cuda", "CUDA"}};
+constexpr SettingChoice kAmpStrategies[] = {{"auto", "Automatic (FP16 scales, BF16 not)"},
+                                           {"scale", "Dynamic loss scaling"},
+                                           {"nan_to_num", "nan_to_num (StyleGAN2-ADA)"},
+                                           {"none", "None"}};
 constexpr SettingChoice kScalers[] = {{"per-network", "One per network (G, D)"}, {"shared", "Shared by G and D"}};
 
 // SNGAN's recipe for the ResNet: hinge loss, TTUR, Adam beta1 = 0, five D steps, an EMA G.
@@ -47,6 +52,12 @@ bool parse_scaler_mode(const std::string& s) {
   return s == "shared";
 }
 const char* scaler_mode_name(bool shared) { return shared ? "shared" : "per-network"; }
+
+// FP32 layers: one comma-separated string in JSON as on the command line; a list is read too.
+nlohmann::json get_fp32_layers(const RunConfig& c) { return join_layer_list(c.fp32_layers); }
+void set_fp32_layers(RunConfig& c, const nlohmann::json& v) {
+  c.fp32_layers = v.is_array() ? v.get<std::vector<std::string>>() : parse_layer_list(v.get<std::string>());
+}
 
 // In the order of `ampgan train --help`; the panel shows a group's rows in this order too.
 const Setting kSettings[] = {
@@ -185,6 +196,37 @@ const Setting kSettings[] = {
      .help = "use dynamic loss scaling in bf16 too (off by default)", .section = "Precision", .example = "true",
      .panel = PanelGroup::Precision, .label = "Loss scaling in BF16 too", .tip = "BF16 needs no loss scaling; this turns it on",
      AMPGAN_FIELD(bf16_loss_scaling)},
+    // Issue 13: how half precision is kept finite (README, "Three ways to keep half precision finite").
+    {.key = "amp_strategy", .type = SettingType::Choice, .flag = "amp-strategy", .meta = "S",
+     .help = "how half gradients are guarded: auto (default: fp16 scales, bf16 does not),\n"
+             "scale (dynamic loss scaling), nan_to_num (StyleGAN2-ADA: no scaling,\n"
+             "NaN -> 0, inf -> 1e5, never skip) or none",
+     .section = "Precision", .choices = kAmpStrategies, .example = R"("nan_to_num")", .panel = PanelGroup::Precision,
+     .label = "AMP strategy",
+     .tip = "How half-precision gradients are guarded: auto (FP16 scales, BF16 does not), scale (dynamic loss "
+            "scaling), nan_to_num (StyleGAN2-ADA: no scaling, NaN → 0, ±inf → ±1e5, no step is skipped) or none.",
+     AMPGAN_NAMED(amp_strategy, amp_strategy_name, parse_amp_strategy)},
+    {.key = "conv_clamp", .type = SettingType::Real, .flag = "conv-clamp", .meta = "C",
+     .help = "clamp half-precision convolution outputs to [-C, C] (0 = off, default;\nStyleGAN2-ADA: 256)",
+     .section = "Precision", .example = "256", .panel = PanelGroup::Precision, .label = "Activation clamp",
+     .tip = "Clamp the outputs of half-precision convolutions to ±C (StyleGAN2-ADA: 256); 0 = off. Can be "
+            "changed while training.",
+     .panel_lo = 0, .panel_hi = 65504, .panel_step = 16, .live = true, AMPGAN_FIELD(conv_clamp)},
+    {.key = "fp32_layers", .type = SettingType::Text, .flag = "fp32-layers", .meta = "NAMES",
+     .help = "layers kept in FP32 in fp16/bf16, comma-separated, named as in layers.csv\n"
+             "and the studio's Model view (e.g. D.2,D.3)",
+     .section = "Precision", .example = R"("D.2,D.3")", .panel = PanelGroup::Precision, .label = "FP32 layers",
+     .tip = "Layers kept in FP32 in FP16/BF16 runs, comma-separated, named as in the Layers and Model views. Can "
+            "be changed while training.",
+     .live = true, .get = get_fp32_layers, .set = set_fp32_layers},
+    {.key = "half_blocks", .type = SettingType::Int, .flag = "half-blocks", .meta = "N",
+     .help = "half precision only in each network's N highest-resolution blocks, the\n"
+             "rest in FP32 (StyleGAN2-ADA: 4; -1 = every block, default)",
+     .section = "Precision", .lo = -1, .hi = 1024, .hint = "-1 keeps every block in half precision; StyleGAN2-ADA uses 4",
+     .example = "4", .panel = PanelGroup::Precision, .label = "Half blocks",
+     .tip = "Half precision only in each network's N highest-resolution blocks, the rest in FP32 (StyleGAN2-ADA "
+            "uses 4). Can be changed while training.",
+     .zero_text = "all", .live = true, AMPGAN_FIELD(half_blocks)},
     {.key = "cuda_graphs", .type = SettingType::Bool, .flag = "no-cuda-graphs",
      .help = "launch each op instead of replaying the step as a CUDA graph", .section = "Precision",
      .switch_sets = false, .example = "false", .panel = PanelGroup::Precision, .label = "CUDA graphs",

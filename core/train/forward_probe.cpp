@@ -26,14 +26,12 @@ ForwardProbe probe_forward(Trainer& t) {
   // Stream-ordered: each check reads its activation before a later pass overwrites the buffer.
   auto run = [&](Sequential& net, const char* name, const Tensor& in, const char* input) -> const Tensor* {
     Context ctx{b, net.precision(), Mode::Train, false, false, true};
-    const Tensor* x = &in;
-    for (size_t i = 0; i < net.size(); ++i) {
-      x = &net.layer(i).forward(ctx, *x);
+    // Through Sequential::forward, so layers kept in FP32 get their casts as in training.
+    return &net.forward(ctx, in, [&](size_t i, const Tensor& y) {
       const int base = kProbeSlots * static_cast<int>(where.size());
-      b.grad_stats({*x}, unit, flags, GradStatSlots{base, base + 1, base + 2, base + 4, base + 6});
+      b.grad_stats({y}, unit, flags, GradStatSlots{base, base + 1, base + 2, base + 4, base + 6});
       where.push_back({std::string(name) + "." + std::to_string(i), net.layer(i).type(), input});
-    }
-    return x;
+    });
   };
   const Tensor* fake = run(g, "G", t.last_latents(), "latents");
   run(d, "D", t.last_real(), "real images");

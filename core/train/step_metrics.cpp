@@ -11,7 +11,7 @@ const std::vector<std::string>& StepMetrics::columns() {
   static const std::vector<std::string> c = {
       "step", "precision", "loss_d", "loss_g", "d_real", "d_fake", "grad_norm_d", "grad_norm_g",
       "scale_d", "scale_g", "skipped_d", "skipped_g", "underflow_d", "underflow_g", "step_ms",
-      "images_per_s", "memory_mb", "time_s", "swd", "fd"};
+      "images_per_s", "memory_mb", "time_s", "swd", "fd", "replaced_d", "replaced_g"};
   return c;
 }
 
@@ -32,7 +32,7 @@ std::string StepMetrics::csv_row() const {
   s += std::string(skipped_d ? "1" : "0") + "," + (skipped_g ? "1" : "0") + ",";
   for (double v : {underflow_d, underflow_g, step_ms, images_per_s, memory_mb, time_s, swd})
     s += num(v) + ",";
-  s += num(fd);
+  s += num(fd) + "," + std::to_string(replaced_d) + "," + std::to_string(replaced_g);
   return s;
 }
 
@@ -63,6 +63,8 @@ StepMetrics StepMetrics::from_csv_row(const std::vector<std::string>& header,
     else if (k == "time_s") m.time_s = d;
     else if (k == "swd") m.swd = d;
     else if (k == "fd") m.fd = d;
+    else if (k == "replaced_d") m.replaced_d = v.empty() ? 0 : std::strtoull(v.c_str(), nullptr, 10);
+    else if (k == "replaced_g") m.replaced_g = v.empty() ? 0 : std::strtoull(v.c_str(), nullptr, 10);
   }
   return m;
 }

@@ -32,7 +32,9 @@ enum StepSlot : int {
   kSlotZerosG,
   kSlotSubnormalsG = kSlotZerosG + 2,
   kSlotCountG = kSlotSubnormalsG + 2,
-  kSlotCount = kSlotCountG + 2
+  kSlotReplacedD = kSlotCountG + 2,         // count: gradient values nan_to_num replaced (AmpStrategy::NanToNum)
+  kSlotReplacedG = kSlotReplacedD + 2,
+  kSlotCount = kSlotReplacedG + 2
 };
 
 struct StepMetrics {
@@ -49,6 +51,8 @@ struct StepMetrics {
   double time_s = 0;                        // seconds since the run (or resume) started
   // Sample quality, filled on evaluation steps only (NaN otherwise; an empty CSV cell).
   double swd = NAN, fd = NAN;
+  // Gradient values nan_to_num replaced (the nan_to_num strategy; 0 otherwise).
+  uint64_t replaced_d = 0, replaced_g = 0;
   // Each gradient tensor's statistics, in Trainer::tensor_names() order (not in metrics.csv:
   // layers.csv holds them).
   std::vector<TensorGradStat> tensors;

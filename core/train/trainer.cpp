@@ -51,6 +51,7 @@ Trainer::Trainer(Backend& backend, const TrainerConfig& cfg)
   hist_ = backend_.empty(Shape{ew::kHistBins}, DType::F32, MemCategory::Workspace);
   allocate_extra_real();
   backend_.fill(counter_, 0.0f);
+  apply_layer_policy(*g_, *d_, cfg_.layer_policy);
   set_precision(cfg_.precision);
   started_ = std::chrono::steady_clock::now();
 }
@@ -68,7 +69,7 @@ void Trainer::set_precision(Precision p) {
   const DType dt = compute_dtype(p);
   g_->set_precision(backend_, dt);
   d_->set_precision(backend_, dt);
-  const bool scaling = p == Precision::FP16 || (p == Precision::BF16 && cfg_.bf16_loss_scaling);
+  const bool scaling = uses_loss_scaling(cfg_.amp_strategy, p, cfg_.bf16_loss_scaling);
   scaler_d_->set_enabled(scaling);
   if (scaler_g_) scaler_g_->set_enabled(scaling);
   backend_.set_allow_tf32(p == Precision::TF32);
@@ -83,6 +84,12 @@ void Trainer::set_precision(Precision p) {
   backend_.drop_capture();
   captured_ = false;
   eager_steps_since_change_ = 0;
+}
+
+void Trainer::set_layer_policy(const LayerPolicy& policy) {
+  apply_layer_policy(*g_, *d_, policy);
+  cfg_.layer_policy = policy;
+  set_precision(precision_);  // working copies and gradients in each layer's new dtype
 }
 
 void Trainer::set_learning_rates(float lr_g, float lr_d) {
@@ -123,6 +130,8 @@ void Trainer::d_step(const Tensor& real, const Tensor& fake) {
                       {kSlotFoundInfD, kSlotSumSqD, kSlotZerosD, kSlotSubnormalsD, kSlotCountD,
                        cfg_.tensor_stats ? kSlotCount : -1});
   if (sync_) sync_->after_check(scalars_, kSlotFoundInfD, 0, 0);
+  if (cfg_.amp_strategy == AmpStrategy::NanToNum)  // StyleGAN2-ADA: repair the gradients, never skip
+    backend_.nan_to_num(d_->gradients(), kNanToNumBound, scalars_, kSlotReplacedD, kSlotFoundInfD);
   d_->commit_running_stats(backend_, scalars_, {kSlotFoundInfD});
   adam_d_->step(backend_, sd, scalars_, kSlotFoundInfD);
   if (!cfg_.shared_scaler) scaler_d_->update(backend_, scalars_, {kSlotFoundInfD});
@@ -154,6 +163,8 @@ void Trainer::enqueue_step_body() {
                       {kSlotFoundInfG, kSlotSumSqG, kSlotZerosG, kSlotSubnormalsG, kSlotCountG,
                        cfg_.tensor_stats ? kSlotCount + kTensorStatSlots * tensors_d_ : -1});
   if (sync_) sync_->after_check(scalars_, kSlotFoundInfG, kSlotLossDReal, kSlotDFakeG + 1);
+  if (cfg_.amp_strategy == AmpStrategy::NanToNum)
+    backend_.nan_to_num(g_->gradients(), kNanToNumBound, scalars_, kSlotReplacedG, kSlotFoundInfG);
   // D's statistics from this pass count only if both networks' steps do (D's was taken above).
   d_->commit_running_stats(backend_, scalars_, {kSlotFoundInfD, kSlotFoundInfG});
   g_->commit_running_stats(backend_, scalars_, {kSlotFoundInfG});
@@ -254,6 +265,8 @@ std::vector<StepMetrics> Trainer::collect(bool wait) {
     };
     m.underflow_d = underflow(kSlotZerosD, kSlotSubnormalsD, kSlotCountD);
     m.underflow_g = underflow(kSlotZerosG, kSlotSubnormalsG, kSlotCountG);
+    m.replaced_d = ew::count_load(s + kSlotReplacedD);
+    m.replaced_g = ew::count_load(s + kSlotReplacedG);
     if (cfg_.tensor_stats) m.tensors.resize(tensor_names_.size());
     for (size_t k = 0; k < m.tensors.size(); ++k) {
       const float* o = s + kSlotCount + kTensorStatSlots * k;

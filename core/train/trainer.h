@@ -19,6 +19,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/nn/layer_policy.h"
 #include "core/amp/loss_scaler.h"
 #include "core/amp/precision.h"
 #include "core/models/model_family.h"
@@ -39,6 +40,8 @@ struct TrainerConfig {
   float ema_decay = 0.0f;   // generator EMA (0: off); see Backend::ema_update
   float ema_rampup = 0.0f;
   ew::ScalerConfig scaler;
+  LayerPolicy layer_policy;        // layers kept in FP32 in half modes (core/nn/layer_policy.h)
+  AmpStrategy amp_strategy = AmpStrategy::Auto;  // loss scaling, nan_to_num or neither (core/amp/precision.h)
   bool shared_scaler = false;      // one scaler for both networks (as one GradScaler would)
   bool bf16_loss_scaling = false;  // bf16 trains without scaling unless asked
   bool use_graphs = true;          // replay the step as a CUDA graph where the backend can
@@ -72,6 +75,10 @@ class Trainer {
   void set_iteration(int64_t it);                   // after loading a checkpoint
   Precision precision() const { return precision_; }
   void set_precision(Precision p);                  // between steps; nothing is lost
+  // Which layers stay FP32 (between steps, like the precision); an unknown layer name throws
+  // Error and changes nothing.
+  void set_layer_policy(const LayerPolicy& policy);
+  const LayerPolicy& layer_policy() const { return cfg_.layer_policy; }
   const TrainerConfig& config() const { return cfg_; }
   void set_learning_rates(float lr_g, float lr_d);
   // Data-parallel training (core/dist): called around each grad_stats; nullptr: one device.

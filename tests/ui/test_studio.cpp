@@ -33,6 +33,7 @@
 #include "ui/layers_view.h"
 #include "ui/live_plot.h"
 #include "ui/main_window.h"
+#include "ui/model_view.h"
 #include "ui/plots_panel.h"
 #include "ui/run_controller.h"
 #include "ui/run_stats.h"
@@ -166,6 +167,78 @@ class TestStudio : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(!w.busy(), kTimeout);
     w.alertBanner()->dismiss();
     QVERIFY(!w.alertBanner()->isVisible());
+  }
+
+  // Issue 13: the Model view lists every layer with its dtype under the per-layer policy and
+  // follows a policy switch made in the settings panel mid-run; clicking an overflow marker on the
+  // loss-scale plot selects the layer where that overflow started in the Layers view.
+  void modelViewFollowsPolicyAndMarkerSelectsLayer() {
+    MainWindow w(no_settings());
+    w.resize(1400, 900);
+    w.show();
+    RunConfig c = tiny(path(QStringLiteral("runs-model")), 400);
+    c.precision = Precision::FP16;
+    c.scaler.init_scale = c.scaler.min_scale = c.scaler.max_scale = 1073741824.0f;  // every step overflows
+    c.fp32_layers = {"D.5"};
+    w.configPanel()->setConfig(c);
+    QVERIFY(w.startTraining());
+    ModelView* mv = w.modelView();
+    auto dtype_of = [mv](const QString& layer) {
+      for (int r = 0; r < mv->rowCount(); ++r)
+        if (mv->cell(r, 1) == layer) return mv->cell(r, 4);
+      return QString();
+    };
+    // DCGAN-32: G.0, G.1, G.3, G.4, G.6, G.7, G.9 and D.0, D.2, D.3, D.5, D.6, D.8.
+    QTRY_COMPARE_WITH_TIMEOUT(mv->rowCount(), 13, kTimeout);
+    QCOMPARE(dtype_of(QStringLiteral("D.5")), QStringLiteral("f32"));
+    QCOMPARE(dtype_of(QStringLiteral("D.2")), QStringLiteral("f16"));
+    QCOMPARE(mv->cell(0, 5).toLongLong(), 100LL * 32 * 4 * 4);  // G.0: ConvT(100 -> 4W = 32, k4), no bias
+    // The panel's FP32 layers field, edited while training: applied at the next step.
+    auto* field = w.configPanel()->findChild<QLineEdit*>(QStringLiteral("fp32_layers"));
+    QVERIFY(field && field->isEnabled());
+    field->setText(QStringLiteral("D.2"));
+    emit field->editingFinished();
+    QTRY_COMPARE_WITH_TIMEOUT(dtype_of(QStringLiteral("D.2")), QStringLiteral("f32"), kTimeout);
+    QCOMPARE(dtype_of(QStringLiteral("D.5")), QStringLiteral("f16"));
+    const QString shots = qEnvironmentVariable("AMPGAN_SHOT_DIR");  // docs/screenshots, by hand
+    if (!shots.isEmpty()) {
+      w.tabs()->setCurrentWidget(mv);
+      QTest::qWait(300);
+      w.grab().save(shots + QStringLiteral("/model-view.png"));
+    }
+    QTRY_VERIFY_WITH_TIMEOUT(w.layersView()->stepCount() >= 3, kTimeout);
+    w.stopTraining();
+    QTRY_VERIFY_WITH_TIMEOUT(!w.busy(), kTimeout);
+
+    // Click the first D overflow marker.
+    w.tabs()->setCurrentIndex(0);
+    LivePlot* scale = w.plots()->plot(QStringLiteral("loss_scale"));
+    QVERIFY(scale);
+    scale->replot();
+    QCPGraph* over_d = nullptr;
+    for (int i = 0; i < scale->graphCount(); ++i)
+      if (scale->graph(i)->name() == QStringLiteral("D overflow")) over_d = scale->graph(i);
+    QVERIFY(over_d && !over_d->data()->isEmpty());
+    auto pt = over_d->data()->constBegin();
+    // A step layers.csv holds (every overflow step is written) and the plot shows.
+    scale->xAxis->setRange(pt->key - 5, pt->key + 5);
+    scale->replot();
+    const QPointF px = over_d->coordsToPixels(pt->key, pt->value);
+    QSignalSpy clicked(w.plots(), &PlotsPanel::overflowClicked);
+    QTest::mouseClick(scale, Qt::LeftButton, {}, px.toPoint());
+    QCOMPARE(clicked.count(), 1);
+    QCOMPARE(clicked.at(0).at(0).toString(), QStringLiteral("D"));
+    QCOMPARE(clicked.at(0).at(1).toLongLong(), static_cast<qint64>(pt->key));
+    QCOMPARE(w.tabs()->currentWidget(), static_cast<QWidget*>(w.layersView()));
+    QCOMPARE(w.layersView()->selectedStep(), static_cast<int64_t>(pt->key));
+    QVERIFY2(w.layersView()->selectedLayer().startsWith(QStringLiteral("D.")), qPrintable(w.layersView()->selectedLayer()));
+    auto* table = w.layersView()->findChild<QTableWidget*>(QStringLiteral("layersTable"));
+    QVERIFY(table && !table->selectedItems().isEmpty());
+    QCOMPARE(table->selectedItems().first()->text(), w.layersView()->selectedLayer());
+    if (!shots.isEmpty()) {
+      QTest::qWait(300);
+      w.grab().save(shots + QStringLiteral("/layers-view-marker-click.png"));
+    }
   }
 
   // Start a run: plots fill, samples and histograms appear; switch to FP16 mid-run: a marker on

@@ -80,6 +80,10 @@ class CpuBackend : public Backend, private Allocator {
   void grad_stats(const std::vector<Tensor>& grads, const Tensor& scaler_state, Tensor& scalars,
                   const GradStatSlots& slots) override;
   void grad_histogram(const std::vector<Tensor>& grads, Tensor& hist) override;
+  void clamp_forward(const Tensor& x, Tensor& y, float c) override;
+  void clamp_backward(const Tensor& x, const Tensor& dy, Tensor& dx, float c) override;
+  void nan_to_num(const std::vector<Tensor>& grads, float bound, Tensor& scalars, int count_slot,
+                  int found_inf_slot) override;
   void ema_update(const std::vector<Tensor>& shadow, const std::vector<Tensor>& params, float decay, float rampup,
                   const Tensor& step_count, const Tensor& scalars, int found_inf_slot) override;
   void adam_step(const std::vector<AdamTensor>& params, const AdamConfig& cfg, Tensor& step_count,
