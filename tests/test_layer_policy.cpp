@@ -207,22 +207,11 @@ TEST(LayerPolicy, KeepingThePlantedLayerInFp32RemovesItsOverflows) {
 TEST(LayerPolicy, RoundTripsThroughConfigCheckpointsAndResume) {
   const fs::path dir = fs::temp_directory_path() / ("ampgan-policy-" + std::to_string(::getpid()));
   fs::remove_all(dir);
-  RunConfig c;
-  c.dataset = "synthetic";
-  c.synthetic_count = 64;
-  c.res = 32;
-  c.width = 8;
-  c.batch = 8;
-  c.steps = 6;
-  c.backend = "cpu";
-  c.precision = Precision::FP16;
-  c.sample_every = 0;
-  c.checkpoint_every = 0;
+  RunConfig c = ampgan::testing::tiny_fp16_run(6, dir);
   c.fp32_layers = {"D.2", "G.3"};
   c.half_blocks = 3;
   c.conv_clamp = 256.0f;
   c.amp_strategy = AmpStrategy::NanToNum;
-  c.out_dir = dir.string();
   {
     auto s = Session::create(c);
     const auto j = nlohmann::json::parse(io::read_file(dir / "config.json"));

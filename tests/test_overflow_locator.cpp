@@ -155,20 +155,9 @@ TEST(OverflowLocator, ForwardOverflowInAChosenLayerIsNamed) {
 TEST(OverflowLocator, SessionWritesLayersCsvAndNamesTheLayer) {
   const fs::path dir = fs::temp_directory_path() / ("ampgan-locator-" + std::to_string(::getpid()));
   fs::remove_all(dir);
-  RunConfig c;
-  c.dataset = "synthetic";
-  c.synthetic_count = 64;
-  c.res = 32;
-  c.width = 8;
-  c.batch = 8;
-  c.steps = 4;
-  c.backend = "cpu";
-  c.precision = Precision::FP16;
-  c.sample_every = 0;
-  c.checkpoint_every = 0;
+  RunConfig c = ampgan::testing::tiny_fp16_run(4, dir);
   c.layers_every = 2;
   c.scaler.init_scale = 1024.0f;  // clean steps before the planted one
-  c.out_dir = dir.string();
   auto s = Session::create(c);
   s->step();  // 1: not written
   s->step();  // 2: written (every 2)
@@ -261,19 +250,8 @@ TEST(Alerts, RaisedOncePerEpisodeWithARemedy) {
 TEST(Alerts, SessionWarnsWhenTheScaleIsStuckAtItsFloor) {
   const fs::path dir = fs::temp_directory_path() / ("ampgan-alerts-" + std::to_string(::getpid()));
   fs::remove_all(dir);
-  RunConfig c;
-  c.dataset = "synthetic";
-  c.synthetic_count = 64;
-  c.res = 32;
-  c.width = 8;
-  c.batch = 8;
-  c.steps = 12;
-  c.backend = "cpu";
-  c.precision = Precision::FP16;
-  c.sample_every = 0;
-  c.checkpoint_every = 0;
+  RunConfig c = ampgan::testing::tiny_fp16_run(12, dir);
   c.scaler.init_scale = c.scaler.min_scale = c.scaler.max_scale = 1e30f;  // every step overflows
-  c.out_dir = dir.string();
   {
     auto s = Session::create(c);
     for (int i = 0; i < 12; ++i) s->step();

@@ -10,6 +10,7 @@
 
 #include "core/backend/backend.h"
 #include "core/common/error.h"
+#include "core/run/run_config.h"
 
 namespace ampgan::testing {
 
@@ -24,6 +25,24 @@ class TempDir {
  private:
   std::filesystem::path path_;
 };
+
+// A run small enough for a test: 64 synthetic images of 32 px, width 8, batch 8, FP16 on the CPU,
+// no sample grids or checkpoints until it stops.
+inline RunConfig tiny_fp16_run(int steps, const std::filesystem::path& out) {
+  RunConfig c;
+  c.dataset = "synthetic";
+  c.synthetic_count = 64;
+  c.res = 32;
+  c.width = 8;
+  c.batch = 8;
+  c.steps = steps;
+  c.backend = "cpu";
+  c.precision = Precision::FP16;
+  c.sample_every = 0;
+  c.checkpoint_every = 0;
+  c.out_dir = out.string();
+  return c;
+}
 
 // Deterministic normal numbers (Philox), scaled.
 std::vector<float> random_normal(size_t n, uint64_t seed, float stddev = 1.0f);

@@ -12,6 +12,7 @@
 #include <qcustomplot.h>
 
 #include "core/common/error.h"
+#include "core/run/run_folder.h"
 
 namespace ampgan::ui {
 
@@ -85,7 +86,7 @@ void LayersView::reload() {
   rows_.clear();
   if (!dir_.isEmpty()) {
     try {
-      rows_ = LayersLog::read(QDir(dir_).filePath(QStringLiteral("layers.csv")).toStdString());
+      rows_ = LayersLog::read(QDir(dir_).filePath(QString::fromLatin1(RunFolder::kLayers)).toStdString());
     } catch (const Error& e) {
       caption_->setText(tr("layers.csv could not be read: %1").arg(QString::fromUtf8(e.what())));
     }

@@ -33,6 +33,7 @@
 #include <QVBoxLayout>
 
 #include "core/common/error.h"
+#include "core/run/run_folder.h"
 #include "ui/alert_banner.h"
 #include "ui/amp_glossary.h"
 #include "ui/app_icon.h"
@@ -264,7 +265,7 @@ void MainWindow::chooseAndOpenRun() {
 }
 
 void MainWindow::chooseAndResumeCheckpoint(bool branch) {
-  const QString start = runs_->hasRun() ? QDir(runs_->dir()).filePath(QStringLiteral("checkpoints"))
+  const QString start = runs_->hasRun() ? QDir(runs_->dir()).filePath(QString::fromLatin1(RunFolder::kCheckpoints))
                                         : QString::fromStdString(config_->config().runs_root);
   const QString ckpt = QFileDialog::getOpenFileName(this, tr("Resume from checkpoint"), start,
                                                     tr("Checkpoints (*.safetensors)"));

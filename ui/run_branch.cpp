@@ -76,19 +76,19 @@ QString make_branch(const QString& run_dir, const QString& checkpoint, QString* 
   for (int n = 2; QFileInfo::exists(dest); ++n)
     dest = QStringLiteral("%1-branch-step%2-%3").arg(QDir::cleanPath(QFileInfo(run_dir).absoluteFilePath())).arg(step).arg(n);
   const QDir out(dest);
-  const QDir samples(src.filePath(QStringLiteral("samples")));
+  const QDir samples(src.filePath(QString::fromLatin1(RunFolder::kSamples)));
   QStringList grids;
   for (const QString& f : samples.entryList({QStringLiteral("step_*.png")}, QDir::Files, QDir::Name))
     if (f.mid(5, f.size() - 9).toLongLong() <= step) grids << f;
 
   Copier c{progress};
-  c.total = QFileInfo(src.filePath(QStringLiteral("config.json"))).size() + QFileInfo(checkpoint).size();
+  c.total = QFileInfo(src.filePath(QString::fromLatin1(RunFolder::kConfig))).size() + QFileInfo(checkpoint).size();
   for (const char* f : kLogs) c.total += QFileInfo(src.filePath(QString::fromLatin1(f))).size();
   for (const QString& f : grids) c.total += QFileInfo(samples.filePath(f)).size();
 
-  bool ok = c.tick(0) && QDir().mkpath(out.filePath(QStringLiteral("checkpoints"))) &&
-            QDir().mkpath(out.filePath(QStringLiteral("samples")));
-  if (ok) ok = c.copyFile(src.filePath(QStringLiteral("config.json")), out.filePath(QStringLiteral("config.json")));
+  bool ok = c.tick(0) && QDir().mkpath(out.filePath(QString::fromLatin1(RunFolder::kCheckpoints))) &&
+            QDir().mkpath(out.filePath(QString::fromLatin1(RunFolder::kSamples)));
+  if (ok) ok = c.copyFile(src.filePath(QString::fromLatin1(RunFolder::kConfig)), out.filePath(QString::fromLatin1(RunFolder::kConfig)));
   for (const char* f : kLogs) {
     const QString name = QString::fromLatin1(f);
     if (ok && QFileInfo::exists(src.filePath(name))) ok = c.copyLog(src.filePath(name), out.filePath(name), step);

@@ -1,4 +1,5 @@
 #include "ui/run_controller.h"
+#include "core/run/run_folder.h"
 
 #include <QDir>
 #include <QFile>
@@ -70,7 +71,7 @@ QString RunController::metricsExportPath() const {
 }
 
 QString RunController::metricsFile() const {
-  return hasRun() ? QDir(dir_).filePath(QStringLiteral("metrics.csv")) : QString();
+  return hasRun() ? QDir(dir_).filePath(QString::fromLatin1(RunFolder::kMetrics)) : QString();
 }
 
 int64_t RunController::checkpointStep(const QString& checkpoint) {
@@ -105,7 +106,7 @@ int64_t last_logged_step(const QString& csv) {
 
 std::optional<RunController::LaterHistory> RunController::laterHistory(const QString& run_dir,
                                                                         const QString& checkpoint) {
-  const QDir ckpts(QDir(run_dir).filePath(QStringLiteral("checkpoints")));
+  const QDir ckpts(QDir(run_dir).filePath(QString::fromLatin1(RunFolder::kCheckpoints)));
   const QStringList files = ckpts.entryList({QStringLiteral("step_*.safetensors")}, QDir::Files, QDir::Name);
   int64_t from = -1;
   if (!checkpoint.isEmpty()) {
@@ -116,7 +117,7 @@ std::optional<RunController::LaterHistory> RunController::laterHistory(const QSt
   if (from < 0) return std::nullopt;  // the engine reports a missing or odd checkpoint itself
   LaterHistory h;
   h.from_step = from;
-  h.last_logged_step = last_logged_step(QDir(run_dir).filePath(QStringLiteral("metrics.csv")));
+  h.last_logged_step = last_logged_step(QDir(run_dir).filePath(QString::fromLatin1(RunFolder::kMetrics)));
   for (const QString& f : files) h.later_checkpoints += checkpointStep(f) > from;
   if (h.last_logged_step <= from && h.later_checkpoints == 0) return std::nullopt;
   return h;

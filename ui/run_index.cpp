@@ -27,7 +27,7 @@ RunRecord read_run_record(const QString& dir) {
   RunRecord r;
   r.dir = dir;
   r.name = QFileInfo(dir).fileName();
-  const QString cfg = QDir(dir).filePath(QStringLiteral("config.json"));
+  const QString cfg = QDir(dir).filePath(QString::fromLatin1(RunFolder::kConfig));
   try {
     r.config = nlohmann::json::parse(io::read_file(cfg.toStdString(), 16u << 20));
   } catch (const std::exception&) {
@@ -66,12 +66,12 @@ std::vector<RunRecord> scan_runs_folder(const QString& root) {
   const QDir d(root);
   for (const QString& sub : d.entryList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name)) {
     const QString dir = d.filePath(sub);
-    if (QFileInfo(QDir(dir).filePath(QStringLiteral("metrics.csv"))).isFile()) out.push_back(read_run_record(dir));
+    if (QFileInfo(QDir(dir).filePath(QString::fromLatin1(RunFolder::kMetrics))).isFile()) out.push_back(read_run_record(dir));
     // A comparison folder holds its two runs one level down (fp32/, fp16/ ...).
     else
       for (const QString& inner : QDir(dir).entryList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name)) {
         const QString idir = QDir(dir).filePath(inner);
-        if (QFileInfo(QDir(idir).filePath(QStringLiteral("metrics.csv"))).isFile()) {
+        if (QFileInfo(QDir(idir).filePath(QString::fromLatin1(RunFolder::kMetrics))).isFile()) {
           out.push_back(read_run_record(idir));
           out.back().name = sub + QLatin1Char('/') + inner;
         }

@@ -7,6 +7,7 @@
 #include "core/common/error.h"
 #include "core/io/atomic_file.h"
 #include "core/io/run_lock.h"
+#include "core/run/run_folder.h"
 
 namespace ampgan::ui {
 
@@ -57,9 +58,9 @@ RunWatcher::RunWatcher(QObject* parent) : QObject(parent) {
 void RunWatcher::start(const QString& dir) {
   stop();
   dir_ = dir;
-  metrics_ = FileTail(QDir(dir).filePath(QStringLiteral("metrics.csv")));
-  events_ = FileTail(QDir(dir).filePath(QStringLiteral("events.jsonl")));
-  histograms_ = FileTail(QDir(dir).filePath(QStringLiteral("histograms.csv")));
+  metrics_ = FileTail(QDir(dir).filePath(QString::fromLatin1(RunFolder::kMetrics)));
+  events_ = FileTail(QDir(dir).filePath(QString::fromLatin1(RunFolder::kEvents)));
+  histograms_ = FileTail(QDir(dir).filePath(QString::fromLatin1(RunFolder::kHistograms)));
   timer_.start();
   pollNow();
 }
@@ -79,7 +80,7 @@ void RunWatcher::stop() {
 void RunWatcher::pollNow() {
   if (dir_.isEmpty() || !QFileInfo(dir_).isDir()) return;
   if (!have_config_) {
-    const QString cfg = QDir(dir_).filePath(QStringLiteral("config.json"));
+    const QString cfg = QDir(dir_).filePath(QString::fromLatin1(RunFolder::kConfig));
     if (QFileInfo(cfg).isFile()) {
       try {
         const RunConfig c = RunConfig::from_json(nlohmann::json::parse(io::read_file(cfg.toStdString())), cfg.toStdString());
@@ -155,7 +156,7 @@ void RunWatcher::pollHistograms() {
 }
 
 void RunWatcher::pollSamples() {
-  const QDir dir(QDir(dir_).filePath(QStringLiteral("samples")));
+  const QDir dir(QDir(dir_).filePath(QString::fromLatin1(RunFolder::kSamples)));
   if (!dir.exists()) return;
   std::vector<SampleShot> shots;
   // Grids are written atomically (a temporary name, then renamed), so a listed one is complete.

@@ -15,6 +15,7 @@
 #include <QTableWidget>
 #include <QVBoxLayout>
 
+#include "core/run/run_folder.h"
 #include "ui/image_canvas.h"
 #include "ui/live_plot.h"
 #include "ui/ui_types.h"
@@ -46,7 +47,7 @@ QTableWidgetItem* number_item(double v, bool integer = false) {
 
 std::vector<SampleShot> sample_files(const QString& run_dir) {
   std::vector<SampleShot> out;
-  const QDir d(QDir(run_dir).filePath(QStringLiteral("samples")));
+  const QDir d(QDir(run_dir).filePath(QString::fromLatin1(RunFolder::kSamples)));
   for (const QString& f : d.entryList({QStringLiteral("step_*.png")}, QDir::Files, QDir::Name)) {
     SampleShot s;
     s.step = f.mid(5, f.size() - 9).toLongLong();

@@ -571,22 +571,22 @@ void TrainingWorker::openRun(const QString& run_dir) {
     run->dir = run_dir;
     const fs::path dir = run_dir.toStdString();
     if (!fs::is_directory(dir)) throw Error("no such run folder", dir.string(), "choose a folder under your runs folder");
-    if (fs::exists(dir / "config.json")) {
-      run->config = RunConfig::from_json(nlohmann::json::parse(io::read_file(dir / "config.json")),
-                                         (dir / "config.json").string());
+    if (fs::exists(RunFolder(dir).config())) {
+      run->config = RunConfig::from_json(nlohmann::json::parse(io::read_file(RunFolder(dir).config())),
+                                         RunFolder(dir).config().string());
       run->has_config = true;
     }
     run->rows = RunFolder(dir).read_metrics();
     run->histograms = read_histograms(dir);
     run->events = RunFolder(dir).read_events();
-    const QDir samples(QDir(run_dir).filePath(QStringLiteral("samples")));
+    const QDir samples(QDir(run_dir).filePath(QString::fromLatin1(RunFolder::kSamples)));
     for (const QString& f : samples.entryList({QStringLiteral("step_*.png")}, QDir::Files, QDir::Name)) {
       SampleShot s;
       s.step = f.mid(5, f.size() - 9).toLongLong();
       s.path = samples.filePath(f);
       run->samples.push_back(std::move(s));
     }
-    const QDir ckpts(QDir(run_dir).filePath(QStringLiteral("checkpoints")));
+    const QDir ckpts(QDir(run_dir).filePath(QString::fromLatin1(RunFolder::kCheckpoints)));
     for (const QString& f : ckpts.entryList({QStringLiteral("*.safetensors")}, QDir::Files, QDir::Name))
       run->checkpoints << ckpts.filePath(f);
     emit runOpened(run);
