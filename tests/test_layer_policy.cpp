@@ -17,6 +17,7 @@
 #include "core/run/checkpoint.h"
 #include "core/run/run_folder.h"
 #include "core/run/session.h"
+#include "tests/planted_overflow.h"
 #include "tests/test_support.h"
 
 using namespace ampgan;
@@ -24,24 +25,6 @@ using namespace ampgan::testing;
 namespace fs = std::filesystem;
 
 namespace {
-
-// The CPU backend with one fault: the weight gradient of the convolution whose gradient tensor is
-// `target` gets a value of 1e6 at index 0, stored in the tensor's own format -- inf in FP16 (whose
-// largest value is 65504), a finite 1e6 in FP32: a gradient that overflows only in half.
-class PlantingBackend : public CpuBackend {
- public:
-  Tensor target;
-  float value = 1e6f;
-  void conv2d_backward_filter(const ConvGeometry& g, const Tensor& x, const Tensor& dy, Tensor& dw,
-                              bool accumulate) override {
-    CpuBackend::conv2d_backward_filter(g, x, dy, dw, accumulate);
-    if (target.defined() && dw.same_storage(target)) {
-      if (dw.dtype() == DType::F32) dw.as<float>()[0] = value;
-      else if (dw.dtype() == DType::F16) dw.as<uint16_t>()[0] = float_to_half_bits(value);
-      else dw.as<uint16_t>()[0] = float_to_bf16_bits(value);
-    }
-  }
-};
 
 TrainerConfig small(Precision p) {
   TrainerConfig c;
@@ -51,25 +34,6 @@ TrainerConfig small(Precision p) {
   c.batch = 8;
   c.precision = p;
   return c;
-}
-
-std::vector<float> real_batch(const TrainerConfig& c) {
-  std::vector<float> real(static_cast<size_t>(c.batch) * c.model.res * c.model.res * c.model.channels);
-  for (size_t i = 0; i < real.size(); ++i) real[i] = std::tanh(philox_normal(3, 4, i));
-  return real;
-}
-
-void moderate_scales(Backend& b, Trainer& t) {  // clean steps stay clean (see test_overflow_locator)
-  const float s[2] = {1024.0f, 0.0f};
-  b.upload(t.scaler_d().state(), s, sizeof s);
-  b.upload(t.scaler_g().state(), s, sizeof s);
-}
-
-Parameter* param(Sequential& net, const std::string& name) {
-  for (Parameter* p : net.parameters())
-    if (p->name == name) return p;
-  ADD_FAILURE() << "no parameter " << name;
-  return nullptr;
 }
 
 // Weights that fit FP16 but whose products do not: D.2's output overflows in half precision.
@@ -178,6 +142,7 @@ TEST(LayerPolicy, ResnetLayersInsideBlocksTrainInFp32) {
 TEST(LayerPolicy, KeepingThePlantedLayerInFp32RemovesItsOverflows) {
   for (bool fp32_layer : {false, true}) {
     PlantingBackend b;
+    b.value = 1e6f;  // inf once stored in FP16, finite in FP32
     TrainerConfig c = small(Precision::FP16);
     if (fp32_layer) c.layer_policy.fp32_layers = {"D.2"};
     Trainer t(b, c);

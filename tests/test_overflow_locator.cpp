@@ -18,6 +18,7 @@
 #include "core/run/session.h"
 #include "core/tensor/half.h"
 #include "core/train/forward_probe.h"
+#include "tests/planted_overflow.h"
 #include "tests/test_support.h"
 
 using namespace ampgan;
@@ -25,29 +26,6 @@ using namespace ampgan::testing;
 namespace fs = std::filesystem;
 
 namespace {
-
-// The CPU backend with one fault: after computing the weight gradient of the convolution whose
-// gradient tensor is `target`, its first value becomes inf, as an overflowing half product would.
-class PlantingBackend : public CpuBackend {
- public:
-  Tensor target;
-  void conv2d_backward_filter(const ConvGeometry& g, const Tensor& x, const Tensor& dy, Tensor& dw,
-                              bool accumulate) override {
-    CpuBackend::conv2d_backward_filter(g, x, dy, dw, accumulate);
-    if (target.defined() && dw.same_storage(target)) {
-      if (dw.dtype() == DType::F32) dw.as<float>()[0] = INFINITY;
-      else dw.as<uint16_t>()[0] = dw.dtype() == DType::F16 ? 0x7C00 : 0x7F80;  // +inf in f16 / bf16
-    }
-  }
-};
-
-// Loss scales low enough that the clean steps are clean (at fp16's default 2^16 this
-// discriminator's D.2 gradient overflows on the first step by itself).
-void moderate_scales(Backend& b, Trainer& t) {
-  const float s[2] = {1024.0f, 0.0f};
-  b.upload(t.scaler_d().state(), s, sizeof s);
-  b.upload(t.scaler_g().state(), s, sizeof s);
-}
 
 TrainerConfig small(Precision p) {
   TrainerConfig c;
@@ -58,19 +36,6 @@ TrainerConfig small(Precision p) {
   c.precision = p;
   c.bf16_loss_scaling = p == Precision::BF16;
   return c;
-}
-
-std::vector<float> real_batch(const TrainerConfig& c) {
-  std::vector<float> real(static_cast<size_t>(c.batch) * 32 * 32);
-  for (size_t i = 0; i < real.size(); ++i) real[i] = std::tanh(philox_normal(3, 4, i));
-  return real;
-}
-
-Parameter* param(Sequential& net, const std::string& name) {
-  for (Parameter* p : net.parameters())
-    if (p->name == name) return p;
-  ADD_FAILURE() << "no parameter " << name;
-  return nullptr;
 }
 
 // D.2 is the second convolution of the DCGAN discriminator (between D.0 and D.5 in backward order).
