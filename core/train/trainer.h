@@ -147,6 +147,12 @@ class Trainer {
   int eager_steps_since_change_ = 0;
   std::vector<TensorName> tensor_names_;
   int tensors_d_ = 0;  // D's tensor count: D's per-tensor slots come first, at kSlotCount
+  // n_dis > 1: after the per-tensor slots, kExtraDSlots per extra D step (its found-inf flag and
+  // its replaced count), kept while the later steps clear the slots before them
+  // (scalars_head_, a view of those): collect() adds them to the iteration's row.
+  static constexpr int kExtraDSlots = 3;
+  int extra_d_slot0_ = 0;
+  Tensor scalars_head_;
   dist::StepSync* sync_ = nullptr;
 
   struct Pending {
