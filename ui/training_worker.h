@@ -148,6 +148,10 @@ class TrainingWorker : public QObject, private SessionListener {
   void runFailed(const QString& before_start);
   void setSession(std::unique_ptr<Session> s);
   void setSampler(std::unique_ptr<RunSampler> s);
+  // Inside a catch block: the exception is a divergence (Session::step finished the run itself)
+  // or a cancelled dataset load.
+  static bool isDivergence();
+  static bool isCancel();
 
   std::unique_ptr<Session> session_;
   std::unique_ptr<RunSampler> sampler_;  // an opened run's generator (only when no session_)
