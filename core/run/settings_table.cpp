@@ -282,6 +282,14 @@ const Setting kSettings[] = {
      .tip = "Per-layer gradient statistics (max |g|, inf/NaN, underflow) to layers.csv and the Layers tab every N "
             "steps; overflow steps always (0: overflow steps only).",
      .panel_lo = 0, .panel_hi = 10'000'000, .zero_text = "overflows only", AMPGAN_FIELD(layers_every)},
+    // Compare's largest-batch search (core/run/compare.h); `ampgan compare --memory-budget` sets
+    // it through this row, `ampgan train` has no use for it and so no option.
+    {.key = "memory_budget_mib", .type = SettingType::Int, .lo = 16, .hi = 1 << 20,
+     .hint = "the budget is in MiB, e.g. 1024 (1 GiB)", .example = "512", .panel = PanelGroup::Device,
+     .panel_order = 1, .label = "Memory budget (MiB)",
+     .tip = "The CPU memory Compare's largest-batch search fills (tick Largest batch in the Compare tab). On a "
+            "GPU the search fills 90% of the GPU's free memory instead.",
+     .object_name = "memoryBudget", AMPGAN_FIELD(memory_budget_mib)},
     // Recorded, not chosen: how many ranks trained the run last (core/dist).
     {.key = "world_size", .type = SettingType::Int, .lo = 1, .hi = 1 << 20,
      .hint = "it records how many ranks trained the run", .example = "2", AMPGAN_FIELD(world_size)},
