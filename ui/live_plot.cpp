@@ -384,13 +384,17 @@ void LivePlot::rescaleFollow() {
   }
 }
 
-void LivePlot::refresh() {
+void LivePlot::rescaleNow() {
   if (empty_text_) {
     bool any = false;
     for (int i = 0; i < graphCount() && !any; ++i) any = !graph(i)->data()->isEmpty();
     empty_text_->setVisible(!any);
   }
   if (follow_) rescaleFollow();
+}
+
+void LivePlot::refresh() {
+  rescaleNow();
   dirty_ = false;
   replot(QCustomPlot::rpQueuedReplot);
 }

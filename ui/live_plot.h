@@ -92,6 +92,8 @@ class LivePlot : public QCustomPlot {
   bool isDirty() const { return dirty_; }
   // Rescales (in follow mode) and queues a replot; called by the panel's timer.
   void refresh();
+  // Only the first half: the axes (in follow mode) and the empty-chart text, no replot.
+  void rescaleNow();
   void setFollow(bool follow);
   bool follow() const { return follow_; }
   void setKeyLowerBound(double lower) { key_lower_ = lower; }
