@@ -957,6 +957,29 @@ class TestStudio : public QObject {
     QVERIFY(p.rangeProblems().isEmpty());
     interval->setValue(0);
     QCOMPARE(p.rangeProblems().size(), 1);
+    interval->setValue(17);
+    // A real field whose 0 means off says so ("0" read as a clamp to zero), and typing works
+    // both ways.
+    auto* clamp = p.findChild<QDoubleSpinBox*>(QStringLiteral("conv_clamp"));
+    QVERIFY(clamp);
+    QCOMPARE(clamp->value(), 0.0);
+    QCOMPARE(clamp->text(), QStringLiteral("off"));
+    clamp->selectAll();
+    QTest::keyClicks(clamp, QStringLiteral("256"));
+    QTest::keyClick(clamp, Qt::Key_Return);
+    QCOMPARE(p.config().conv_clamp, 256.0f);
+    clamp->selectAll();
+    QTest::keyClicks(clamp, QStringLiteral("off"));
+    QTest::keyClick(clamp, Qt::Key_Return);
+    QCOMPARE(clamp->text(), QStringLiteral("off"));
+    QCOMPARE(p.config().conv_clamp, 0.0f);
+    QVERIFY(p.rangeProblems().isEmpty());
+    // The AMP strategy's choices fit a narrow combo; the tooltip explains each.
+    auto* amp = p.findChild<QComboBox*>(QStringLiteral("amp_strategy"));
+    QVERIFY(amp);
+    for (int i = 0; i < amp->count(); ++i) QVERIFY2(amp->itemText(i).size() <= 12, qPrintable(amp->itemText(i)));
+    for (const char* word : {"Automatic", "Loss scaling", "nan_to_num", "None"})
+      QVERIFY2(amp->toolTip().contains(QLatin1String(word)), word);
   }
 
   // ampgan-studio takes every row's option as ampgan train does: --FLAG EXAMPLE reaches the config.
