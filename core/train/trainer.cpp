@@ -158,18 +158,18 @@ void Trainer::g_step(Context& gctx, const Tensor& fake) {
 
 void Trainer::check_gradients(const NetworkStep& n, int sync_first, int sync_last) {
   const Tensor& scale = n.scaler->active_state();
-  backend_.copy_scalar(scale, 0, scalars_, n.slots.scale);
+  backend_.copy_scalar(scale, 0, scalars_, n.slot.scale);
   if (sync_) sync_->before_check(n.model->gradients());
   backend_.grad_stats(n.model->gradients(), scale, scalars_,
-                      {n.slots.found_inf, n.slots.sum_sq, n.slots.zeros, n.slots.subnormals, n.slots.count,
-                       cfg_.tensor_stats ? n.slots.tensors : -1});
-  if (sync_) sync_->after_check(scalars_, n.slots.found_inf, sync_first, sync_last);
+                      {n.slot.found_inf, n.slot.sum_sq, n.slot.zeros, n.slot.subnormals, n.slot.count,
+                       cfg_.tensor_stats ? n.slot.tensors : -1});
+  if (sync_) sync_->after_check(scalars_, n.slot.found_inf, sync_first, sync_last);
   if (cfg_.amp_strategy == AmpStrategy::NanToNum)  // StyleGAN2-ADA: repair the gradients, never skip
-    backend_.nan_to_num(n.model->gradients(), kNanToNumBound, scalars_, n.slots.replaced, n.slots.found_inf);
+    backend_.nan_to_num(n.model->gradients(), kNanToNumBound, scalars_, n.slot.replaced, n.slot.found_inf);
 }
 
 void Trainer::optimizer_step(const NetworkStep& n) {
-  n.adam->step(backend_, n.scaler->active_state(), scalars_, n.slots.found_inf);
+  n.adam->step(backend_, n.scaler->active_state(), scalars_, n.slot.found_inf);
 }
 
 void Trainer::enqueue_step_body() {

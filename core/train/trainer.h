@@ -65,7 +65,7 @@ struct NetworkStep {
   Sequential* model = nullptr;
   Adam* adam = nullptr;
   LossScaler* scaler = nullptr;  // G's is D's with TrainerConfig::shared_scaler
-  NetworkSlots slots{};
+  NetworkSlots slot{};  // not "slots": Qt defines that word as a macro
 };
 
 // A named device tensor of the trainer's state (for checkpoints).
