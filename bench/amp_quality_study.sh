@@ -58,16 +58,23 @@ for p in precisions.split():
         last = ev[-1]
         ips = statistics.median(float(r["images_per_s"]) for r in m[len(m) // 10:])
         skips = sum(int(r["skipped_d"]) + int(r["skipped_g"]) for r in m)
-        per.append(dict(seed=s, swd=float(last["swd"]), fd=float(last["fd"]), ips=ips, skips=skips,
+        # The last evaluation's diversity (samples' mean pairwise distance over the real images'),
+        # from events.jsonl; runs of builds before it was measured have none.
+        div = float("nan")
+        for line in open(os.path.join(d, "events.jsonl")):
+            e = json.loads(line)
+            if e.get("type") == "eval" and "diversity" in e:
+                div = e["diversity"]
+        per.append(dict(seed=s, swd=float(last["swd"]), fd=float(last["fd"]), ips=ips, skips=skips, div=div,
                         scale=float(m[-1]["scale_d"]), loss_g=statistics.mean(float(r["loss_g"]) for r in m[-100:])))
     rows.append((p, per))
 print(f"Fashion-MNIST, {'ResNet' if model == 'resnet' else 'DCGAN'}-32 width {width}, batch {batch}, {steps} steps, "
       f"seeds {seeds}; metrics at step {steps} on {eval_samples} samples (lower is better)\n")
-print("| precision | seed | SWD x1e3 | FD | G loss (last 100) | images/s | skipped steps (D+G) | final D scale |")
-print("|---|---|---|---|---|---|---|---|")
+print("| precision | seed | SWD x1e3 | FD | diversity | G loss (last 100) | images/s | skipped steps (D+G) | final D scale |")
+print("|---|---|---|---|---|---|---|---|---|")
 for p, per in rows:
     for r in per:
-        print(f"| {p} | {r['seed']} | {r['swd']:.1f} | {r['fd']:.2f} | {r['loss_g']:.3f} | {r['ips']:.0f} | {r['skips']} | {r['scale']:g} |")
+        print(f"| {p} | {r['seed']} | {r['swd']:.1f} | {r['fd']:.2f} | {r['div']:.3f} | {r['loss_g']:.3f} | {r['ips']:.0f} | {r['skips']} | {r['scale']:g} |")
 print("\n| precision | SWD mean +- sd | FD mean +- sd | images/s (median of runs) | skipped steps (mean) |")
 print("|---|---|---|---|---|")
 def ms(v):

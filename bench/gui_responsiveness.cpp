@@ -120,6 +120,13 @@ class TimingApp : public QApplication {
     const bool r = QApplication::notify(receiver, e);
     --depth_;
     const double ms = t.nsecsElapsed() / 1e6;
+    if (recording && ms >= 0.5 && since_tick.size() < 200)
+      since_tick.push_back(alive ? QStringLiteral("%1%2 %3 %4 ms")
+                                       .arg(QString::fromLatin1(receiver->metaObject()->className()),
+                                            receiver->objectName().isEmpty() ? QString() : QLatin1Char(':') + receiver->objectName())
+                                       .arg(type)
+                                       .arg(ms, 0, 'f', 1)
+                                 : QStringLiteral("deleted %1 %2 ms").arg(type).arg(ms, 0, 'f', 1));
     if (recording && ms > slowest_ms) {
       slowest_ms = ms;
       slowest_cpu_ms = thread_cpu_ms() - cpu0;
@@ -135,9 +142,20 @@ class TimingApp : public QApplication {
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
   }
+  // The benchmark's tick: remembers what the GUI thread did (events of >= 0.5 ms, outermost)
+  // during the longest gap so far, to name what a long gap is made of.
+  void tick(double gap_ms) {
+    if (gap_ms > worst_gap_ms) {
+      worst_gap_ms = gap_ms;
+      worst_events = since_tick;
+    }
+    since_tick.clear();
+  }
   bool recording = false;
   double slowest_ms = 0, slowest_cpu_ms = 0;
   QString slowest;
+  double worst_gap_ms = 0;
+  QStringList since_tick, worst_events;
 
  private:
   int depth_ = 0;  // GUI thread only
@@ -218,7 +236,7 @@ int main(int argc, char** argv) {
     if (preload > 0) {
       std::vector<StepMetrics> hist = fake_rows(preload, -preload);
       for (StepMetrics& m : hist) m.precision = cfg.precision;
-      const std::vector<StepMetrics> live = w.plots()->rows();
+      const auto& live = w.plots()->rows();
       hist.insert(hist.end(), live.begin(), live.end());
       w.plots()->setHistory(hist);
       if (overlays > 0) w.plots()->setOverlays(overlay_runs(preload));
@@ -233,12 +251,16 @@ int main(int argc, char** argv) {
     QObject::connect(&tick, &QTimer::timeout, [&] {
       const qint64 now = clock.nsecsElapsed();
       gaps.push_back((now - last) / 1e6);
+      app.tick(gaps.back());
       last = now;
     });
     const size_t rows_before = w.plots()->rows().size();
     const qint64 replots_before = w.plots()->replotCount();
     last = clock.nsecsElapsed();
     app.slowest_ms = 0;
+    app.worst_gap_ms = 0;
+    app.since_tick.clear();
+    app.worst_events.clear();
     app.recording = true;
     tick.start();
     spin_for(seconds * 1000);
@@ -262,6 +284,9 @@ int main(int argc, char** argv) {
                 median(gaps));
     std::printf("slowest single event: %.1f ms wall, %.1f ms on the CPU (the rest: waiting for a core), %s\n",
                 app.slowest_ms, app.slowest_cpu_ms, qPrintable(app.slowest));
+    std::printf("the longest gap held: %s\n",
+                app.worst_events.isEmpty() ? "no event of 0.5 ms or more (waiting for a core)"
+                                           : qPrintable(app.worst_events.join(QStringLiteral(", "))));
     std::printf("Stop -> idle (run finished, checkpoint written): %.0f ms\n\n", stop_ms);
     return true;
   };

@@ -18,6 +18,7 @@
 #include "core/run/run_folder.h"
 #include "core/run/run_summary.h"
 #include "core/run/session.h"
+#include "core/run/settings_table.h"
 
 namespace ampgan::cli {
 
@@ -230,7 +231,13 @@ int cmd_compare(int argc, char** argv) {
       "category, final losses, overflows, SWD/FD. Both runs are ordinary run folders, OUT/fp32\n"
       "and OUT/<amp> (default OUT: runs/<date>-compare-<dataset>-<amp>), which the studio can\n"
       "open; the table is also written to OUT/compare.tsv. Ctrl-C stops the current run.");
-  a.section("Comparison").option("amp", "P", "the precision compared with FP32: fp16 (default), bf16 or tf32");
+  a.section("Comparison")
+      .option("amp", "P", "the precision compared with FP32: fp16 (default), bf16 or tf32")
+      .flag("max-batch", "after the two runs, find the largest batch that fits the memory budget in FP32\n"
+                         "and the AMP mode (peak memory at --batch and twice it, a linear prediction,\n"
+                         "checked by running there): the table's Largest batch row")
+      .option("memory-budget", "MiB", "the CPU memory --max-batch fills (1024; the setting memory_budget_mib);\n"
+                                      "a GPU fills 90% of its free memory");
   return guarded("compare", [&] {
     if (!a.parse_or_help(argc, argv, 2)) return 0;
     install_signal_handlers();
@@ -248,11 +255,15 @@ int cmd_compare(int argc, char** argv) {
       }
     }
     check_compare_mode(amp, "--amp");
-    const RunConfig base = config_from(a);
+    RunConfig base = config_from(a);
+    if (a.has("memory-budget") && !a.has("max-batch"))
+      throw UsageError("--memory-budget only applies to --max-batch", "--memory-budget", "add --max-batch");
+    if (a.has("memory-budget"))
+      set_setting(base, *find_setting("memory_budget_mib"), a.integer("memory-budget", 0), "--memory-budget");
     const std::string root = compare_root(base, amp);
     std::vector<CompareRun> runs;
     bool on_cpu = false;
-    int status = 0;
+    int status = 0, channels = 0;
     for (Precision mode : compare_modes(amp)) {
       const RunConfig cfg = compare_run_config(base, mode, root);
       std::printf("%s run (%zu of 2)\n", precision_label(mode), runs.size() + 1);
@@ -262,6 +273,7 @@ int cmd_compare(int argc, char** argv) {
       opt.cancel = &g_stop;  // Ctrl-C also stops loading the dataset
       auto session = Session::create(cfg, opt);
       on_cpu = session->backend().name().rfind("CPU", 0) == 0;
+      channels = session->dataset().channels;
       status = drive(*session, progress);
       CompareRun r;
       r.label = precision_label(mode);
@@ -272,11 +284,26 @@ int cmd_compare(int argc, char** argv) {
       runs.push_back(r);
       if (status != 0) break;  // interrupted: the AMP run is not started
     }
+    // The largest batch, after both runs (and only then: it trains at batches many times the run's).
+    std::string max_batch_verdict;
+    if (a.has("max-batch") && runs.size() == 2 && status == 0) {
+      std::printf("\nThe largest batch of FP32 and %s within the budget\n", precision_label(amp));
+      const bool quiet = a.has("quiet");
+      const MaxBatchResult mb = compare_max_batch(base, amp, channels, &g_stop, [quiet](const std::string& what, int done, int total) {
+        if (!quiet) std::printf("  %s (%d of %d)\n", what.c_str(), done, total);
+        std::fflush(stdout);
+      });
+      set_max_batch(runs[0], Precision::FP32, mb);
+      set_max_batch(runs[1], amp, mb);
+      max_batch_verdict = compare_max_batch_verdict(mb, amp);
+      if (mb.stopped) status = 130;
+    }
     std::printf("\n%s", compare_table_text(runs, false).c_str());
     io::write_file_atomic(std::filesystem::path(root) / RunFolder::kCompareTable, compare_table_text(runs, true));
     if (runs.size() == 2) {
       const std::string verdict = compare_verdict(runs[0], runs[1], amp, on_cpu);
       if (!verdict.empty()) std::printf("\n%s\n", verdict.c_str());
+      if (!max_batch_verdict.empty()) std::printf("%s\n", max_batch_verdict.c_str());
     } else {
       std::printf("\nstopped before both runs finished\n");
     }

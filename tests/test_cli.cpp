@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <cstring>
 #include <functional>
@@ -25,6 +26,7 @@
 #include "core/io/atomic_file.h"
 #include "core/io/image_io.h"
 #include "core/run/checkpoint.h"
+#include "core/run/compare.h"
 #include "tests/test_support.h"
 
 extern char** environ;  // for posix_spawn
@@ -205,6 +207,45 @@ TEST(Cli, CompareTrainsBothPrecisionsIntoOrdinaryRunFolders) {
   expect_refused("compare --dataset synthetic --steps 2 --out " + quote(tmp / "cmp") + kTiny, {"cmp"});
   expect_refused("compare --amp fp32 --dataset synthetic --steps 2" + kTiny, {"--amp", "fp16, bf16 or tf32"});
   expect_refused("compare --precision fp16 --steps 2" + kTiny, {"--precision", "--amp"}, 2);
+}
+
+// Issue 17: compare --max-batch adds the Largest batch row, the same cells as the core search on
+// the same settings (the studio's Compare shows them too), and a verdict naming the budget.
+TEST(Cli, CompareMaxBatchAddsTheLargestBatchRow) {
+  TempDir tmp;
+  const std::string args = " --dataset synthetic --synthetic-count 64 --nc 1 --res 32 --width 4 --batch 4 --backend cpu"
+                           " --steps 2 --sample-every 0 --quiet";
+  const Result r = cli("compare --amp fp16 --max-batch --memory-budget 16 --out " + quote(tmp / "cmp") + args);
+  ASSERT_EQ(r.status, 0) << r.out;
+  RunConfig base;
+  base.dataset = "synthetic";
+  base.synthetic_count = 64;
+  base.channels = 1;
+  base.width = 4;
+  base.batch = 4;
+  base.backend = "cpu";
+  base.memory_budget_mib = 16;
+  const MaxBatchResult mb = compare_max_batch(base, Precision::FP16, 1, nullptr, nullptr);
+  ASSERT_GE(mb.fits(Precision::FP32), 2);
+  char amp_cell[64];
+  std::snprintf(amp_cell, sizeof amp_cell, "%lld (%.2f×)", static_cast<long long>(mb.fits(Precision::FP16)),
+                mb.ratio(Precision::FP16));
+  const std::string fp32_cell = std::to_string(mb.fits(Precision::FP32)) + " (1.00×)";
+  // The terminal's transposed table: one line, FP32's value then the AMP run's.
+  const size_t at = r.out.find("\nLargest batch ");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  const std::string line = r.out.substr(at + 1, r.out.find('\n', at + 1) - at - 1);
+  EXPECT_NE(line.find(fp32_cell + "  "), std::string::npos) << line;
+  EXPECT_EQ(line.substr(line.size() - std::strlen(amp_cell)), amp_cell) << line;
+  EXPECT_NE(r.out.find(max_batch_ratio_line(mb, Precision::FP16) + " within 16 MiB (memory budget)"), std::string::npos)
+      << r.out;
+  const std::string tsv = io::read_file(tmp / "cmp/compare.tsv");
+  EXPECT_NE(tsv.find("\tData\tLargest batch\t"), std::string::npos) << tsv;
+  EXPECT_NE(tsv.find("\t" + std::string(amp_cell) + "\t"), std::string::npos) << tsv;
+  // Bad budgets are refused, naming the option, before anything trains.
+  expect_refused("compare --max-batch --memory-budget 8" + args, {"--memory-budget", "out of range", "16"});
+  expect_refused("compare --memory-budget 100" + args, {"--memory-budget", "--max-batch"}, 2);
+  EXPECT_FALSE(fs::exists(tmp / "cmp2"));
 }
 
 TEST(Cli, ResnetModelTrainsWithSngansRecipe) {

@@ -12,6 +12,7 @@
 #include "core/io/safetensors.h"
 #include "core/run/checkpoint.h"
 #include "core/run/session.h"
+#include "tests/planted_overflow.h"
 #include "tests/test_support.h"
 
 using namespace ampgan;
@@ -71,7 +72,7 @@ TEST(NDis, EachDStepIsSkippedAndBacksOffOnItsOwn) {
   t.step(real.data());
   const auto m = t.collect(true);
   ASSERT_EQ(m.size(), 1u);
-  EXPECT_TRUE(m[0].skipped_d);
+  EXPECT_EQ(m[0].skipped_d, 3) << "the row counts every skipped D step";
   EXPECT_EQ(count_of(t, "D.adam_step"), 0u) << "no D step may be taken";
   EXPECT_EQ(scale_of(t.scaler_d().state()), 137438953472.0f) << "2^40 backed off three times is 2^37";
   EXPECT_FALSE(m[0].skipped_g);
@@ -81,9 +82,65 @@ TEST(NDis, EachDStepIsSkippedAndBacksOffOnItsOwn) {
   t.step(real.data());
   const auto m2 = t.collect(true);
   ASSERT_EQ(m2.size(), 1u);
-  EXPECT_FALSE(m2[0].skipped_d);
+  EXPECT_EQ(m2[0].skipped_d, 0);
   EXPECT_EQ(count_of(t, "D.adam_step"), 3u);
   EXPECT_EQ(count_of(t, "G.adam_step"), 2u);
+}
+
+namespace {
+// The CPU backend planting inf in one D weight gradient during the first D step of the next
+// iteration only (its real pass; the fake pass then accumulates onto the inf).
+class FirstDStepOverflow : public ampgan::testing::PlantingBackend {
+ public:
+  bool armed = false;
+  void conv2d_backward_filter(const ConvGeometry& g, const Tensor& x, const Tensor& dy, Tensor& dw,
+                              bool accumulate) override {
+    if (armed && target.defined() && dw.same_storage(target)) {
+      PlantingBackend::conv2d_backward_filter(g, x, dy, dw, accumulate);
+      armed = false;
+    } else {
+      CpuBackend::conv2d_backward_filter(g, x, dy, dw, accumulate);
+    }
+  }
+};
+}  // namespace
+
+TEST(NDis, AnEarlierDStepsOverflowIsCountedInTheRow) {
+  // Before, the row was the last D step's alone: an earlier step's overflow backed the scale off
+  // but showed as "skipped_d 0", in metrics.csv, the plots and Compare's skip count.
+  for (AmpStrategy strategy : {AmpStrategy::Scale, AmpStrategy::NanToNum}) {
+    FirstDStepOverflow b;
+    TrainerConfig c = small(3);
+    c.amp_strategy = strategy;
+    Trainer t(b, c);
+    ampgan::testing::moderate_scales(b, t);
+    const std::vector<float> real = batches(3, 1);
+    t.step(real.data());
+    ASSERT_EQ(t.collect(true).at(0).skipped_d, 0) << "clean at scale 1024";
+    b.target = ampgan::testing::param(t.discriminator(), "2.weight")->grad;
+    b.armed = true;
+    t.step(real.data());
+    const StepMetrics m = t.collect(true).at(0);
+    EXPECT_FALSE(b.armed) << "the plant fired";
+    if (strategy == AmpStrategy::Scale) {
+      EXPECT_EQ(m.skipped_d, 1) << "the first of three D steps was skipped";
+      EXPECT_EQ(m.replaced_d, 0u);
+      EXPECT_EQ(count_of(t, "D.adam_step"), 5u) << "3 D steps, then 2 of 3";
+      EXPECT_TRUE(std::isfinite(m.grad_norm_d)) << "the last D step's norm: it was clean";
+      const std::vector<std::string> header = StepMetrics::columns();
+      std::vector<std::string> cells;
+      std::string row = m.csv_row(), cell;
+      for (char ch : row + ",") {
+        if (ch == ',') cells.push_back(cell), cell.clear();
+        else cell += ch;
+      }
+      EXPECT_EQ(StepMetrics::from_csv_row(header, cells).skipped_d, 1) << "read back from metrics.csv";
+    } else {
+      EXPECT_EQ(m.skipped_d, 0) << "nan_to_num never skips";
+      EXPECT_EQ(m.replaced_d, 1u) << "the one planted value, in the first D step";
+      EXPECT_EQ(count_of(t, "D.adam_step"), 6u);
+    }
+  }
 }
 
 TEST(NDis, SharedScalerBacksOffAfterEveryDStep) {

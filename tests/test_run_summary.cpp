@@ -56,10 +56,11 @@ TEST(CompareTable, CellsFollowTheColumnsAndDivideByTheBaseline) {
   EXPECT_EQ(amp[4], "24.00 MiB");
   EXPECT_EQ(cols[kCompareFirstMemColumn + static_cast<int>(MemCategory::Activation)], "Activations");
   EXPECT_EQ(amp[kCompareFirstMemColumn + static_cast<int>(MemCategory::Activation)], "12.00 MiB");
-  EXPECT_EQ(amp[14], "1 / 0");           // one overflow of D
-  EXPECT_EQ(amp[15], "0 / 0");           // nan_to_num replaced nothing
-  EXPECT_EQ(amp[16], "2^16 / 2^16");     // the final scales
-  EXPECT_EQ(amp[17], "–");               // no evaluation ran
+  EXPECT_EQ(amp[12], "–");               // the largest batch was not searched
+  EXPECT_EQ(amp[15], "1 / 0");           // one overflow of D
+  EXPECT_EQ(amp[16], "0 / 0");           // nan_to_num replaced nothing
+  EXPECT_EQ(amp[17], "2^16 / 2^16");     // the final scales
+  EXPECT_EQ(amp[18], "–");               // no evaluation ran
   EXPECT_EQ(amp.back(), "/runs/x/FP16 AMP");
   std::vector<StepMetrics> rows(3);
   rows[0].replaced_d = 5;
@@ -67,10 +68,33 @@ TEST(CompareTable, CellsFollowTheColumnsAndDivideByTheBaseline) {
   rows[2].replaced_g = 1;
   CompareRun repaired = fp16;
   repaired.summary = summarize(rows);
-  EXPECT_EQ(compare_cells(repaired, fp32, false)[15], "7 / 1");  // values replaced, summed over the run
+  EXPECT_EQ(compare_cells(repaired, fp32, false)[16], "7 / 1");  // values replaced, summed over the run
   CompareRun stopped = fp16;
   stopped.ok = false;
   EXPECT_EQ(compare_cells(stopped, fp32, false)[0], "FP16 AMP (incomplete)");
+  // The largest batch within the budget, and its ratio to FP32's (core/run/compare.h).
+  ASSERT_EQ(cols[12], "Largest batch");
+  MaxBatchResult mb;
+  mb.budget = 16 * 1048576.0;
+  mb.budget_from = "memory budget";
+  mb.rows.resize(2);
+  mb.rows[0].precision = Precision::FP32;
+  mb.rows[0].fits = 14;
+  mb.rows[1].precision = Precision::FP16;
+  mb.rows[1].fits = 22;
+  CompareRun f32 = fp32, f16 = fp16;
+  set_max_batch(f32, Precision::FP32, mb);
+  set_max_batch(f16, Precision::FP16, mb);
+  EXPECT_EQ(compare_cells(f32, f32, true)[12], "14 (1.00×)");
+  EXPECT_EQ(compare_cells(f16, f32, false)[12], "22 (1.57×)");
+  EXPECT_EQ(compare_max_batch_verdict(mb, Precision::FP16),
+            "FP16 AMP fits 1.6× the FP32 batch (22 against 14) within 16 MiB (memory budget)");
+  mb.rows[0].fits = 0;
+  mb.rows[0].problem = "not even a batch of 2 fits";
+  set_max_batch(f32, Precision::FP32, mb);
+  EXPECT_EQ(compare_cells(f32, f32, true)[12], "none");
+  EXPECT_EQ(compare_max_batch_verdict(mb, Precision::FP16),
+            "largest batch within 16 MiB (memory budget): FP32: not even a batch of 2 fits");
   CompareRun no_speed = fp32;
   no_speed.summary.median_images_per_s = 0;
   EXPECT_EQ(compare_cells(fp16, no_speed, false)[2], "–");

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include <QApplication>
+#include <QCheckBox>
 #include <QClipboard>
 #include <QComboBox>
 #include <QGridLayout>
@@ -17,6 +18,7 @@
 #include <QTableWidget>
 #include <QVBoxLayout>
 
+#include "core/run/compare.h"
 #include "ui/amp_glossary.h"
 #include "ui/image_canvas.h"
 
@@ -62,6 +64,16 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   steps_box_->setSuffix(tr(" steps"));
   steps_box_->setToolTip(tr("Steps of each of the two runs. Same seed, same data order, same settings otherwise."));
   bar->addWidget(steps_box_);
+  // Off by default: the search trains at batches many times the run's, which on a CPU can take
+  // longer than the comparison itself; the question it answers (how much more fits) is asked
+  // on purpose.
+  max_batch_box_ = new QCheckBox(tr("Largest batch"));
+  max_batch_box_->setObjectName(QStringLiteral("compareMaxBatch"));
+  max_batch_box_->setToolTip(tr("After the two runs, find the largest batch that fits the memory budget in FP32 and in "
+                                "the AMP mode: peak memory at the batch and twice it, a linear prediction, checked by "
+                                "running two steps there. The budget: on the CPU the Memory budget setting (Device), "
+                                "on a GPU 90% of its free memory. Stop ends it."));
+  bar->addWidget(max_batch_box_);
   run_btn_ = new QPushButton(tr("Run comparison"));
   run_btn_->setToolTip(tr("Ctrl+R. Stop (Ctrl+.) ends it early; each run keeps its own folder."));
   connect(run_btn_, &QPushButton::clicked, this, [this] { emit compareRequested(ampMode(), steps()); });
@@ -88,11 +100,15 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   table_->setAlternatingRowColors(true);
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   table_->horizontalHeader()->setStretchLastSection(true);
-  table_->horizontalHeaderItem(1)->setToolTip(tr("Median over the run, warm-up steps left out"));
-  table_->horizontalHeaderItem(4)->setToolTip(tr("Peak of all backend memory over the run; the next columns "
-                                                 "are each category's own peak"));
-  table_->horizontalHeaderItem(12)->setToolTip(tr("Mean over the last steps (a tenth of the run, at most 50)"));
-  table_->horizontalHeaderItem(14)->setToolTip(glossary::overflow());
+  auto header_tip = [&](const char* header, const QString& tip) {
+    table_->horizontalHeaderItem(column(QString::fromUtf8(header)))->setToolTip(tip);
+  };
+  header_tip("Images/s (median)", tr("Median over the run, warm-up steps left out"));
+  header_tip("Peak memory", tr("Peak of all backend memory over the run; the next columns are each category's own peak"));
+  header_tip("Largest batch", tr("The largest batch within the memory budget, verified by running two steps there, and "
+                                 "its ratio to FP32's (tick Largest batch)"));
+  header_tip("Final loss D", tr("Mean over the last steps (a tenth of the run, at most 50)"));
+  header_tip("Overflows D/G", glossary::overflow());
   // Header, two rows and the horizontal scroll bar, without a vertical one.
   table_->setMinimumHeight(table_->horizontalHeader()->sizeHint().height() + 2 * table_->verticalHeader()->defaultSectionSize() +
                            table_->horizontalScrollBar()->sizeHint().height() + 2 * table_->frameWidth() + 4);
@@ -168,6 +184,9 @@ void CompareView::setAmpMode(Precision p) {
   if (i >= 0) amp_box_->setCurrentIndex(i);
 }
 
+bool CompareView::maxBatch() const { return max_batch_box_->isChecked(); }
+void CompareView::setMaxBatch(bool on) { max_batch_box_->setChecked(on); }
+
 int CompareView::steps() const { return steps_box_->value(); }
 void CompareView::setSteps(int steps) { steps_box_->setValue(steps); }
 
@@ -181,6 +200,7 @@ void CompareView::begin(Precision amp) {
   running_ = true;
   runs_ = {};
   summaries_ = {};
+  max_batch_.reset();
   runs_[0].label = QString::fromLatin1(precision_label(Precision::FP32));
   runs_[1].label = QString::fromLatin1(precision_label(amp));
   for (auto it = graphs_.begin(); it != graphs_.end(); ++it) {
@@ -252,50 +272,79 @@ void CompareView::onRunFinished(const RunEndInfo& info) {
   updateTable();
 }
 
+void CompareView::onWorkProgress(const QString& what, int done, int total) {
+  if (!running_ || !what.startsWith(QStringLiteral("largest batch")) || done >= total) return;
+  status_->setText(tr("%1 (%2 of %3 measurements; Stop ends it)").arg(what).arg(done).arg(total));
+}
+
+void CompareView::onMaxBatch(const MaxBatchPtr& result) {
+  max_batch_ = result;
+  updateTable();
+}
+
 void CompareView::onFinished(bool complete) {
   running_ = false;
-  const std::string verdict = complete ? compare_verdict(compareRun(runs_[0], summaries_[0]),
-                                                         compareRun(runs_[1], summaries_[1]), amp_, on_cpu_)
-                                        : std::string();
-  if (!verdict.empty()) status_->setText(tr("done: %1").arg(QString::fromStdString(verdict)));
+  const bool both = runs_[0].finished && runs_[1].finished && runs_[0].ok && runs_[1].ok;
+  std::string verdict = both ? compare_verdict(compareRun(0), compareRun(1), amp_, on_cpu_) : std::string();
+  // The largest batch's verdict names its budget; a stopped search says so.
+  const std::string fits = max_batch_ ? compare_max_batch_verdict(*max_batch_, amp_) : std::string();
+  if (!fits.empty()) verdict += (verdict.empty() ? "" : " · ") + fits;
+  if (!verdict.empty()) status_->setText((complete ? tr("done: %1") : tr("stopped: %1")).arg(QString::fromStdString(verdict)));
   else status_->setText(complete ? tr("done") : tr("stopped before both runs finished"));
+}
+
+int CompareView::column(const QString& header) const {
+  for (int c = 0; c < table_->columnCount(); ++c)
+    if (table_->horizontalHeaderItem(c) && table_->horizontalHeaderItem(c)->text() == header) return c;
+  return -1;
 }
 
 int CompareView::tableRows() const { return table_->rowCount(); }
 QString CompareView::statusText() const { return status_->text(); }
 
-QString CompareView::cell(int row, const QString& column) const {
-  for (int c = 0; c < table_->columnCount(); ++c)
-    if (table_->horizontalHeaderItem(c)->text() == column) {
-      const QTableWidgetItem* it = table_->item(row, c);
-      return it ? it->text() : QString();
-    }
-  return {};
+QString CompareView::cell(int row, const QString& header) const {
+  const int c = column(header);
+  const QTableWidgetItem* it = c >= 0 ? table_->item(row, c) : nullptr;
+  return it ? it->text() : QString();
 }
 
-void CompareView::setRow(int row, const RunData& r, const RunSummary& s, const CompareRun& baseline) {
+void CompareView::setRow(int row, int i, const CompareRun& baseline) {
+  const RunData& r = runs_[i];
+  const RunSummary& s = summaries_[i];
   // The cells are the run layer's, so `ampgan compare` prints the same table.
-  const std::vector<std::string> cells = compare_cells(compareRun(r, s), baseline, row == 0);
+  const std::vector<std::string> cells = compare_cells(compareRun(i), baseline, row == 0);
   for (int col = 0; col < kNumColumns; ++col) {
     auto* it = new QTableWidgetItem(QString::fromStdString(cells[col]));
     if (col > 0 && col != kNumColumns - 1) it->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
     table_->setItem(row, col, it);
   }
-  auto tip = [&](int col, const QString& text) { table_->item(row, col)->setToolTip(text); };
-  tip(12, tr("mean of the last %1 steps").arg(s.last_n));
-  tip(13, tr("mean of the last %1 steps").arg(s.last_n));
-  if (std::isnan(s.swd)) tip(16, tr("no evaluation ran: set an eval interval"));
-  if (std::isnan(s.fd)) tip(17, tr("no evaluation ran, or the dataset has no labels"));
-  tip(kNumColumns - 1, r.dir);
+  auto tip = [&](const char* header, const QString& text) { table_->item(row, column(QString::fromUtf8(header)))->setToolTip(text); };
+  tip("Final loss D", tr("mean of the last %1 steps").arg(s.last_n));
+  tip("Final loss G", tr("mean of the last %1 steps").arg(s.last_n));
+  if (std::isnan(s.swd)) tip("SWD", tr("no evaluation ran: set an eval interval"));
+  if (std::isnan(s.fd)) tip("FD", tr("no evaluation ran, or the dataset has no labels"));
+  if (const MaxBatchRow* m = max_batch_ ? max_batch_->row(i == 0 ? Precision::FP32 : amp_) : nullptr)
+    tip("Largest batch", m->problem.empty()
+                             ? tr("verified: two steps at batch %1 peaked at %2 MiB of %3 MiB (%4); predicted %5")
+                                   .arg(m->fits)
+                                   .arg(memory_mib(m->verified.mem.peak_total), 0, 'f', 1)
+                                   .arg(max_batch_->budget / 1048576.0, 0, 'f', 0)
+                                   .arg(QString::fromStdString(max_batch_->budget_from))
+                                   .arg(m->predicted)
+                             : QString::fromStdString(m->problem));
+  else tip("Largest batch", tr("not searched: tick Largest batch"));
+  tip("Folder", r.dir);
 }
 
-CompareRun CompareView::compareRun(const RunData& r, const RunSummary& s) {
+CompareRun CompareView::compareRun(int i) const {
+  const RunData& r = runs_[i];
   CompareRun c;
   c.label = r.label.toStdString();
   c.ok = r.ok;
-  c.summary = s;
+  c.summary = summaries_[i];
   c.memory = r.memory;
   c.dir = r.dir.toStdString();
+  if (max_batch_) set_max_batch(c, i == 0 ? Precision::FP32 : amp_, *max_batch_);
   return c;
 }
 
@@ -305,7 +354,7 @@ void CompareView::updateTable() {
   table_->setRowCount(rows);
   int row = 0;
   for (int i = 0; i < 2; ++i)
-    if (runs_[i].finished) setRow(row++, runs_[i], summaries_[i], compareRun(runs_[0], summaries_[0]));
+    if (runs_[i].finished) setRow(row++, i, compareRun(0));
 }
 
 QString CompareView::tableAsText() const {

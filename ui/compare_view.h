@@ -2,7 +2,8 @@
 // same seed and data order (two Sessions in sequence on the worker, each in its own folder). The
 // view overlays the two runs' curves (baseline solid blue, AMP dashed orange) and sums them up in
 // a table: median images/s and the speed-up, peak memory (total and per category), final losses,
-// overflows (skipped steps), and SWD/FD when evaluations ran.
+// overflows (skipped steps), SWD/FD when evaluations ran, and, when Largest batch is ticked, the
+// largest batch of each within the memory budget and its ratio to FP32's.
 #pragma once
 
 #include <array>
@@ -17,6 +18,7 @@
 #include "ui/run_stats.h"
 #include "ui/ui_types.h"
 
+class QCheckBox;
 class QComboBox;
 class QLabel;
 class QPushButton;
@@ -35,6 +37,9 @@ class CompareView : public QWidget {
   void setAmpMode(Precision p);
   int steps() const;
   void setSteps(int steps);
+  // Largest batch ticked: after the two runs the worker finds the largest batch of both.
+  bool maxBatch() const;
+  void setMaxBatch(bool on);
   void setBusy(bool busy);  // a run (of any kind) is going: the button is disabled
 
   void begin(Precision amp);  // clears the previous comparison
@@ -42,6 +47,8 @@ class CompareView : public QWidget {
   void onRows(RunTag tag, const std::vector<StepMetrics>& rows);
   void onSample(RunTag tag, const SampleShot& shot);  // the newest grid of each run, side by side
   void onRunFinished(const RunEndInfo& info);
+  void onWorkProgress(const QString& what, int done, int total);  // the largest-batch search's
+  void onMaxBatch(const MaxBatchPtr& result);
   void onFinished(bool complete);
 
   QTableWidget* table() const { return table_; }
@@ -67,10 +74,12 @@ class CompareView : public QWidget {
   };
   void addOverlayPlot(const QString& id, const QString& title, int log_base, const QString& ylabel);
   void updateTable();
-  void setRow(int row, const RunData& r, const RunSummary& s, const CompareRun& baseline);
-  static CompareRun compareRun(const RunData& r, const RunSummary& s);
+  void setRow(int row, int i, const CompareRun& baseline);
+  CompareRun compareRun(int i) const;  // the table's row of run i (0: FP32)
+  int column(const QString& header) const;
 
   QComboBox* amp_box_ = nullptr;
+  QCheckBox* max_batch_box_ = nullptr;
   QSpinBox* steps_box_ = nullptr;
   QPushButton* run_btn_ = nullptr;
   QLabel* status_ = nullptr;
@@ -82,6 +91,7 @@ class CompareView : public QWidget {
   QHash<QString, std::array<QCPGraph*, 2>> graphs_;
   std::array<RunData, 2> runs_;
   std::array<RunSummary, 2> summaries_;
+  MaxBatchPtr max_batch_;  // the search's result, when it ran
   Precision amp_ = Precision::FP16;
   bool running_ = false, busy_ = false;
   QTimer timer_;

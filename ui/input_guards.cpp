@@ -97,10 +97,13 @@ void RangedSpinBox::check() {
 
 // ---- ScientificSpinBox ---------------------------------------------------------------------------
 
-ScientificSpinBox::ScientificSpinBox(double lo, double hi, QWidget* parent) : QDoubleSpinBox(parent) {
+ScientificSpinBox::ScientificSpinBox(double lo, double hi, const QString& special, QWidget* parent)
+    : QDoubleSpinBox(parent) {
   setAllowed(lo, hi);
   setDecimals(15);  // QDoubleSpinBox rounds values to its decimals: keep 5e-5 exact enough
-  setRange(-1e9, 1e9);
+  // Wide, as RangedSpinBox's; with a special text the minimum is lo (Qt shows it at the minimum).
+  setRange(special.isEmpty() ? -1e9 : lo, 1e9);
+  if (!special.isEmpty()) setSpecialValueText(special);
   setSingleStep(0);  // the arrows scale the value (stepBy), a fixed step makes no sense here
   connect(this, &QDoubleSpinBox::valueChanged, this, [this] { check(); });
 }
@@ -108,11 +111,15 @@ ScientificSpinBox::ScientificSpinBox(double lo, double hi, QWidget* parent) : QD
 QString ScientificSpinBox::textFromValue(double v) const { return QString::number(v, 'g', 6); }
 
 double ScientificSpinBox::valueFromText(const QString& text) const {
+  if (!specialValueText().isEmpty() && text.trimmed() == specialValueText()) return minimum();
   return QString(text).remove(prefix()).remove(suffix()).trimmed().toDouble();
 }
 
 QValidator::State ScientificSpinBox::validate(QString& text, int& /*pos*/) const {
   const QString t = QString(text).remove(prefix()).remove(suffix()).trimmed();
+  // "off" as shown, or on the way to it.
+  if (!specialValueText().isEmpty() && !t.isEmpty() && specialValueText().startsWith(t))
+    return t == specialValueText() ? QValidator::Acceptable : QValidator::Intermediate;
   bool ok = false;
   t.toDouble(&ok);
   if (ok) return QValidator::Acceptable;

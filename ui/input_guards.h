@@ -72,7 +72,8 @@ class ScientificSpinBox : public QDoubleSpinBox, public RangeCheck {
   Q_OBJECT
 
  public:
-  ScientificSpinBox(double lo, double hi, QWidget* parent = nullptr);
+  // special: text shown at `lo` ("off"); with it, values below lo cannot be typed.
+  ScientificSpinBox(double lo, double hi, const QString& special = {}, QWidget* parent = nullptr);
   // > 0: the arrows add this; 0 (default): they double or halve the value (learning rates).
   void setAdditiveStep(double step) { additive_ = step; }
   QString textFromValue(double v) const override;

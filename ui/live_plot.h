@@ -7,6 +7,8 @@
 //   explains what the chart shows.
 // - Vertical labelled markers (precision switches) and a context menu: reset view, log axis,
 //   save as PNG/PDF, maximise.
+// live_plot.cpp: series and follow mode; live_plot_mouse.cpp: hover, crosshair, clicks, zoom;
+// live_plot_export.cpp: files, pixmaps and the context menu.
 #pragma once
 
 #include <QPointer>
@@ -15,27 +17,9 @@
 
 #include <qcustomplot.h>
 
+#include "ui/plot_ticks.h"  // the charts' tickers and format_value
+
 namespace ampgan::ui {
-
-// Log axis ticks labelled as powers of two ("2^16"): the loss scale lives on powers of two.
-// Ticks sit on whole powers of two only, so no two carry the same label (QCPAxisTickerLog put
-// several ticks inside one octave of a narrow axis, all rounded to "2^0"); an axis narrower than
-// one octave gets plain, distinct numbers.
-class Log2Ticker : public QCPAxisTickerLog {
- public:
-  Log2Ticker();
-  void generate(const QCPRange& range, const QLocale& locale, QChar formatChar, int precision, QVector<double>& ticks,
-                QVector<double>* subTicks, QVector<QString>* tickLabels) override;
-};
-
-// Log-10 axis ticks that stay readable at any span: powers of ten over many decades, 1-2-5 over
-// one or two, evenly spaced ordinary numbers within one decade (QCPAxisTickerLog labels a
-// narrow range with a crowd of "6·10^1"s).
-class NiceLogTicker : public QCPAxisTicker {
- public:
-  void generate(const QCPRange& range, const QLocale& locale, QChar formatChar, int precision, QVector<double>& ticks,
-                QVector<double>* subTicks, QVector<QString>* tickLabels) override;
-};
 
 class LivePlot : public QCustomPlot {
   Q_OBJECT
@@ -92,6 +76,8 @@ class LivePlot : public QCustomPlot {
   bool isDirty() const { return dirty_; }
   // Rescales (in follow mode) and queues a replot; called by the panel's timer.
   void refresh();
+  // Only the first half: the axes (in follow mode) and the empty-chart text, no replot.
+  void rescaleNow();
   void setFollow(bool follow);
   bool follow() const { return follow_; }
   void setKeyLowerBound(double lower) { key_lower_ = lower; }
@@ -160,8 +146,5 @@ class LivePlot : public QCustomPlot {
   double key_lower_ = 0;
   QString title_tip_;
 };
-
-// "0.693", "2^16", "1.2e-05": compact numbers for tooltips and tables.
-QString format_value(double v, bool as_power_of_two = false);
 
 }  // namespace ampgan::ui

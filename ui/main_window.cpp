@@ -248,8 +248,13 @@ bool MainWindow::runComparison() {
   tabs_->setCurrentWidget(compare_);
   state_ = State::Loading;
   updateActions();
-  log_->addNote(QStringLiteral("info"), tr("comparison: FP32 vs %1, %2 steps each").arg(QString::fromLatin1(precision_label(amp))).arg(cfg.steps));
-  QMetaObject::invokeMethod(worker_, [w = worker_, cfg, amp] { w->runComparison(cfg, amp); }, Qt::QueuedConnection);
+  const bool max_batch = compare_->maxBatch();
+  log_->addNote(QStringLiteral("info"), tr("comparison: FP32 vs %1, %2 steps each%3")
+                                            .arg(QString::fromLatin1(precision_label(amp)))
+                                            .arg(cfg.steps)
+                                            .arg(max_batch ? tr(", then the largest batch of each") : QString()));
+  QMetaObject::invokeMethod(worker_, [w = worker_, cfg, amp, max_batch] { w->runComparison(cfg, amp, max_batch); },
+                            Qt::QueuedConnection);
   return true;
 }
 

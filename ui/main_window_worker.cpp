@@ -101,7 +101,10 @@ void MainWindow::connectWorker() {
   connect(worker_, &TrainingWorker::runOpened, this, &MainWindow::onRunOpened);
   connect(worker_, &TrainingWorker::loadingProgress, this, &MainWindow::onLoading);
   connect(worker_, &TrainingWorker::workProgress, this, [this](const QString& what, int done, int total) {
-    progress_->setWork(what, done, total, step_);
+    const bool search = comparing_ && what.startsWith(QStringLiteral("largest batch"));
+    if (search) compare_->onWorkProgress(what, done, total);
+    progress_->setWork(what, done, total, step_,
+                       search ? tr("Stop the largest-batch search: the two runs' rows stay as they are") : QString());
     updateStepText();
   });
   connect(worker_, &TrainingWorker::notice, this, [this](const QString& t) { log_->addNote(QStringLiteral("info"), t); });
@@ -122,6 +125,7 @@ void MainWindow::connectWorker() {
       statusBar()->showMessage(tr("Checkpoint written: %1").arg(path), 5000);
     }
   });
+  connect(worker_, &TrainingWorker::maxBatchFound, compare_, &CompareView::onMaxBatch);
   connect(worker_, &TrainingWorker::comparisonFinished, this, [this](bool complete) {
     comparing_ = false;
     compare_->onFinished(complete);

@@ -185,6 +185,7 @@ PlotsPanel::PlotsPanel(QWidget* parent) : QWidget(parent) {
   timer_.setInterval(50);
   connect(&timer_, &QTimer::timeout, this, &PlotsPanel::onTick);
   timer_.start();
+  clock_.start();
 }
 
 LivePlot* PlotsPanel::makePlot(const QString& id, const QString& title, const QString& tooltip) {
@@ -286,10 +287,19 @@ void PlotsPanel::appendRows(const std::vector<StepMetrics>& rows) {
 
 void PlotsPanel::setHistory(const std::vector<StepMetrics>& rows) {
   clear();
-  rows_.reserve(rows.size());
   appendRows(rows);
-  for (LivePlot* p : allPlots()) p->setFollow(true);
-  refreshNow();
+  redrawAll();
+}
+
+void PlotsPanel::redrawAll() {
+  // The axes are right at once; the replots follow one chart per event-loop pass (onTick), not
+  // all in one (a 100k-point run with overlays: ~100 ms of drawing the window would not react in).
+  for (LivePlot* p : allPlots()) {
+    p->setFollow(true);
+    p->rescaleNow();
+  }
+  catch_up_ = true;
+  timer_.setInterval(0);
 }
 
 void PlotsPanel::setSmoothing(double alpha) {
@@ -335,7 +345,7 @@ void PlotsPanel::setWallTime(bool on) {
   if (x_time_->isChecked() != on) x_time_->setChecked(on);
   // Every series is rebuilt with the other key: a settings change, not the live path.
   // The histograms are per step, not per x: they stay as they are.
-  const std::vector<StepMetrics> rows = std::move(rows_);
+  const std::deque<StepMetrics> rows = std::move(rows_);
   rows_.clear();
   for (Curve& c : curves_) {
     c.ema_state = 0;
@@ -346,7 +356,7 @@ void PlotsPanel::setWallTime(bool on) {
     plots_.value(id)->clearAllData();
     plots_.value(id)->setKeyIsTime(on);
   }
-  appendRows(rows);
+  for (const StepMetrics& m : rows) appendRow(m);
   if (!overlays_.empty()) drawOverlays();
   resetViews();
 }
@@ -366,27 +376,42 @@ void PlotsPanel::resetViews() {
 }
 
 void PlotsPanel::onTick() {
-  // A replot budget per tick: each tick replots dirty, visible charts round-robin until their
-  // recent replot times add up to kTickBudgetMs, so one event-loop pass never draws all nine
-  // charts of a long run at once (at 100k points per curve that is ~35 ms, more on a busy CPU).
-  // At most 20 ticks a second, fewer when the charts are expensive, so drawing keeps to about a
-  // third of the GUI thread.
-  constexpr double kTickBudgetMs = 12;
+  // One chart per tick, round-robin over the dirty, visible ones: each replot is an event-loop
+  // pass of its own, so input, the worker's batches of rows and the other charts interleave with
+  // it. (A replot budget per tick still put two or three charts, their queued replots and a batch
+  // of rows into one pass: 55-65 ms stalls with three 100k-point overlays.) The next tick comes
+  // 3x this replot's time later, so drawing keeps to about a quarter of the GUI thread, and no
+  // chart redraws more often than every min_interval_ms_ (20 a second). Right after a history
+  // load (catch_up_) the charts are drawn back to back, still one per pass.
   const QList<LivePlot*> plots = allPlots();
   const int n = static_cast<int>(plots.size());
-  double spent = 0;
-  int done = 0;
-  for (int k = 0; k < n && (done == 0 || spent < kTickBudgetMs); ++k) {
+  const qint64 now = clock_.elapsed();
+  qint64 wait = -1;  // ms until the soonest rate-limited dirty chart may redraw; -1: none dirty
+  double spent = -1;
+  for (int k = 0; k < n; ++k) {
     LivePlot* p = plots[(next_ + k) % n];
     // Scrolled out of view (a small screen): it stays dirty and is drawn once it shows.
     if (!p->isDirty() || !p->isVisible() || p->visibleRegion().isEmpty()) continue;
+    const qint64 since = now - last_replot_.value(p, -min_interval_ms_);
+    if (!catch_up_ && since < min_interval_ms_) {
+      const qint64 w = min_interval_ms_ - since;
+      wait = wait < 0 ? w : std::min(wait, w);
+      continue;
+    }
     p->refresh();
+    last_replot_.insert(p, now);
     ++replots_;
-    ++done;
-    spent += std::max(0.5, p->replotTime(true));
+    spent = std::max(0.5, p->replotTime(true));
     next_ = (next_ + k + 1) % n;
+    break;
   }
-  const int interval = std::clamp(static_cast<int>(3 * spent), min_interval_ms_, 500);
+  int interval;
+  if (spent >= 0) interval = catch_up_ ? 0 : std::clamp(static_cast<int>(3 * spent), 1, 500);
+  else if (wait >= 0) interval = static_cast<int>(wait);
+  else {
+    catch_up_ = false;  // everything shown is drawn
+    interval = min_interval_ms_;
+  }
   if (interval != timer_.interval()) timer_.setInterval(interval);
 }
 

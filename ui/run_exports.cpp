@@ -59,7 +59,8 @@ bool RunExports::exportMetricsCsv(const QString& path) {
       }
     }
   } else {
-    const QString err = write_metrics_csv(path, p_.plots->rows());
+    const auto& rows = p_.plots->rows();
+    const QString err = write_metrics_csv(path, std::vector<StepMetrics>(rows.begin(), rows.end()));
     if (!err.isEmpty()) {
       p_.report(tr("exporting metrics"), err, tr("choose a writable location"));
       return false;

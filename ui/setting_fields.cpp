@@ -84,7 +84,7 @@ QWidget* make_setting_field(const Setting& s) {
     b->setKeyboardTracking(false);  // one change signal per finished edit, not per keystroke
     w = b;
   } else if (s.type == SettingType::Real) {
-    auto* b = new ScientificSpinBox(s.panel_lo, s.panel_hi);
+    auto* b = new ScientificSpinBox(s.panel_lo, s.panel_hi, s.zero_text ? setting_text(s.zero_text) : QString());
     b->setAdditiveStep(s.panel_step);  // 0: the arrows double or halve; 5e-5 can be typed
     b->setKeyboardTracking(false);
     w = b;

@@ -76,8 +76,9 @@ class TrainingWorker : public QObject, private SessionListener {
   void resumeRun(const QString& run_dir, qint64 steps, const QString& checkpoint, bool paused,
                  std::optional<MidRunSettings> mid = std::nullopt);
   // The same configuration in FP32 and in `amp`, one after the other, same seed and data order,
-  // each in its own folder under one comparison folder.
-  void runComparison(const ampgan::RunConfig& base, ampgan::Precision amp);
+  // each in its own folder under one comparison folder. max_batch: then the largest batch of
+  // both within the memory budget (core/run/compare.h), with workProgress, stopped by Stop.
+  void runComparison(const ampgan::RunConfig& base, ampgan::Precision amp, bool max_batch = false);
   // Reads a run folder for display and loads its generator (newest checkpoint) for sampling;
   // the previous run's session is released, so nothing samples from the wrong run.
   void openRun(const QString& run_dir);
@@ -98,6 +99,7 @@ class TrainingWorker : public QObject, private SessionListener {
   void modelDescribed(const ampgan::ui::ModelDescription& d);
   void batchReady(const ampgan::ui::UiBatchPtr& batch);
   void runFinished(const ampgan::ui::RunEndInfo& info);
+  void maxBatchFound(const ampgan::ui::MaxBatchPtr& result);  // before comparisonFinished
   void comparisonFinished(bool complete);
   void failed(const ampgan::ui::UiError& error);
   void notice(const QString& text);  // e.g. "loading cancelled": for the log, not a dialog
@@ -148,6 +150,11 @@ class TrainingWorker : public QObject, private SessionListener {
   void runFailed(const QString& before_start);
   void setSession(std::unique_ptr<Session> s);
   void setSampler(std::unique_ptr<RunSampler> s);
+  bool findMaxBatch(const RunConfig& base, Precision amp, int channels);  // false: stopped or failed
+  // Inside a catch block: the exception is a divergence (Session::step finished the run itself)
+  // or a cancelled dataset load.
+  static bool isDivergence();
+  static bool isCancel();
 
   std::unique_ptr<Session> session_;
   std::unique_ptr<RunSampler> sampler_;  // an opened run's generator (only when no session_)

@@ -75,6 +75,7 @@ void register_meta_types() {
   qRegisterMetaType<SampleShot>();
   qRegisterMetaType<ModelDescription>();
   qRegisterMetaType<std::shared_ptr<const OpenedRun>>();
+  qRegisterMetaType<MaxBatchPtr>();
 }
 
 }  // namespace ampgan::ui

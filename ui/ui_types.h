@@ -17,11 +17,15 @@
 #include "core/io/image_io.h"
 #include "core/common/error.h"
 #include "core/run/histograms_log.h"
+#include "core/run/max_batch.h"
 #include "core/run/run_config.h"
 #include "core/run/run_event.h"
 #include "core/train/step_metrics.h"
 
 namespace ampgan::ui {
+
+// A comparison's largest-batch search (core/run/max_batch.h), shared immutably.
+using MaxBatchPtr = std::shared_ptr<const MaxBatchResult>;
 
 // Which run a message belongs to: the ordinary run, or one of the two runs of a comparison.
 enum class RunTag : int { Main = 0, CompareBaseline = 1, CompareAmp = 2 };
@@ -110,3 +114,4 @@ Q_DECLARE_METATYPE(ampgan::ui::RunEndInfo)
 Q_DECLARE_METATYPE(ampgan::ui::UiError)
 Q_DECLARE_METATYPE(ampgan::ui::SampleShot)
 Q_DECLARE_METATYPE(std::shared_ptr<const ampgan::ui::OpenedRun>)
+Q_DECLARE_METATYPE(ampgan::ui::MaxBatchPtr)

@@ -9,6 +9,7 @@
 #include "core/metrics/feature_classifier.h"
 #include "core/metrics/work_hook.h"
 #include "core/metrics/frechet.h"
+#include "core/metrics/diversity.h"
 #include "core/metrics/swd.h"
 #include "core/train/trainer.h"
 
@@ -48,7 +49,12 @@ std::string describe(const EvalResult& r) {
   else
     std::snprintf(buf, sizeof buf, "SWD %.2f (x1e3; %s), FD %.3f (classifier accuracy %.1f%%) on %d samples", r.swd,
                   levels.c_str(), r.fd, 100 * r.classifier_accuracy, r.samples);
-  return buf;
+  std::string out = buf;
+  if (!std::isnan(r.diversity)) {
+    std::snprintf(buf, sizeof buf, ", diversity %.2f of the data's", r.diversity);
+    out += buf;
+  }
+  return out;
 }
 
 nlohmann::json to_json(const EvalResult& r) {
@@ -57,6 +63,7 @@ nlohmann::json to_json(const EvalResult& r) {
   j["swd"] = r.swd;
   j["swd_levels"] = r.swd_levels;
   j["swd_level_res"] = r.swd_level_res;
+  if (!std::isnan(r.diversity)) j["diversity"] = r.diversity;
   if (!std::isnan(r.fd)) {
     j["fd"] = r.fd;
     j["classifier_accuracy"] = r.classifier_accuracy;
@@ -71,6 +78,7 @@ struct Evaluator::Impl {
   Options opt;
   bool prepared = false;
   SwdDescriptors real_desc;
+  double real_spread = 0;  // the real sample's mean pairwise distance (diversity.h)
   std::unique_ptr<Backend> classifier_backend;  // declared first: outlives the classifier's tensors
   std::unique_ptr<FeatureClassifier> classifier;
   FeatureStats real_stats;
@@ -100,6 +108,7 @@ struct Evaluator::Impl {
     std::vector<float> imgs(static_cast<size_t>(n) * real.image_size());
     real.to_float(idx.data(), n, imgs.data());
     real_desc = swd_descriptors(imgs.data(), n, real.res, real.channels, swd_options(seed));
+    real_spread = mean_pairwise_distance(imgs.data(), n, real.image_size());
     if (!real.labels.empty() && real.num_classes >= 2) {
       // The classifier is trained on the CPU: the metric must not depend on the run's backend
       // or precision, and a cached network then serves every run on this dataset.
@@ -185,6 +194,7 @@ EvalResult Evaluator::evaluate_images(const float* fake, int n) {
   r.swd = s.mean;
   r.swd_levels = s.per_level;
   r.swd_level_res = s.level_res;
+  if (m.real_spread > 0) r.diversity = mean_pairwise_distance(fake, n, m.real.image_size()) / m.real_spread;
   if (m.classifier) {
     const std::vector<float> f = m.classifier->features(fake, n);
     r.fd = frechet_distance(m.real_stats, feature_stats(f.data(), n, FeatureClassifier::kFeatures));

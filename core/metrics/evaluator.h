@@ -29,6 +29,9 @@ struct EvalResult {
   std::vector<double> swd_levels;
   double fd = NAN;                   // Fréchet distance on classifier features (labelled data only)
   double classifier_accuracy = NAN;  // the feature classifier's accuracy on held-out real images
+  // The samples' mean pairwise distance over the real sample's (diversity.h): about 1 when the
+  // generator varies as much as the data, near 0 in mode collapse.
+  double diversity = NAN;
 };
 
 std::string describe(const EvalResult& r);

@@ -62,6 +62,9 @@ struct RunConfig {
   int eval_samples = 1024;   // generated and real images per evaluation
   int hist_every = 25;       // gradient exponent histograms for the GUI
   int layers_every = 50;     // per-tensor gradient statistics to layers.csv (and on every overflow)
+  // The CPU memory a comparison's largest-batch search fills (core/run/max_batch.h); a GPU fills
+  // 90% of its free memory instead.
+  int memory_budget_mib = 1024;
   // where: out_dir, or runs_root/<date>-<name>
   std::string out_dir;
   std::string runs_root = "runs";

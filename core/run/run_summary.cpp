@@ -85,7 +85,7 @@ const std::vector<std::string>& compare_columns() {
   static const std::vector<std::string> kColumns = {
       "Run",          "Images/s (median)", "Speed-up",   "Step (ms, median)", "Peak memory",
       "FP32 master",  "Half copies",       "Gradients",  "Adam moments",      "Activations",
-      "Workspace",    "Data",              "Final loss D", "Final loss G",    "Overflows D/G",
+      "Workspace",    "Data",              "Largest batch", "Final loss D", "Final loss G",    "Overflows D/G",
       "nan_to_num D/G", "Final S_D / S_G", "SWD",            "FD",         "Steps",             "Folder"};
   static_assert(static_cast<int>(MemCategory::Count) == 7, "one column per memory category");
   return kColumns;
@@ -101,6 +101,9 @@ std::vector<std::string> compare_cells(const CompareRun& r, const CompareRun& ba
   c.push_back(fixed(s.median_step_ms, 2));
   c.push_back(mib(r.memory.peak_total));
   for (int k = 0; k < static_cast<int>(MemCategory::Count); ++k) c.push_back(mib(r.memory.peak[k]));
+  if (!r.max_batch_searched) c.push_back("–");
+  else if (r.max_batch <= 0) c.push_back("none");
+  else c.push_back(std::to_string(r.max_batch) + (r.max_batch_ratio > 0 ? " (" + fixed(r.max_batch_ratio, 2) + "×)" : ""));
   c.push_back(fixed(s.final_loss_d, 4));
   c.push_back(fixed(s.final_loss_g, 4));
   c.push_back(std::to_string(s.skipped_d) + " / " + std::to_string(s.skipped_g));
@@ -133,7 +136,7 @@ std::string compare_table_text(const std::vector<CompareRun>& runs, bool tab_sep
     }
     return out;
   }
-  // Transposed for the terminal: one line per column, one value column per run, so the 21
+  // Transposed for the terminal: one line per column, one value column per run, so the 22
   // columns fit an 80-character terminal.
   size_t left = 0;
   for (const std::string& h : rows[0]) left = std::max(left, width(h));

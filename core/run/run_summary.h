@@ -41,6 +41,11 @@ struct CompareRun {
   RunSummary summary;
   MemoryStats memory;  // peaks over the run
   std::string dir;
+  // The largest batch within the comparison's memory budget (core/run/max_batch.h), when it was
+  // searched: 0 when none was verified; the ratio to FP32's (0: unknown).
+  bool max_batch_searched = false;
+  int64_t max_batch = 0;
+  double max_batch_ratio = 0;
 };
 
 // The table's column headers; memory categories follow MemCategory's order.

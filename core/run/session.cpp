@@ -97,11 +97,16 @@ void Session::handle_rows(std::vector<StepMetrics> rows) {
       layers_log_->write(m);
     ForwardProbe probe;  // once per overflowing step, for the first network that needs it
     bool probed = false;
-    auto network_events = [&](const char* net, bool skipped, double scale, double& last, int& streak) {
+    auto network_events = [&](const char* net, int skipped, double scale, double& last, int& streak) {
       if (skipped) {
         ++streak;
+        // With n_dis > 1 the scale is the last D step's, after any earlier step's back-off.
+        const std::string what = std::string(net) == "D" && cfg_.n_dis > 1
+                                     ? std::to_string(skipped) + " of " + std::to_string(cfg_.n_dis) + " D steps skipped"
+                                     : "step skipped";
         RunEvent e{m.step, m.time_s, EventType::Overflow, net,
-                   std::string(net) + " gradients had inf/NaN at loss scale " + scale_label(scale) + ": step skipped"};
+                   std::string(net) + " gradients had inf/NaN at loss scale " + scale_label(scale) + ": " + what};
+        e.data["skipped"] = skipped;
         e.data["scale"] = scale;
         locate_overflow(trainer_->tensor_names(), m, net, e);
         if (e.data.contains("layer")) {  // this network's own inf/NaN: did the forward pass make them?

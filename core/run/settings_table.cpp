@@ -29,10 +29,10 @@ constexpr SettingChoice kResolutions[] = {{"32", "32 × 32"}, {"64", "64 × 64"}
 constexpr SettingChoice kLosses[] = {{"bce", "BCE with logits (DCGAN)"}, {"hinge", "Hinge"}};
 constexpr SettingChoice kPrecisions[] = {{"fp32", "FP32"}, {"tf32", "TF32"}, {"fp16", "FP16"}, {"bf16", "BF16"}};
 constexpr SettingChoice kBackends[] = {{"auto", "Automatic"}, {"cpu", "CPU"}, {"cuda", "CUDA"}};
-constexpr SettingChoice kAmpStrategies[] = {{"auto", "Automatic (FP16 scales, BF16 not)"},
-                                           {"scale", "Dynamic loss scaling"},
-                                           {"nan_to_num", "nan_to_num (StyleGAN2-ADA)"},
-                                           {"none", "None"}};
+// Short: the panel's combo is narrow (at 1600 px "Automatic (FP16 sca…" was cut); the tooltip
+// says what each does.
+constexpr SettingChoice kAmpStrategies[] = {
+    {"auto", "Automatic"}, {"scale", "Loss scaling"}, {"nan_to_num", "nan_to_num"}, {"none", "None"}};
 constexpr SettingChoice kScalers[] = {{"per-network", "One per network (G, D)"}, {"shared", "Shared by G and D"}};
 
 // SNGAN's recipe for the ResNet: hinge loss, TTUR, Adam beta1 = 0, five D steps, an EMA G.
@@ -203,15 +203,16 @@ const Setting kSettings[] = {
              "NaN -> 0, inf -> 1e5, never skip) or none",
      .section = "Precision", .choices = kAmpStrategies, .example = R"("nan_to_num")", .panel = PanelGroup::Precision,
      .label = "AMP strategy",
-     .tip = "How half-precision gradients are guarded: auto (FP16 scales, BF16 does not), scale (dynamic loss "
-            "scaling), nan_to_num (StyleGAN2-ADA: no scaling, NaN → 0, ±inf → ±1e5, no step is skipped) or none.",
+     .tip = "How half-precision gradients are guarded. Automatic: FP16 scales the loss, BF16 does not. Loss "
+            "scaling: dynamic loss scaling. nan_to_num (StyleGAN2-ADA): no scaling, NaN → 0, ±inf → ±1e5, no step "
+            "is skipped. None: no guard.",
      AMPGAN_NAMED(amp_strategy, amp_strategy_name, parse_amp_strategy)},
     {.key = "conv_clamp", .type = SettingType::Real, .flag = "conv-clamp", .meta = "C",
      .help = "clamp half-precision convolution outputs to [-C, C] (0 = off, default;\nStyleGAN2-ADA: 256)",
      .section = "Precision", .example = "256", .panel = PanelGroup::Precision, .label = "Activation clamp",
      .tip = "Clamp the outputs of half-precision convolutions to ±C (StyleGAN2-ADA: 256); 0 = off. Can be "
             "changed while training.",
-     .panel_lo = 0, .panel_hi = 65504, .panel_step = 16, .live = true, AMPGAN_FIELD(conv_clamp)},
+     .panel_lo = 0, .panel_hi = 65504, .panel_step = 16, .zero_text = "off", .live = true, AMPGAN_FIELD(conv_clamp)},
     {.key = "fp32_layers", .type = SettingType::Text, .flag = "fp32-layers", .meta = "NAMES",
      .help = "layers kept in FP32 in fp16/bf16, comma-separated, named as in layers.csv\n"
              "and the studio's Model view (e.g. D.2,D.3)",
@@ -282,6 +283,14 @@ const Setting kSettings[] = {
      .tip = "Per-layer gradient statistics (max |g|, inf/NaN, underflow) to layers.csv and the Layers tab every N "
             "steps; overflow steps always (0: overflow steps only).",
      .panel_lo = 0, .panel_hi = 10'000'000, .zero_text = "overflows only", AMPGAN_FIELD(layers_every)},
+    // Compare's largest-batch search (core/run/compare.h); `ampgan compare --memory-budget` sets
+    // it through this row, `ampgan train` has no use for it and so no option.
+    {.key = "memory_budget_mib", .type = SettingType::Int, .lo = 16, .hi = 1 << 20,
+     .hint = "the budget is in MiB, e.g. 1024 (1 GiB)", .example = "512", .panel = PanelGroup::Device,
+     .panel_order = 1, .label = "Memory budget (MiB)",
+     .tip = "The CPU memory Compare's largest-batch search fills (tick Largest batch in the Compare tab). On a "
+            "GPU the search fills 90% of the GPU's free memory instead.",
+     .object_name = "memoryBudget", AMPGAN_FIELD(memory_budget_mib)},
     // Recorded, not chosen: how many ranks trained the run last (core/dist).
     {.key = "world_size", .type = SettingType::Int, .lo = 1, .hi = 1 << 20,
      .hint = "it records how many ranks trained the run", .example = "2", AMPGAN_FIELD(world_size)},

@@ -61,7 +61,7 @@ struct Setting {
   const char* tip = nullptr;          // plain text; the studio may show its glossary's instead
   double panel_lo = 0, panel_hi = 0;  // the field's range (exponents for Pow2); both 0: lo..hi
   double panel_step = 0;              // Real: what the arrows add (0: they double or halve)
-  const char* zero_text = nullptr;    // Int: shown at the lowest value ("never")
+  const char* zero_text = nullptr;    // Int or Real: shown at the lowest value ("never", "off")
   const char* object_name = nullptr;  // the widget's objectName, which tests and screenshots find
   // Lifecycle.
   bool live = false;   // may change while a run trains (the engine applies it between steps)

@@ -7,8 +7,9 @@
 // skip on its own overflow (Adam_D and D's batch-norm statistics untouched; Adam_D's t counts
 // D steps taken); a scaler update after it, shared or not, so one overflow is not repeated at
 // the same scale. The extra forwards of G stage G's batch-norm statistics like the main one, so
-// they count only if the G step does. An iteration's metrics row is its last D step's: the
-// extra steps' scalars are cleared before that step.
+// they count only if the G step does. An iteration's metrics row is its last D step's, except
+// that skips and nan_to_num's replaced values count every D step: each extra step copies its
+// found-inf flag and replaced count into slots of its own past the ones the next step clears.
 #include "core/common/rng.h"
 #include "core/train/trainer.h"
 
@@ -31,12 +32,17 @@ void Trainer::set_extra_real_dtype(DType dt) {
 
 void Trainer::enqueue_extra_d_steps(Context& gctx) {
   for (size_t k = 0; k < extra_real_.size(); ++k) {
-    backend_.fill(scalars_, 0.0f);  // gan_loss adds to its slots
+    if (k > 0) backend_.fill(scalars_head_, 0.0f);  // gan_loss adds to its slots
     backend_.fill_normal(z_, cfg_.seed, rng_stream::train_latent_stream(static_cast<int>(k) + 1), counter_, 1.0f);
     const Tensor& fake = g_->forward(gctx, z_);
     d_step(extra_real_[k], fake);
     if (cfg_.shared_scaler) scaler_d_->update(backend_, scalars_, {kSlotFoundInfD});
+    const int own = extra_d_slot0_ + kExtraDSlots * static_cast<int>(k);
+    backend_.copy_scalar(scalars_, kSlotFoundInfD, scalars_, own);
+    backend_.copy_scalar(scalars_, kSlotReplacedD, scalars_, own + 1);
+    backend_.copy_scalar(scalars_, kSlotReplacedD + 1, scalars_, own + 2);
   }
+  if (!extra_real_.empty()) backend_.fill(scalars_head_, 0.0f);
 }
 
 }  // namespace ampgan

@@ -1,5 +1,6 @@
 #include "core/train/step_metrics.h"
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 
@@ -16,6 +17,10 @@ const std::vector<std::string>& StepMetrics::columns() {
 }
 
 namespace {
+// A skip count from metrics.csv: 0 or 1 before n_dis, up to n_dis (at most 100) since; anything
+// else in a hand-edited file is read as 0 rather than cast out of range.
+int skip_count(double d) { return d >= 0 && d <= 100 ? static_cast<int>(d) : 0; }
+
 std::string num(double v) {
   if (std::isnan(v)) return "";
   char buf[32];
@@ -29,7 +34,7 @@ std::string StepMetrics::csv_row() const {
   s += std::to_string(step) + "," + precision_name(precision) + ",";
   for (double v : {loss_d, loss_g, d_real, d_fake, grad_norm_d, grad_norm_g, scale_d, scale_g})
     s += num(v) + ",";
-  s += std::string(skipped_d ? "1" : "0") + "," + (skipped_g ? "1" : "0") + ",";
+  s += std::to_string(skipped_d) + "," + std::to_string(skipped_g) + ",";
   for (double v : {underflow_d, underflow_g, step_ms, images_per_s, memory_mb, time_s, swd})
     s += num(v) + ",";
   s += num(fd) + "," + std::to_string(replaced_d) + "," + std::to_string(replaced_g);
@@ -53,8 +58,8 @@ StepMetrics StepMetrics::from_csv_row(const std::vector<std::string>& header,
     else if (k == "grad_norm_g") m.grad_norm_g = d;
     else if (k == "scale_d") m.scale_d = d;
     else if (k == "scale_g") m.scale_g = d;
-    else if (k == "skipped_d") m.skipped_d = v == "1";
-    else if (k == "skipped_g") m.skipped_g = v == "1";
+    else if (k == "skipped_d") m.skipped_d = skip_count(d);
+    else if (k == "skipped_g") m.skipped_g = skip_count(d);
     else if (k == "underflow_d") m.underflow_d = d;
     else if (k == "underflow_g") m.underflow_g = d;
     else if (k == "step_ms") m.step_ms = d;

@@ -44,7 +44,8 @@ struct StepMetrics {
   double d_real = 0, d_fake = 0;
   double grad_norm_d = 0, grad_norm_g = 0;  // L2 norms of the unscaled gradients
   double scale_d = 1, scale_g = 1;          // loss scales used this step
-  bool skipped_d = false, skipped_g = false;
+  // Updates skipped for inf/NaN gradients: D counts its n_dis D steps (0..n_dis), G its one.
+  int skipped_d = 0, skipped_g = 0;
   double underflow_d = 0, underflow_g = 0;  // fraction of gradient values zero or subnormal
   double step_ms = 0, images_per_s = 0;
   double memory_mb = 0;                     // backend memory in use after the step

@@ -51,8 +51,9 @@ Trainer::Trainer(Backend& backend, const TrainerConfig& cfg)
             {kSlotScaleG, kSlotFoundInfG, kSlotSumSqG, kSlotZerosG, kSlotSubnormalsG, kSlotCountG, kSlotReplacedG,
              kSlotCount + kTensorStatSlots * tensors_d_}};
   // After the step's slots, kTensorStatSlots per gradient tensor (Backend::grad_stats).
-  scalars_ = backend_.empty(Shape{kSlotCount + kTensorStatSlots * static_cast<int64_t>(tensor_names_.size())},
-                            DType::F32, MemCategory::Data);
+  extra_d_slot0_ = kSlotCount + kTensorStatSlots * static_cast<int>(tensor_names_.size());
+  scalars_ = backend_.empty(Shape{extra_d_slot0_ + kExtraDSlots * (cfg_.n_dis - 1)}, DType::F32, MemCategory::Data);
+  scalars_head_ = scalars_.view(Shape{extra_d_slot0_});
   counter_ = backend_.empty(Shape{2}, DType::F32, MemCategory::Data);  // [lo, hi]: see ew::count_load
   hist_ = backend_.empty(Shape{ew::kHistBins}, DType::F32, MemCategory::Workspace);
   allocate_extra_real();
@@ -178,8 +179,9 @@ void Trainer::enqueue_step_body() {
   // a skipped step changes no weight and no running average.
   Context gctx{.backend = backend_, .dtype = dt, .mode = Mode::Train, .param_grads = true, .accumulate = false,
                .staged_running_stats = true};
-  enqueue_extra_d_steps(gctx);  // n_dis > 1 only; before the fill: the metrics are the last D step's
   backend_.fill(scalars_, 0.0f);
+  enqueue_extra_d_steps(gctx);  // n_dis > 1 only; they clear scalars_head_ before the last D step
+
   backend_.fill_normal(z_, cfg_.seed, rng_stream::kTrainLatentBase, counter_, 1.0f);
   const Tensor& fake = g_->forward(gctx, z_);
 
@@ -232,9 +234,11 @@ std::vector<StepMetrics> Trainer::collect(bool wait) {
     m.d_fake = s[kSlotDFake];
     m.scale_d = s[kSlotScaleD];
     m.scale_g = s[kSlotScaleG];
+    // The norms, underflow and per-tensor statistics are the last D step's; skips and replaced
+    // values count every D step of the iteration.
     m.skipped_d = s[kSlotFoundInfD] != 0.0f;
     m.skipped_g = s[kSlotFoundInfG] != 0.0f;
-    m.grad_norm_d = m.skipped_d ? NAN : std::sqrt(s[kSlotSumSqD]);
+    m.grad_norm_d = s[kSlotFoundInfD] != 0.0f ? NAN : std::sqrt(s[kSlotSumSqD]);
     m.grad_norm_g = m.skipped_g ? NAN : std::sqrt(s[kSlotSumSqG]);
     // In FP32, as when the counts were single floats (the same bits while they are below 2^24).
     auto underflow = [s](int zeros, int subnormals, int count) -> double {
@@ -245,6 +249,11 @@ std::vector<StepMetrics> Trainer::collect(bool wait) {
     m.underflow_d = underflow(kSlotZerosD, kSlotSubnormalsD, kSlotCountD);
     m.underflow_g = underflow(kSlotZerosG, kSlotSubnormalsG, kSlotCountG);
     m.replaced_d = ew::count_load(s + kSlotReplacedD);
+    for (int k = 0; k < cfg_.n_dis - 1; ++k) {
+      const float* x = s + extra_d_slot0_ + kExtraDSlots * k;
+      m.skipped_d += x[0] != 0.0f;
+      m.replaced_d += ew::count_load(x + 1);
+    }
     m.replaced_g = ew::count_load(s + kSlotReplacedG);
     if (cfg_.tensor_stats) m.tensors.resize(tensor_names_.size());
     for (size_t k = 0; k < m.tensors.size(); ++k) {

@@ -174,12 +174,18 @@ class Trainer {
   Tensor real_;      // [B,H,W,C] compute (real_f32_ itself in FP32)
   Tensor z_;         // [B,1,1,nz] compute: latents, drawn on the device from counter_
   Tensor dlogits_;   // [B,1] FP32: d(S * loss)/d(logits), written by each gan_loss
-  Tensor scalars_;   // [kSlotCount + kTensorStatSlots * T] FP32: the step's results, read back async
+  Tensor scalars_;   // [kSlotCount + kTensorStatSlots * T + kExtraDSlots * (n_dis - 1)] FP32: the step's results
   Tensor counter_;   // [2] FP32 [lo, hi] count (ew::count_load): iterations on the device
   Tensor hist_;      // [ew::kHistBins] FP32: a gradient exponent histogram
   int64_t iteration_ = 0;
   std::vector<TensorName> tensor_names_;
   int tensors_d_ = 0;  // D's tensor count: D's per-tensor slots come first, at kSlotCount
+  // n_dis > 1: after the per-tensor slots, kExtraDSlots per extra D step (its found-inf flag and
+  // its replaced count), kept while the later steps clear the slots before them
+  // (scalars_head_, a view of those): collect() adds them to the iteration's row.
+  static constexpr int kExtraDSlots = 3;
+  int extra_d_slot0_ = 0;
+  Tensor scalars_head_;
   dist::StepSync* sync_ = nullptr;
 
   struct Pending {

@@ -1,6 +1,7 @@
 // Qt Test suite of the studio's dashboard parts: chart defects (switch markers, SWD/FD, log
 // ticks, exports), watching a run folder another process writes, and the Runs panel (overlays,
 // seed groups, config diff). Offscreen; each test function is its own CTest test.
+#include <algorithm>
 #include <cmath>
 
 #include <QFile>
@@ -10,6 +11,7 @@
 #include <QCryptographicHash>
 #include <QDir>
 #include <QDirIterator>
+#include <QElapsedTimer>
 #include <QMouseEvent>
 #include <QProcess>
 #include <QSignalSpy>
@@ -544,6 +546,67 @@ class TestDashboard : public QObject {
   // Overlays are thinned once when they are set, keeping each bucket's extremes, and drawn with
   // solid pens (QCustomPlot strokes dashed lines as one slow path): three runs of 100k rows
   // must not make every live replot walk 300k points.
+  // The panel's replot budget per tick put two or three charts' queued replots (and a batch of
+  // rows) into one event-loop pass, and a history load queued all ten at once: with three
+  // 100k-point overlays such a pass held the GUI 55-65 ms. Now each replot is a pass of its own;
+  // a history load still draws every chart at once after the other, and live rows keep every
+  // time chart updating, none more than 20 times a second.
+  void chartsReplotOnePerEventLoopPass() {
+    PlotsPanel panel;
+    panel.resize(1200, 900);
+    panel.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    QTest::qWait(200);  // the first show's replots
+    qint64 passes = 0;
+    QTimer pass;  // a 0 ms timer fires once per event-loop pass
+    pass.setInterval(0);
+    connect(&pass, &QTimer::timeout, &panel, [&] { ++passes; });
+    struct Replot {
+      const LivePlot* plot;
+      qint64 pass;
+    };
+    std::vector<Replot> seen;
+    const QList<LivePlot*> plots = panel.allPlots();
+    for (LivePlot* p : plots)
+      connect(p, &QCustomPlot::afterReplot, &panel, [&seen, &passes, p] { seen.push_back({p, passes}); });
+    auto count = [&](const LivePlot* p, size_t from) {
+      return std::count_if(seen.begin() + static_cast<std::ptrdiff_t>(from), seen.end(),
+                           [p](const Replot& r) { return r.plot == p; });
+    };
+    pass.start();
+    const std::vector<StepMetrics> all = rows(4000);
+    panel.setHistory(std::vector<StepMetrics>(all.begin(), all.begin() + 2000));
+    // The axes follow the history at once; every chart is drawn soon after, one per pass.
+    QCOMPARE(panel.plot(QStringLiteral("losses"))->xAxis->range().upper >= 2000, true);
+    QTRY_VERIFY_WITH_TIMEOUT(std::all_of(plots.begin(), plots.end(), [&](const LivePlot* p) { return count(p, 0) > 0; }),
+                             3000);
+    // Live rows: one every 5 ms for 1.5 s.
+    const size_t live_from = seen.size();
+    size_t next = 2000;
+    QTimer feed;
+    connect(&feed, &QTimer::timeout, &panel, [&] {
+      if (next < all.size()) panel.appendRows({all[next++]});
+    });
+    QElapsedTimer live;
+    live.start();
+    feed.start(5);
+    QTest::qWait(1500);
+    feed.stop();
+    const qint64 live_ms = live.elapsed();
+    QTest::qWait(100);
+    pass.stop();
+    QVERIFY(next > 2100);
+    for (size_t i = 1; i < seen.size(); ++i)
+      QVERIFY2(seen[i].pass != seen[i - 1].pass,
+               qPrintable(QStringLiteral("%1 and %2 replotted in one pass")
+                              .arg(seen[i - 1].plot->objectName(), seen[i].plot->objectName())));
+    for (const QString& id : panel.plotIds()) {
+      const auto n = count(panel.plot(id), live_from);
+      QVERIFY2(n >= 5, qPrintable(QStringLiteral("%1: %2 replots").arg(id).arg(n)));
+      QVERIFY2(n <= live_ms / 50 + 3, qPrintable(QStringLiteral("%1: %2 replots in %3 ms").arg(id).arg(n).arg(live_ms)));
+    }
+  }
+
   void overlaysAreThinnedOnceWithSolidPens() {
     PlotsPanel panel;
     panel.resize(1200, 800);

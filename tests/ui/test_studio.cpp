@@ -20,6 +20,7 @@
 
 #include "core/backend/elementwise.h"
 #include "core/common/error.h"
+#include "core/run/compare.h"
 #include "core/run/run_folder.h"
 #include "core/run/session.h"
 #include "ui/alert_banner.h"
@@ -461,6 +462,94 @@ class TestStudio : public QObject {
     QVERIFY(std::fabs(a[0].d_real - b[0].d_real) < 0.02);
   }
 
+  // Issue 17: Compare with Largest batch ticked and a small CPU budget: both rows get the cell,
+  // equal to the core search on the same settings, progress reaches the view and the status bar,
+  // and the verdict names the budget and the ratio.
+  void compareShowsTheLargestBatch() {
+    MainWindow w(no_settings());
+    w.setErrorPresenter([](const UiError& e) { QFAIL(qPrintable(e.text())); });
+    w.show();
+    RunConfig c = tiny(path(QStringLiteral("runs-maxbatch")), 1000000);
+    c.channels = 1;
+    c.width = 4;
+    c.batch = 4;
+    c.memory_budget_mib = 16;
+    w.configPanel()->setConfig(c);
+    QCOMPARE(w.configPanel()->config().memory_budget_mib, 16);
+    CompareView* cv = w.compareView();
+    cv->setAmpMode(Precision::FP16);
+    cv->setSteps(4);
+    cv->setMaxBatch(true);
+    QSignalSpy progress(w.worker(), &TrainingWorker::workProgress);
+    QSignalSpy done(&w, &MainWindow::comparisonDone);
+    QVERIFY(w.runComparison());
+    QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, 2 * kTimeout);
+    QCOMPARE(done.at(0).at(0).toBool(), true);
+    QTRY_VERIFY_WITH_TIMEOUT(!w.busy(), kTimeout);
+    QCOMPARE(cv->tableRows(), 2);
+    RunConfig base = w.configPanel()->config();
+    const MaxBatchResult r = compare_max_batch(base, Precision::FP16, 1, nullptr, nullptr);
+    QVERIFY(r.fits(Precision::FP32) >= 2);
+    QVERIFY(r.fits(Precision::FP16) > r.fits(Precision::FP32));
+    QCOMPARE(cv->cell(0, QStringLiteral("Largest batch")), QStringLiteral("%1 (1.00×)").arg(r.fits(Precision::FP32)));
+    QCOMPARE(cv->cell(1, QStringLiteral("Largest batch")),
+             QStringLiteral("%1 (%2×)").arg(r.fits(Precision::FP16)).arg(r.ratio(Precision::FP16), 0, 'f', 2));
+    const QString line = QString::fromStdString(max_batch_ratio_line(r, Precision::FP16));
+    QVERIFY2(cv->statusText().contains(line + QStringLiteral(" within 16 MiB (memory budget)")), qPrintable(cv->statusText()));
+    QVERIFY2(cv->statusText().contains(QStringLiteral("the speed of FP32")), qPrintable(cv->statusText()));
+    int measured = 0;
+    for (const QList<QVariant>& a : progress) measured += a.at(0).toString().startsWith(QStringLiteral("largest batch: "));
+    QVERIFY2(measured >= 6, qPrintable(QString::number(measured)));  // two probes and a check per precision
+    QVERIFY(cv->tableAsText().contains(QStringLiteral("\tLargest batch\t")));
+    // The AMP run's generator still answers Sample now (its session made way for the search).
+    QVERIFY(!sample_now(w).isNull());
+  }
+
+  // The search stops at Stop (the two runs' rows stay; the cells say nothing was found), and a
+  // budget below the setting's range is refused before anything trains.
+  void compareLargestBatchStopsAndRefusesBadBudget() {
+    MainWindow w(no_settings());
+    QList<UiError> errors;
+    w.setErrorPresenter([&](const UiError& e) { errors << e; });
+    w.show();
+    RunConfig c = tiny(path(QStringLiteral("runs-maxbatch-stop")), 1000000);
+    c.channels = 1;
+    c.width = 4;
+    c.batch = 4;
+    c.memory_budget_mib = 8;
+    w.configPanel()->setConfig(c);
+    CompareView* cv = w.compareView();
+    cv->setSteps(4);
+    cv->setMaxBatch(true);
+    QVERIFY(!w.runComparison());
+    QVERIFY(!errors.isEmpty());
+    QVERIFY2(errors.back().text().contains(QStringLiteral("Memory budget (MiB): 8 is outside the allowed range")),
+             qPrintable(errors.back().text()));
+    QVERIFY(!QDir(path(QStringLiteral("runs-maxbatch-stop"))).exists());
+    errors.clear();
+
+    c.memory_budget_mib = 4096;
+    w.configPanel()->setConfig(c);
+    bool stopped = false;
+    connect(w.worker(), &TrainingWorker::workProgress, &w, [&](const QString& what, int, int) {
+      if (!stopped && what.startsWith(QStringLiteral("largest batch: "))) {
+        stopped = true;
+        w.stopTraining();
+      }
+    });
+    QSignalSpy done(&w, &MainWindow::comparisonDone);
+    QVERIFY(w.runComparison());
+    QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, 2 * kTimeout);
+    QTRY_VERIFY_WITH_TIMEOUT(!w.busy(), kTimeout);
+    QVERIFY(stopped);
+    QCOMPARE(done.at(0).at(0).toBool(), false);
+    QVERIFY2(errors.isEmpty(), qPrintable(errors.value(0).text()));
+    QCOMPARE(cv->tableRows(), 2);
+    QCOMPARE(cv->cell(0, QStringLiteral("Largest batch")), QStringLiteral("–"));
+    QCOMPARE(cv->cell(1, QStringLiteral("Largest batch")), QStringLiteral("–"));
+    QVERIFY2(cv->statusText().contains(QStringLiteral("the largest-batch search was stopped")), qPrintable(cv->statusText()));
+  }
+
   // Open a run folder written by the engine: curves, events, samples; then resume it.
   void openAndResumeRun() {
     const QString dir = path(QStringLiteral("opened-run"));
@@ -868,6 +957,29 @@ class TestStudio : public QObject {
     QVERIFY(p.rangeProblems().isEmpty());
     interval->setValue(0);
     QCOMPARE(p.rangeProblems().size(), 1);
+    interval->setValue(17);
+    // A real field whose 0 means off says so ("0" read as a clamp to zero), and typing works
+    // both ways.
+    auto* clamp = p.findChild<QDoubleSpinBox*>(QStringLiteral("conv_clamp"));
+    QVERIFY(clamp);
+    QCOMPARE(clamp->value(), 0.0);
+    QCOMPARE(clamp->text(), QStringLiteral("off"));
+    clamp->selectAll();
+    QTest::keyClicks(clamp, QStringLiteral("256"));
+    QTest::keyClick(clamp, Qt::Key_Return);
+    QCOMPARE(p.config().conv_clamp, 256.0f);
+    clamp->selectAll();
+    QTest::keyClicks(clamp, QStringLiteral("off"));
+    QTest::keyClick(clamp, Qt::Key_Return);
+    QCOMPARE(clamp->text(), QStringLiteral("off"));
+    QCOMPARE(p.config().conv_clamp, 0.0f);
+    QVERIFY(p.rangeProblems().isEmpty());
+    // The AMP strategy's choices fit a narrow combo; the tooltip explains each.
+    auto* amp = p.findChild<QComboBox*>(QStringLiteral("amp_strategy"));
+    QVERIFY(amp);
+    for (int i = 0; i < amp->count(); ++i) QVERIFY2(amp->itemText(i).size() <= 12, qPrintable(amp->itemText(i)));
+    for (const char* word : {"Automatic", "Loss scaling", "nan_to_num", "None"})
+      QVERIFY2(amp->toolTip().contains(QLatin1String(word)), word);
   }
 
   // ampgan-studio takes every row's option as ampgan train does: --FLAG EXAMPLE reaches the config.
