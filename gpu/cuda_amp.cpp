@@ -1,5 +1,5 @@
 // CUDA backend, mixed-precision passes: the fused unscale-and-check with gradient statistics, the
-// gradient exponent histogram and the loss-scaler update (gpu/kernels_reduce.cu).
+// gradient exponent histogram and the loss-scaler update (gpu/kernels_amp.cu).
 #include "gpu/cuda_backend_impl.h"
 #include "gpu/kernels.h"
 

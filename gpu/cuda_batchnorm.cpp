@@ -1,12 +1,12 @@
 // CUDA backend, batch norm: training and eval forward, backward (per-channel reductions in
-// gpu/kernels_reduce.cu) and the running statistics' commit after the step's skip decision
-// (gpu/kernels_batchnorm_running.cu). The CPU version is core/backend/cpu/cpu_batchnorm.cpp.
+// gpu/kernels_batchnorm.cu) and the running statistics' commit after the step's skip decision
+// (also gpu/kernels_batchnorm.cu). The CPU version is core/backend/cpu/cpu_batchnorm.cpp.
 #include <string>
 
 #include "core/common/error.h"
 #include "gpu/cuda_backend_impl.h"
 #include "gpu/kernels.h"
-#include "gpu/kernels_batchnorm_running.h"
+#include "gpu/kernels_batchnorm.h"
 
 namespace ampgan::gpu {
 

@@ -1,5 +1,5 @@
-// CUDA backend, optimizer family: Adam on the FP32 master weights (gpu/kernels_reduce.cu) and the
-// generator's EMA (gpu/kernels_ema.cu). The CPU version is core/backend/cpu/cpu_optim.cpp.
+// CUDA backend, optimizer family: Adam on the FP32 master weights (gpu/kernels_optim.cu) and the
+// generator's EMA (also gpu/kernels_optim.cu). The CPU version is core/backend/cpu/cpu_optim.cpp.
 #include "gpu/cuda_backend_impl.h"
 #include "gpu/kernels.h"
 

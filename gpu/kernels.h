@@ -17,7 +17,7 @@
 
 namespace ampgan::gpu {
 
-// ---- element-wise ----------------------------------------------------------------------------
+// ---- element-wise (kernels_elementwise.cu) ------------------------------------------------------
 void fill(cudaStream_t s, void* p, DType t, int64_t n, float value);
 void cast(cudaStream_t s, const void* src, DType st, void* dst, DType dt, int64_t n);
 // stream += ew::count_load(counter) (an FP32 [lo, hi] count) on the device when counter is not null.
@@ -75,7 +75,7 @@ void pad_channels(cudaStream_t s, size_t elem_bytes, const void* src, int64_t ro
 void slice_channels(cudaStream_t s, size_t elem_bytes, const void* src, int cp, void* dst,
                     int64_t rows, int c);
 
-// ---- losses ----------------------------------------------------------------------------------
+// ---- losses (kernels_losses.cu) ----------------------------------------------------------------
 void gan_loss(cudaStream_t s, LossKind kind, LossRole role, const float* logits, int64_t n,
               const float* scaler_state, float* dlogits, float* scalars, int loss_slot, int prob_slot);
 // ws: at least softmax_ce_workspace_bytes(n).
@@ -84,7 +84,8 @@ void softmax_cross_entropy(cudaStream_t s, const float* logits, const float* lab
                            int64_t k, float* dlogits, float* scalars, int loss_slot,
                            int correct_slot, void* ws);
 
-// ---- per-channel reductions over (rows, c) NHWC tensors (batch norm, bias gradient) -----------
+// ---- per-channel reductions over (rows, c) NHWC tensors: batch norm (kernels_batchnorm.cu), the
+// bias gradient (kernels_linalg.cu) ----
 // ws: at least channel_workspace_bytes(rows, c).
 size_t channel_workspace_bytes(int64_t rows, int64_t c);
 void bias_backward(cudaStream_t s, DType t, const void* dy, int64_t rows, int64_t c, float* db,
@@ -101,7 +102,8 @@ void batchnorm_backward(cudaStream_t s, DType t, const void* x, const void* dy, 
                         const float* save_invstd, void* dx, float* dgamma, float* dbeta,
                         bool accumulate, void* ws);
 
-// ---- multi-tensor passes ----------------------------------------------------------------------
+// ---- multi-tensor passes: gradient statistics, histogram and scaler (kernels_amp.cu), Adam and
+// EMA (kernels_optim.cu) ----
 // Tensor lists travel as kernel parameters (by value): a captured graph keeps its own copy, so
 // nothing on the host or the device has to stay alive for replays. Longer lists are split into
 // several launches that write disjoint partial results, combined by one finalising kernel.
@@ -135,7 +137,7 @@ void adam_step(cudaStream_t s, const AdamDesc* params, int count, const AdamConf
                float* step_count, const float* scaler_state, const float* scalars, int found_inf_slot);
 
 constexpr int kMaxScalerSlots = 16;
-// The generator's EMA over one tensor (kernels_ema.cu); nothing when scalars[found_inf_slot] != 0.
+// The generator's EMA over one tensor (kernels_optim.cu); nothing when scalars[found_inf_slot] != 0.
 void ema_update(cudaStream_t s, float* shadow, const float* param, int64_t n, float decay, float rampup,
                 const float* count, const float* scalars, int found_inf_slot);
 void scaler_update(cudaStream_t s, float* state, const ew::ScalerConfig& cfg, const float* scalars,

@@ -1,5 +1,5 @@
-// Element-wise kernels, losses and the one-thread scaler update. Each mirrors a loop of the CPU
-// backend (core/backend/cpu/cpu_backend.cpp) and calls the same shared functions.
+// Element-wise kernels: fills, casts, random numbers, activations, bias add, channel padding.
+// Each mirrors a loop of the CPU backend (core/backend/cpu/) and calls the same shared functions.
 #include "core/common/rng.h"
 #include "gpu/kernel_common.cuh"
 
@@ -95,76 +95,6 @@ __global__ void slice_kernel(const U* src, int cp, U* dst, int64_t rows, int c) 
   const int64_t n = rows * c;
   RowCol rc(global_thread(), grid_stride(), c);
   for (int64_t i = global_thread(); i < n; i += grid_stride(), rc.advance()) dst[i] = src[rc.r * cp + rc.j];
-}
-
-// ---- losses ------------------------------------------------------------------------------------
-
-// One block: n is a batch of logits. Sums in double as the CPU does; dlogits element-wise.
-__global__ void gan_loss_kernel(LossKind kind, LossRole role, const float* x, int64_t n,
-                                const float* scaler_state, float* dx, float* scalars,
-                                int loss_slot, int prob_slot) {
-  __shared__ double shared[kThreads];
-  const float scale = scaler_state[0];
-  const float target = role == LossRole::DFake ? 0.0f : 1.0f;
-  const ew::HingeRole hr = role == LossRole::DReal   ? ew::HingeRole::DReal
-                           : role == LossRole::DFake ? ew::HingeRole::DFake
-                                                     : ew::HingeRole::G;
-  const float inv_n = 1.0f / static_cast<float>(n);
-  double loss = 0.0, prob = 0.0;
-  for (int64_t i = threadIdx.x; i < n; i += kThreads) {
-    const float xi = x[i];
-    if (kind == LossKind::BCEWithLogits) {
-      loss += ew::bce_logits_loss(xi, target);
-      dx[i] = ew::bce_logits_grad(xi, target) * inv_n * scale;
-    } else {
-      loss += ew::hinge_loss(hr, xi);
-      dx[i] = ew::hinge_grad(hr, xi) * inv_n * scale;
-    }
-    prob += ew::sigmoid(xi);
-  }
-  loss = block_sum(loss, shared);
-  prob = block_sum(prob, shared);
-  if (threadIdx.x == 0) {
-    scalars[loss_slot] += static_cast<float>(loss / static_cast<double>(n));
-    if (prob_slot >= 0) scalars[prob_slot] = static_cast<float>(prob / static_cast<double>(n));
-  }
-}
-
-// One thread per row: row loss (double) and whether the argmax is the label, into ws.
-__global__ void softmax_rows_kernel(const float* x, const float* labels, int64_t n, int64_t k,
-                                    float* dx, double* row_loss, int* row_correct) {
-  for (int64_t i = global_thread(); i < n; i += grid_stride()) {
-    bool right = false;
-    row_loss[i] = ew::softmax_xent_row(x + i * k, k, static_cast<int64_t>(labels[i]), static_cast<double>(n),
-                                       dx + i * k, right);
-    row_correct[i] = right ? 1 : 0;
-  }
-}
-
-// One thread, summing rows in order as the CPU's loop does.
-__global__ void softmax_finalize_kernel(const double* row_loss, const int* row_correct, int64_t n,
-                                        float* scalars, int loss_slot, int correct_slot) {
-  double loss = 0.0;
-  int64_t correct = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    loss += row_loss[i];
-    correct += row_correct[i];
-  }
-  scalars[loss_slot] = static_cast<float>(loss / static_cast<double>(n));
-  scalars[correct_slot] = static_cast<float>(correct);
-}
-
-// ---- loss scaler -------------------------------------------------------------------------------
-
-struct SlotList {
-  int n;
-  int slot[kMaxScalerSlots];
-};
-
-__global__ void scaler_update_kernel(float* state, ew::ScalerConfig cfg, const float* scalars, SlotList slots) {
-  bool found = false;
-  for (int i = 0; i < slots.n; ++i) found |= scalars[slots.slot[i]] != 0.0f;
-  ew::scaler_update(state[0], state[1], found, cfg);
 }
 
 __global__ void fma_probe_kernel(const float* in, float* out) { out[0] = in[0] * in[1] + in[2]; }
@@ -286,37 +216,6 @@ void slice_channels(cudaStream_t s, size_t elem_bytes, const void* src, int cp, 
     slice_kernel<uint32_t><<<grid_for(n), kThreads, 0, s>>>(static_cast<const uint32_t*>(src), cp,
                                                             static_cast<uint32_t*>(dst), rows, c);
   AMPGAN_LAUNCHED("slice_kernel");
-}
-
-void gan_loss(cudaStream_t s, LossKind kind, LossRole role, const float* logits, int64_t n,
-              const float* scaler_state, float* dlogits, float* scalars, int loss_slot, int prob_slot) {
-  gan_loss_kernel<<<1, kThreads, 0, s>>>(kind, role, logits, n, scaler_state, dlogits, scalars,
-                                         loss_slot, prob_slot);
-  AMPGAN_LAUNCHED("gan_loss_kernel");
-}
-
-size_t softmax_ce_workspace_bytes(int64_t n) {
-  return static_cast<size_t>(n) * (sizeof(double) + sizeof(int)) + 16;
-}
-
-void softmax_cross_entropy(cudaStream_t s, const float* logits, const float* labels, int64_t n,
-                           int64_t k, float* dlogits, float* scalars, int loss_slot,
-                           int correct_slot, void* ws) {
-  double* row_loss = static_cast<double*>(ws);
-  int* row_correct = reinterpret_cast<int*>(row_loss + n);
-  softmax_rows_kernel<<<grid_for(n, 1), kThreads, 0, s>>>(logits, labels, n, k, dlogits, row_loss, row_correct);
-  AMPGAN_LAUNCHED("softmax_rows_kernel");
-  softmax_finalize_kernel<<<1, 1, 0, s>>>(row_loss, row_correct, n, scalars, loss_slot, correct_slot);
-  AMPGAN_LAUNCHED("softmax_finalize_kernel");
-}
-
-void scaler_update(cudaStream_t s, float* state, const ew::ScalerConfig& cfg, const float* scalars,
-                   const int* slots, int nslots) {
-  SlotList list{};
-  list.n = nslots;
-  for (int i = 0; i < nslots; ++i) list.slot[i] = slots[i];
-  scaler_update_kernel<<<1, 1, 0, s>>>(state, cfg, scalars, list);
-  AMPGAN_LAUNCHED("scaler_update_kernel");
 }
 
 void fma_probe(cudaStream_t s, const float* in, float* out) {

@@ -67,8 +67,8 @@ TEST(ResnetGan, ForwardAndBackwardStayFiniteInEveryPrecision) {
     ASSERT_EQ(logit.dtype(), DType::F32) << precision_name(p);
     for (float v : to_host(b, logit)) ASSERT_TRUE(std::isfinite(v)) << precision_name(p);
     Tensor dl = make_tensor(b, Shape{4, 1}, DType::F32, {1, -1, 1, -1});
-    const Tensor& dimg = d->backward(ctx, dl, true);
-    g->backward(ctx, dimg, false);
+    const Tensor& dimg = d->backward(ctx, dl, InputGrad::Return);
+    g->backward(ctx, dimg, InputGrad::Skip);
     double gsum = 0;
     for (const Tensor& gr : g->gradients())
       for (float v : to_host(b, gr)) {

@@ -109,7 +109,7 @@ void FeatureClassifier::train(const data::ImageSet& set, const std::vector<int>&
       b_.fill(scalars, 0.0f);
       const Tensor& logits = head_->forward(ctx, body_->forward(ctx, x));
       b_.softmax_cross_entropy(logits, y, dlogits, scalars, 1, 2);
-      body_->backward(ctx, head_->backward(ctx, dlogits, true), false);
+      body_->backward(ctx, head_->backward(ctx, dlogits, InputGrad::Return), InputGrad::Skip);
       adam.step(b_, unit, scalars, 0);
       if (progress) progress(e * per_epoch + k + 1, epochs * per_epoch);
     }

@@ -111,7 +111,8 @@ const Tensor& Sequential::forward(Context& ctx, const Tensor& x,
   return *h;
 }
 
-const Tensor& Sequential::backward(Context& ctx, const Tensor& dy, bool need_dx) {
+const Tensor& Sequential::backward(Context& ctx, const Tensor& dy, InputGrad input_grad) {
+  const bool need_dx = input_grad == InputGrad::Return;
   const Tensor* g = &dy;
   const DType net = ctx.dtype;
   for (size_t i = layers_.size(); i-- > 0;) {

@@ -21,6 +21,10 @@ namespace ampgan {
 // must not change training); Eval uses the running averages.
 enum class Mode : uint8_t { Train, Sample, Eval };
 
+// Whether a network's backward returns the gradient of its input (the G step needs D's, to go on
+// into G; a network's first layer otherwise need not compute it).
+enum class InputGrad : bool { Skip = false, Return = true };
+
 struct Context {
   Backend& backend;
   DType dtype = DType::F32;  // activations and the weights' working copies
@@ -33,15 +37,15 @@ struct Context {
 };
 
 // A trained tensor: FP32 master weights, the working copy the ops read (the master itself in
-// FP32 mode, a half copy otherwise), its gradient, and Adam's FP32 moments.
+// FP32 mode, a half copy otherwise) and its gradient. (Adam's moments are Adam's: core/optim.)
 struct Parameter {
   std::string name;        // PyTorch state_dict key of the peer model, e.g. "3.weight"
   Shape shape;             // our layout (KRSC for convolutions)
   bool fp32_only = false;  // batch-norm scale and shift stay FP32 in every mode (as in autocast)
-  Tensor master, working, grad, m, v;
+  Tensor master, working, grad;
 
   // Allocates the working copy and gradient for a compute dtype and fills the copy from the
-  // master weights. Master weights and moments are untouched: precision can change any time.
+  // master weights. The master weights are untouched: precision can change any time.
   void set_precision(Backend& b, DType compute);
   // Re-derives the working copy after the master weights were changed from outside (loading).
   void refresh_working(Backend& b);
@@ -123,7 +127,7 @@ class Sequential {
   // after (optional) sees each layer's output in turn (the forward probe's checks).
   const Tensor& forward(Context& ctx, const Tensor& x,
                         const std::function<void(size_t, const Tensor&)>& after = nullptr);
-  const Tensor& backward(Context& ctx, const Tensor& dy, bool need_dx);
+  const Tensor& backward(Context& ctx, const Tensor& dy, InputGrad input_grad);
   Shape output_shape(Shape in) const;
   double flops(Shape in) const;
   void update_spectral_norm(Backend& b);

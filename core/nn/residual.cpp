@@ -21,8 +21,9 @@ const Tensor& Residual::forward(Context& ctx, const Tensor& x) {
 
 const Tensor& Residual::backward(Context& ctx, const Tensor& dy, bool need_dx) {
   // Both paths run their backward (for their weight gradients) even when dx is not needed.
-  const Tensor& gm = main_.backward(ctx, as_dtype(ctx.backend, dy, a_dtype_, dya_cast_), need_dx);
-  const Tensor& gs = shortcut_.size() ? shortcut_.backward(ctx, as_dtype(ctx.backend, dy, b_dtype_, dyb_cast_), need_dx)
+  const InputGrad ig = need_dx ? InputGrad::Return : InputGrad::Skip;
+  const Tensor& gm = main_.backward(ctx, as_dtype(ctx.backend, dy, a_dtype_, dya_cast_), ig);
+  const Tensor& gs = shortcut_.size() ? shortcut_.backward(ctx, as_dtype(ctx.backend, dy, b_dtype_, dyb_cast_), ig)
                                       : dy;
   if (!need_dx) return no_grad();
   ensure(ctx.backend, dx_, gm.shape(), ctx.dtype);

@@ -105,6 +105,8 @@ class Session {
   const std::string& backend_note() const { return backend_note_; }
 
  private:
+  static constexpr int kGridSide = 8;  // the sample grid: kGridSide x kGridSide images
+
   Session() = default;
   void build(const SessionOptions& opt, int channels_override);
   void emit_event(RunEvent e);

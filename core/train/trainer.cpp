@@ -14,7 +14,7 @@ constexpr size_t kMaxInFlight = 3;
 }  // namespace
 
 Trainer::Trainer(Backend& backend, const TrainerConfig& cfg)
-    : backend_(backend), cfg_(cfg), precision_(cfg.precision) {
+    : backend_(backend), cfg_(cfg), precision_(cfg.precision), graph_(backend, cfg.use_graphs) {
   cfg_.model.validate();
   if (cfg.n_dis < 1 || cfg.n_dis > 100)
     throw Error("n_dis " + std::to_string(cfg.n_dis) + " is out of range", "--n-dis", "use 1 (DCGAN) to 100; SNGAN uses 5");
@@ -44,6 +44,12 @@ Trainer::Trainer(Backend& backend, const TrainerConfig& cfg)
       tensor_names_.push_back({net, std::string(net) + "." + layer, tensor, p->shape.numel()});
     }
   tensors_d_ = static_cast<int>(d_->parameters().size());
+  d_net_ = {d_.get(), adam_d_.get(), scaler_d_.get(),
+            {kSlotScaleD, kSlotFoundInfD, kSlotSumSqD, kSlotZerosD, kSlotSubnormalsD, kSlotCountD, kSlotReplacedD,
+             kSlotCount}};
+  g_net_ = {g_.get(), adam_g_.get(), cfg_.shared_scaler ? scaler_d_.get() : scaler_g_.get(),
+            {kSlotScaleG, kSlotFoundInfG, kSlotSumSqG, kSlotZerosG, kSlotSubnormalsG, kSlotCountG, kSlotReplacedG,
+             kSlotCount + kTensorStatSlots * tensors_d_}};
   // After the step's slots, kTensorStatSlots per gradient tensor (Backend::grad_stats).
   extra_d_slot0_ = kSlotCount + kTensorStatSlots * static_cast<int>(tensor_names_.size());
   scalars_ = backend_.empty(Shape{extra_d_slot0_ + kExtraDSlots * (cfg_.n_dis - 1)}, DType::F32, MemCategory::Data);
@@ -82,9 +88,7 @@ void Trainer::set_precision(Precision p) {
   }
   set_extra_real_dtype(dt);
   if (!z_.defined() || z_.dtype() != dt) z_ = backend_.empty(Shape{cfg_.batch, 1, 1, cfg_.model.latent}, dt, MemCategory::Data);
-  backend_.drop_capture();
-  captured_ = false;
-  eager_steps_since_change_ = 0;
+  graph_.invalidate();
 }
 
 void Trainer::set_layer_policy(const LayerPolicy& policy) {
@@ -98,9 +102,7 @@ void Trainer::set_learning_rates(float lr_g, float lr_d) {
   adam_d_->set_lr(lr_d);
   cfg_.adam_g.lr = lr_g;
   cfg_.adam_d.lr = lr_d;
-  backend_.drop_capture();  // learning rates are baked into a captured graph
-  captured_ = false;
-  eager_steps_since_change_ = 0;
+  graph_.invalidate();  // learning rates are baked into a captured graph
 }
 
 void Trainer::set_iteration(int64_t it) {
@@ -111,10 +113,12 @@ void Trainer::set_iteration(int64_t it) {
 }
 
 void Trainer::forward_backward_d(const Tensor& images, LossRole role, int loss_slot, int prob_slot) {
-  Context ctx{backend_, compute_dtype(precision_), Mode::Train, true, role == LossRole::DFake, true};
+  // D's weight gradients: the fake batch's are added to the real batch's.
+  Context ctx{.backend = backend_, .dtype = compute_dtype(precision_), .mode = Mode::Train, .param_grads = true,
+              .accumulate = role == LossRole::DFake, .staged_running_stats = true};
   const Tensor& logits = d_->forward(ctx, images);
   backend_.gan_loss(cfg_.loss, role, logits, scaler_d_->active_state(), dlogits_, scalars_, loss_slot, prob_slot);
-  d_->backward(ctx, dlogits_, false);
+  d_->backward(ctx, dlogits_, InputGrad::Skip);
 }
 
 void Trainer::d_step(const Tensor& real, const Tensor& fake) {
@@ -124,25 +128,57 @@ void Trainer::d_step(const Tensor& real, const Tensor& fake) {
   d_->update_spectral_norm(backend_);
   forward_backward_d(real, LossRole::DReal, kSlotLossDReal, kSlotDReal);
   forward_backward_d(fake, LossRole::DFake, kSlotLossDFake, kSlotDFake);
-  const Tensor& sd = scaler_d_->active_state();
-  backend_.copy_scalar(sd, 0, scalars_, kSlotScaleD);
-  if (sync_) sync_->before_check(d_->gradients());
-  backend_.grad_stats(d_->gradients(), sd, scalars_,
-                      {kSlotFoundInfD, kSlotSumSqD, kSlotZerosD, kSlotSubnormalsD, kSlotCountD,
-                       cfg_.tensor_stats ? kSlotCount : -1});
-  if (sync_) sync_->after_check(scalars_, kSlotFoundInfD, 0, 0);
-  if (cfg_.amp_strategy == AmpStrategy::NanToNum)  // StyleGAN2-ADA: repair the gradients, never skip
-    backend_.nan_to_num(d_->gradients(), kNanToNumBound, scalars_, kSlotReplacedD, kSlotFoundInfD);
+  check_gradients(d_net_, 0, 0);
   d_->commit_running_stats(backend_, scalars_, {kSlotFoundInfD});
-  adam_d_->step(backend_, sd, scalars_, kSlotFoundInfD);
-  if (!cfg_.shared_scaler) scaler_d_->update(backend_, scalars_, {kSlotFoundInfD});
+  optimizer_step(d_net_);
+  if (!cfg_.shared_scaler) d_net_.scaler->update(backend_, scalars_, {kSlotFoundInfD});
+}
+
+void Trainer::g_step(Context& gctx, const Tensor& fake) {
+  // Through the updated D, without D's weight gradients.
+  Context dctx{.backend = backend_, .dtype = gctx.dtype, .mode = Mode::Train, .param_grads = false,
+               .accumulate = false, .staged_running_stats = true};
+  const Tensor& logits = d_->forward(dctx, fake);
+  backend_.gan_loss(cfg_.loss, LossRole::G, logits, g_net_.scaler->active_state(), dlogits_, scalars_, kSlotLossG,
+                    kSlotDFakeG);
+  const Tensor& dfake = d_->backward(dctx, dlogits_, InputGrad::Return);
+  g_->backward(gctx, dfake, InputGrad::Skip);
+  check_gradients(g_net_, kSlotLossDReal, kSlotDFakeG + 1);
+  // D's statistics from this pass count only if both networks' steps do (D's was taken above).
+  d_->commit_running_stats(backend_, scalars_, {kSlotFoundInfD, kSlotFoundInfG});
+  g_->commit_running_stats(backend_, scalars_, {kSlotFoundInfG});
+  optimizer_step(g_net_);
+  if (!ema_.empty()) {
+    std::vector<Tensor> masters;
+    for (Parameter* p : g_->parameters()) masters.push_back(p->master);
+    backend_.ema_update(ema_, masters, cfg_.ema_decay, cfg_.ema_rampup, adam_g_->step_count(), scalars_, kSlotFoundInfG);
+  }
+  if (cfg_.shared_scaler) g_net_.scaler->update(backend_, scalars_, {kSlotFoundInfD, kSlotFoundInfG});
+  else g_net_.scaler->update(backend_, scalars_, {kSlotFoundInfG});
+}
+
+void Trainer::check_gradients(const NetworkStep& n, int sync_first, int sync_last) {
+  const Tensor& scale = n.scaler->active_state();
+  backend_.copy_scalar(scale, 0, scalars_, n.slot.scale);
+  if (sync_) sync_->before_check(n.model->gradients());
+  backend_.grad_stats(n.model->gradients(), scale, scalars_,
+                      {n.slot.found_inf, n.slot.sum_sq, n.slot.zeros, n.slot.subnormals, n.slot.count,
+                       cfg_.tensor_stats ? n.slot.tensors : -1});
+  if (sync_) sync_->after_check(scalars_, n.slot.found_inf, sync_first, sync_last);
+  if (cfg_.amp_strategy == AmpStrategy::NanToNum)  // StyleGAN2-ADA: repair the gradients, never skip
+    backend_.nan_to_num(n.model->gradients(), kNanToNumBound, scalars_, n.slot.replaced, n.slot.found_inf);
+}
+
+void Trainer::optimizer_step(const NetworkStep& n) {
+  n.adam->step(backend_, n.scaler->active_state(), scalars_, n.slot.found_inf);
 }
 
 void Trainer::enqueue_step_body() {
   const DType dt = compute_dtype(precision_);
   // Batch-norm running statistics are staged and committed only for networks whose step counts:
   // a skipped step changes no weight and no running average.
-  Context gctx{backend_, dt, Mode::Train, true, false, true};
+  Context gctx{.backend = backend_, .dtype = dt, .mode = Mode::Train, .param_grads = true, .accumulate = false,
+               .staged_running_stats = true};
   backend_.fill(scalars_, 0.0f);
   enqueue_extra_d_steps(gctx);  // n_dis > 1 only; they clear scalars_head_ before the last D step
 
@@ -150,35 +186,7 @@ void Trainer::enqueue_step_body() {
   const Tensor& fake = g_->forward(gctx, z_);
 
   d_step(real_, fake);
-
-  // Generator: through the updated D, without D's weight gradients.
-  LossScaler& sg_scaler = scaler_g();
-  const Tensor& sg = sg_scaler.active_state();
-  Context dctx{backend_, dt, Mode::Train, false, false, true};
-  const Tensor& logits = d_->forward(dctx, fake);
-  backend_.gan_loss(cfg_.loss, LossRole::G, logits, sg, dlogits_, scalars_, kSlotLossG, kSlotDFakeG);
-  const Tensor& dfake = d_->backward(dctx, dlogits_, true);
-  g_->backward(gctx, dfake, false);
-  backend_.copy_scalar(sg, 0, scalars_, kSlotScaleG);
-  if (sync_) sync_->before_check(g_->gradients());
-  backend_.grad_stats(g_->gradients(), sg, scalars_,
-                      {kSlotFoundInfG, kSlotSumSqG, kSlotZerosG, kSlotSubnormalsG, kSlotCountG,
-                       cfg_.tensor_stats ? kSlotCount + kTensorStatSlots * tensors_d_ : -1});
-  if (sync_) sync_->after_check(scalars_, kSlotFoundInfG, kSlotLossDReal, kSlotDFakeG + 1);
-  if (cfg_.amp_strategy == AmpStrategy::NanToNum)
-    backend_.nan_to_num(g_->gradients(), kNanToNumBound, scalars_, kSlotReplacedG, kSlotFoundInfG);
-  // D's statistics from this pass count only if both networks' steps do (D's was taken above).
-  d_->commit_running_stats(backend_, scalars_, {kSlotFoundInfD, kSlotFoundInfG});
-  g_->commit_running_stats(backend_, scalars_, {kSlotFoundInfG});
-  adam_g_->step(backend_, sg, scalars_, kSlotFoundInfG);
-  if (!ema_.empty()) {
-    std::vector<Tensor> masters;
-    for (Parameter* p : g_->parameters()) masters.push_back(p->master);
-    backend_.ema_update(ema_, masters, cfg_.ema_decay, cfg_.ema_rampup, adam_g_->step_count(), scalars_, kSlotFoundInfG);
-  }
-  if (cfg_.shared_scaler) sg_scaler.update(backend_, scalars_, {kSlotFoundInfD, kSlotFoundInfG});
-  else sg_scaler.update(backend_, scalars_, {kSlotFoundInfG});
-
+  g_step(gctx, fake);
   backend_.count_increment(counter_);
 }
 
@@ -197,32 +205,7 @@ void Trainer::step(const std::function<const float*()>& next_batch) {
   backend_.upload(real_f32_, next_batch(), real_f32_.nbytes());
   if (!real_.same_storage(real_f32_)) backend_.cast(real_f32_, real_);
 
-  // Graph capture needs every buffer allocated first: run eagerly once after any change, then
-  // capture and replay.
-  if (cfg_.use_graphs && !graphs_disabled_ && backend_.supports_capture()) {
-    if (!captured_ && eager_steps_since_change_ >= 1) {
-      try {
-        backend_.begin_capture();
-        enqueue_step_body();
-        backend_.end_capture();
-        captured_ = true;
-      } catch (const OutOfMemoryError&) {
-        throw;
-      } catch (const Error& e) {
-        // A step that cannot be captured still trains, op by op: slower, not wrong.
-        backend_.drop_capture();
-        graphs_disabled_ = true;
-        warnings_.push_back(std::string("CUDA graph capture failed, running the step op by op: ") + e.what());
-      }
-    }
-    if (captured_) backend_.replay();
-    else {
-      enqueue_step_body();
-      ++eager_steps_since_change_;
-    }
-  } else {
-    enqueue_step_body();
-  }
+  graph_.run([this] { enqueue_step_body(); });  // replayed as a graph where the backend captures
   ++iteration_;
   pending_.push_back({iteration_, precision_, backend_.read_async(scalars_), start});
   // Back-pressure: never run more than kMaxInFlight steps ahead of what the host has seen.
@@ -233,11 +216,7 @@ double Trainer::elapsed_s() const {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
 }
 
-std::vector<std::string> Trainer::take_warnings() {
-  std::vector<std::string> out;
-  out.swap(warnings_);
-  return out;
-}
+std::vector<std::string> Trainer::take_warnings() { return graph_.take_warnings(); }
 
 std::vector<StepMetrics> Trainer::collect(bool wait) {
   std::vector<StepMetrics> out;
@@ -333,7 +312,7 @@ std::vector<float> Trainer::generate(const std::vector<float>& latents, int n) {
   Tensor z32 = backend_.empty(Shape{cfg_.batch, 1, 1, nz}, DType::F32, MemCategory::Data);
   Tensor zc = dt == DType::F32 ? z32 : backend_.empty(Shape{cfg_.batch, 1, 1, nz}, dt, MemCategory::Data);
   Tensor img32;
-  Context ctx{backend_, dt, Mode::Sample, false, false};
+  Context ctx{.backend = backend_, .dtype = dt, .mode = Mode::Sample, .param_grads = false, .accumulate = false};
   with_generator_weights([&] {
   for (int i0 = 0; i0 < n; i0 += cfg_.batch) {
     const int m = std::min(cfg_.batch, n - i0);
@@ -367,16 +346,17 @@ void Trainer::gradient_histograms(std::vector<float>& g_hist, std::vector<float>
 
 std::vector<StateEntry> Trainer::state() {
   std::vector<StateEntry> out;
-  auto add_net = [&](const std::string& net, Sequential& s) {
-    for (Parameter* p : s.parameters()) {
-      out.push_back({net + "." + p->name, &p->master});
-      out.push_back({net + "." + p->name + ".adam_m", &p->m});
-      out.push_back({net + "." + p->name + ".adam_v", &p->v});
+  auto add_net = [&](const std::string& net, Sequential& s, Adam& adam) {
+    const std::vector<Parameter*> ps = s.parameters();  // Adam's order
+    for (size_t i = 0; i < ps.size(); ++i) {
+      out.push_back({net + "." + ps[i]->name, &ps[i]->master});
+      out.push_back({net + "." + ps[i]->name + ".adam_m", &adam.m(i)});
+      out.push_back({net + "." + ps[i]->name + ".adam_v", &adam.v(i)});
     }
     for (StateBuffer* b : s.buffers()) out.push_back({net + "." + b->name, &b->value});
   };
-  add_net("G", *g_);
-  add_net("D", *d_);
+  add_net("G", *g_, *adam_g_);
+  add_net("D", *d_, *adam_d_);
   const std::vector<Parameter*> gp = g_->parameters();
   for (size_t i = 0; i < ema_.size(); ++i) out.push_back({"G_ema." + gp[i]->name, &ema_[i]});
   out.push_back({"G.adam_step", &adam_g_->step_count(), true});
@@ -391,9 +371,7 @@ void Trainer::state_loaded() {
   d_->reset_staged_running_stats(backend_);
   for (Parameter* p : g_->parameters()) p->refresh_working(backend_);
   for (Parameter* p : d_->parameters()) p->refresh_working(backend_);
-  backend_.drop_capture();
-  captured_ = false;
-  eager_steps_since_change_ = 0;
+  graph_.invalidate();
 }
 
 }  // namespace ampgan

@@ -24,6 +24,7 @@
 #include "core/amp/precision.h"
 #include "core/models/model_family.h"
 #include "core/optim/adam.h"
+#include "core/train/step_graph.h"
 #include "core/train/step_metrics.h"
 #include "core/train/step_sync.h"
 
@@ -47,6 +48,24 @@ struct TrainerConfig {
   bool use_graphs = true;          // replay the step as a CUDA graph where the backend can
   bool tensor_stats = true;        // per-tensor gradient statistics (off only to measure their cost)
   uint64_t seed = 0;
+};
+
+// Where one network's step writes in the step's scalars (StepSlot, step_metrics.h).
+struct NetworkSlots {
+  int scale;                                        // the loss scale the step used
+  int found_inf, sum_sq, zeros, subnormals, count;  // Backend::grad_stats
+  int replaced;                                     // nan_to_num's count (AmpStrategy::NanToNum)
+  int tensors;                                      // its first per-tensor statistics slot
+};
+
+// One network's half of the step (DESIGN.md: each network has its own loss scaler and Adam):
+// its model, optimizer, scaler and slots. D and G differ only in these, so the two halves of
+// the step are written alike (Trainer::check_gradients, Trainer::optimizer_step).
+struct NetworkStep {
+  Sequential* model = nullptr;
+  Adam* adam = nullptr;
+  LossScaler* scaler = nullptr;  // G's is D's with TrainerConfig::shared_scaler
+  NetworkSlots slot{};  // not "slots": Qt defines that word as a macro
 };
 
 // A named device tensor of the trainer's state (for checkpoints).
@@ -124,6 +143,14 @@ class Trainer {
   void enqueue_step_body();
   // One D update on a real batch and a generated one, its scaler updated unless shared.
   void d_step(const Tensor& real, const Tensor& fake);
+  // The G update through the updated D on the generated batch fake = G(z) (gctx: G's forward).
+  void g_step(Context& gctx, const Tensor& fake);
+  // After a network's backward: its loss scale into its slot, the unscale-and-check with the
+  // gradient statistics (across ranks with a StepSync, which also sums the slots
+  // [sync_first, sync_last)), and under nan_to_num the repair that replaces a skip.
+  void check_gradients(const NetworkStep& n, int sync_first, int sync_last);
+  // Adam on the network's FP32 masters; nothing when its gradients were not finite.
+  void optimizer_step(const NetworkStep& n);
   // n_dis > 1 (extra_d_steps.cpp): the D steps before the one whose generated batch the G step
   // reuses, each on its own real batch and latents.
   void allocate_extra_real();
@@ -134,17 +161,23 @@ class Trainer {
   Backend& backend_;
   TrainerConfig cfg_;
   Precision precision_;
+  StepGraph graph_;  // capture and replay of enqueue_step_body
   std::unique_ptr<Sequential> g_, d_;
   std::unique_ptr<Adam> adam_g_, adam_d_;
-  std::unique_ptr<LossScaler> scaler_d_, scaler_g_;
-  std::vector<Tensor> ema_;  // FP32 shadows of G's master weights, in parameter order (empty: off)
-  std::vector<Tensor> extra_real_f32_, extra_real_;  // the real batches of the extra D steps
-  Tensor real_f32_, real_, z_, dlogits_, scalars_, counter_, hist_;
+  std::unique_ptr<LossScaler> scaler_d_, scaler_g_;  // scaler_g_ null when shared
+  NetworkStep d_net_, g_net_;  // the two halves of the step, over the owners above
+  // The step's buffers. B batch, H = W = res, C image channels, nz latent size, T gradient
+  // tensors (D's, then G's); "compute" is the precision's dtype (FP32, FP16 or BF16).
+  std::vector<Tensor> ema_;  // per G parameter, its shape, FP32: G's EMA (empty: off)
+  std::vector<Tensor> extra_real_f32_, extra_real_;  // n_dis - 1 of [B,H,W,C], FP32 / compute
+  Tensor real_f32_;  // [B,H,W,C] FP32: the last D step's real batch as uploaded, in [-1, 1]
+  Tensor real_;      // [B,H,W,C] compute (real_f32_ itself in FP32)
+  Tensor z_;         // [B,1,1,nz] compute: latents, drawn on the device from counter_
+  Tensor dlogits_;   // [B,1] FP32: d(S * loss)/d(logits), written by each gan_loss
+  Tensor scalars_;   // [kSlotCount + kTensorStatSlots * T + kExtraDSlots * (n_dis - 1)] FP32: the step's results
+  Tensor counter_;   // [2] FP32 [lo, hi] count (ew::count_load): iterations on the device
+  Tensor hist_;      // [ew::kHistBins] FP32: a gradient exponent histogram
   int64_t iteration_ = 0;
-  bool captured_ = false;
-  bool graphs_disabled_ = false;
-  std::vector<std::string> warnings_;
-  int eager_steps_since_change_ = 0;
   std::vector<TensorName> tensor_names_;
   int tensors_d_ = 0;  // D's tensor count: D's per-tensor slots come first, at kSlotCount
   // n_dis > 1: after the per-tensor slots, kExtraDSlots per extra D step (its found-inf flag and

@@ -1,5 +1,6 @@
-// Launcher of the batch-norm running-average commit (Backend::batchnorm_commit_running), apart
-// from gpu/kernels.h so that it can change without touching the shared kernel header.
+// Launcher of the batch-norm running-average commit (Backend::batchnorm_commit_running, in
+// gpu/kernels_batchnorm.cu), apart from gpu/kernels.h so that it can change without touching
+// the shared kernel header.
 #pragma once
 
 #include <cstdint>
