@@ -10,6 +10,9 @@
 #
 # Options: --model dcgan|resnet --res R --nc C --width W --batch B --steps N --warmup N --rounds R --threads T
 #          --device cpu|cuda --ampgan PATH --python PATH
+#          --peer-amp "off bf16"   the peer's autocast modes (default: all it has on the device; PyTorch's
+#                                  BF16 autocast on a CPU without AVX512-BF16 runs at well under 1 img/s on
+#                                  the ResNet, so --peer-amp off keeps a round to minutes)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 model=dcgan res=32 nc=1 width=64 batch=64 steps=20 warmup=3 rounds=3 threads=2 device=cpu
@@ -30,6 +33,7 @@ while (($#)); do
     --device) device=$2; shift 2 ;;
     --ampgan) ampgan=$2; shift 2 ;;
     --python) python=$2; shift 2 ;;
+    --peer-amp) peer_amp=$2; shift 2 ;;
     *) echo "compare_pytorch.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -38,6 +42,7 @@ done
 
 # Our precisions and the peer's autocast modes. PyTorch's CPU autocast has no FP16.
 if [[ $device == cpu ]]; then ours="fp32 fp16 bf16"; theirs="off bf16"; else ours="fp32 tf32 fp16 bf16"; theirs="off fp16 bf16"; fi
+[[ -n ${peer_amp:-} ]] && theirs=$peer_amp
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
