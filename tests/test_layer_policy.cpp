@@ -26,16 +26,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-TrainerConfig small(Precision p) {
-  TrainerConfig c;
-  c.model.res = 32;
-  c.model.channels = 1;
-  c.model.width = 8;
-  c.batch = 8;
-  c.precision = p;
-  return c;
-}
-
 // Weights that fit FP16 but whose products do not: D.2's output overflows in half precision.
 void plant_big_weights(Backend& b, Sequential& d) {
   Parameter* w = param(d, "2.weight");
@@ -64,7 +54,7 @@ int skipped_d_steps(Trainer& t, const std::vector<float>& real, int steps) {
 
 TEST(LayerPolicy, HalfBlocksKeepsTheHighestResolutionBlocksInHalf) {
   CpuBackend b;
-  TrainerConfig c = small(Precision::FP16);
+  TrainerConfig c = tiny_dcgan(Precision::FP16);
   c.layer_policy.half_blocks = 2;
   Trainer t(b, c);
   // DCGAN at 32 px: 4 blocks a network. G's highest-resolution blocks are its last (G.6 + G.7 at
@@ -86,7 +76,7 @@ TEST(LayerPolicy, HalfBlocksKeepsTheHighestResolutionBlocksInHalf) {
 
 TEST(LayerPolicy, UnknownLayerNameIsAnErrorListingTheValidNames) {
   CpuBackend b;
-  TrainerConfig c = small(Precision::FP16);
+  TrainerConfig c = tiny_dcgan(Precision::FP16);
   Trainer t(b, c);
   LayerPolicy p;
   p.fp32_layers = {"D.2", "D.7"};  // D.7 is a LeakyReLU: it has no parameters, hence no name
@@ -111,7 +101,7 @@ TEST(LayerPolicy, UnknownLayerNameIsAnErrorListingTheValidNames) {
 TEST(LayerPolicy, ResnetLayersInsideBlocksTrainInFp32) {
   for (Precision p : {Precision::FP16, Precision::BF16}) {
     CpuBackend b;
-    TrainerConfig c = small(p);
+    TrainerConfig c = tiny_dcgan(p);
     c.family = ModelFamily::ResNet;
     c.model.latent = 16;
     c.model.width = 4;
@@ -143,7 +133,7 @@ TEST(LayerPolicy, KeepingThePlantedLayerInFp32RemovesItsOverflows) {
   for (bool fp32_layer : {false, true}) {
     PlantingBackend b;
     b.value = 1e6f;  // inf once stored in FP16, finite in FP32
-    TrainerConfig c = small(Precision::FP16);
+    TrainerConfig c = tiny_dcgan(Precision::FP16);
     if (fp32_layer) c.layer_policy.fp32_layers = {"D.2"};
     Trainer t(b, c);
     moderate_scales(b, t);
@@ -155,7 +145,7 @@ TEST(LayerPolicy, KeepingThePlantedLayerInFp32RemovesItsOverflows) {
   }
   for (bool fp32_layer : {false, true}) {
     CpuBackend b;
-    TrainerConfig c = small(Precision::FP16);
+    TrainerConfig c = tiny_dcgan(Precision::FP16);
     if (fp32_layer) c.layer_policy.fp32_layers = {"D.2", "D.3"};
     Trainer t(b, c);
     moderate_scales(b, t);
@@ -340,7 +330,7 @@ TEST(NanToNum, ReplacesNonFiniteValuesCountsThemAndClearsTheFlag) {
 TEST(NanToNum, PlantedNonFiniteGradientIsReplacedAndTheStepApplied) {
   PlantingBackend b;
   b.value = INFINITY;
-  TrainerConfig c = small(Precision::FP16);
+  TrainerConfig c = tiny_dcgan(Precision::FP16);
   c.amp_strategy = AmpStrategy::NanToNum;
   Trainer t(b, c);
   Parameter* w = param(t.discriminator(), "2.weight");
@@ -360,7 +350,7 @@ TEST(NanToNum, PlantedNonFiniteGradientIsReplacedAndTheStepApplied) {
   // The same plant with dynamic loss scaling skips the step and changes nothing.
   PlantingBackend b2;
   b2.value = INFINITY;
-  TrainerConfig c2 = small(Precision::FP16);
+  TrainerConfig c2 = tiny_dcgan(Precision::FP16);
   Trainer t2(b2, c2);
   moderate_scales(b2, t2);
   Parameter* w2 = param(t2.discriminator(), "2.weight");

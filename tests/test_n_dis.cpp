@@ -26,12 +26,7 @@ Backend& backend() {
 }
 
 TrainerConfig small(int n_dis) {
-  TrainerConfig c;
-  c.model.res = 32;
-  c.model.channels = 1;
-  c.model.width = 8;
-  c.batch = 8;
-  c.precision = Precision::FP16;
+  TrainerConfig c = ampgan::testing::tiny_dcgan(Precision::FP16);
   c.n_dis = n_dis;
   return c;
 }

@@ -28,12 +28,7 @@ namespace fs = std::filesystem;
 namespace {
 
 TrainerConfig small(Precision p) {
-  TrainerConfig c;
-  c.model.res = 32;
-  c.model.channels = 1;
-  c.model.width = 8;
-  c.batch = 8;
-  c.precision = p;
+  TrainerConfig c = tiny_dcgan(p);
   c.bf16_loss_scaling = p == Precision::BF16;
   return c;
 }

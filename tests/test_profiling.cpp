@@ -23,16 +23,6 @@ using namespace ampgan::testing;
 
 namespace {
 
-TrainerConfig tiny(Precision p) {
-  TrainerConfig c;
-  c.model.res = 32;
-  c.model.channels = 1;
-  c.model.width = 8;
-  c.batch = 8;
-  c.precision = p;
-  return c;
-}
-
 std::vector<float> batch(const TrainerConfig& c) {
   std::vector<float> v(static_cast<size_t>(c.batch) * 32 * 32);
   for (size_t i = 0; i < v.size(); ++i) v[i] = std::tanh(philox_normal(7, 1, i));
@@ -48,7 +38,7 @@ TEST(ProfilingBackend, TrainsBitIdenticallyAndCountsEveryFamily) {
   for (Precision p : {Precision::FP32, Precision::FP16}) {
     CpuBackend plain_b, inner_b;
     ProfilingBackend prof(inner_b);
-    const TrainerConfig c = tiny(p);
+    const TrainerConfig c = tiny_dcgan(p);
     const auto real = batch(c);
     Trainer plain(plain_b, c), timed(prof, c);
     std::vector<StepMetrics> a, b;

@@ -11,6 +11,7 @@
 #include "core/backend/backend.h"
 #include "core/common/error.h"
 #include "core/run/run_config.h"
+#include "core/train/trainer.h"
 
 namespace ampgan::testing {
 
@@ -41,6 +42,17 @@ inline RunConfig tiny_fp16_run(int steps, const std::filesystem::path& out) {
   c.sample_every = 0;
   c.checkpoint_every = 0;
   c.out_dir = out.string();
+  return c;
+}
+
+// The DCGAN the trainer-level tests train: 32 px grey, width 8, batch 8, in precision p.
+inline TrainerConfig tiny_dcgan(Precision p) {
+  TrainerConfig c;
+  c.model.res = 32;
+  c.model.channels = 1;
+  c.model.width = 8;
+  c.batch = 8;
+  c.precision = p;
   return c;
 }
 
