@@ -364,17 +364,22 @@ void CpuBackend::conv2d_backward_filter(const ConvGeometry& g, const Tensor& x, 
   if (dw.dtype() != DType::F32) narrow(dwf, dw, 0, g.k * rsc);
 }
 
+// Both bias loops convert a tile of a row's channels at a time (vectorised), not value by value.
 void CpuBackend::bias_add(Tensor& y, const Tensor& b) {
   check(b.dtype() == DType::F32 && y.numel() % b.numel() == 0, "bias_add", "bias must be FP32 (channels)");
   const int64_t c = b.numel(), rows = y.numel() / c;
   const float* bv = b.as<float>();
-  dispatch_dtype(y.dtype(), [&](auto tag) {
-    using S = decltype(tag);
-    auto* v = y.as<typename S::T>();
-    parallel_for(rows, std::max<int64_t>(1, 32768 / c), [&](int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r)
-        for (int64_t j = 0; j < c; ++j) v[r * c + j] = S::store(S::load(v[r * c + j]) + bv[j]);
-    });
+  const DType dt = y.dtype();
+  parallel_for(rows, std::max<int64_t>(1, 32768 / c), [&](int64_t r0, int64_t r1) {
+    float buf[cpu::kTile];
+    for (int64_t r = r0; r < r1; ++r)
+      for (int64_t c0 = 0; c0 < c; c0 += cpu::kTile) {
+        const int64_t m = std::min<int64_t>(cpu::kTile, c - c0);
+        void* v = cpu::at(y.data(), dt, r * c + c0);
+        cpu::widen(dt, v, buf, m);
+        for (int64_t j = 0; j < m; ++j) buf[j] += bv[c0 + j];
+        cpu::narrow(dt, buf, v, m);
+      }
   });
 }
 
@@ -383,14 +388,16 @@ void CpuBackend::bias_backward(const Tensor& dy, Tensor& db, bool accumulate) {
   const int64_t c = db.numel(), rows = dy.numel() / c;
   const int64_t grain = std::max<int64_t>(1, 32768 / c);
   std::vector<double> parts(chunk_count(rows, grain) * c, 0.0);
-  dispatch_dtype(dy.dtype(), [&](auto tag) {
-    using S = decltype(tag);
-    const auto* v = dy.as<typename S::T>();
-    parallel_for(rows, grain, [&](int64_t r0, int64_t r1) {
-      double* p = parts.data() + (r0 / grain) * c;
-      for (int64_t r = r0; r < r1; ++r)
-        for (int64_t j = 0; j < c; ++j) p[j] += S::load(v[r * c + j]);
-    });
+  const DType dt = dy.dtype();
+  parallel_for(rows, grain, [&](int64_t r0, int64_t r1) {
+    double* p = parts.data() + (r0 / grain) * c;
+    float buf[cpu::kTile];
+    for (int64_t r = r0; r < r1; ++r)
+      for (int64_t c0 = 0; c0 < c; c0 += cpu::kTile) {
+        const int64_t m = std::min<int64_t>(cpu::kTile, c - c0);
+        cpu::widen(dt, cpu::at(dy.data(), dt, r * c + c0), buf, m);
+        for (int64_t j = 0; j < m; ++j) p[c0 + j] += buf[j];
+      }
   });
   float* out = db.as<float>();
   for (int64_t j = 0; j < c; ++j) {

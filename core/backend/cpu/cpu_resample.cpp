@@ -1,12 +1,21 @@
 // CPU backend: residual sums and the ResNet GAN's resampling ops (nearest-neighbour x2, 2x2
 // average pooling, global sum pooling). The CUDA versions are gpu/kernels_resample.cu; both use
 // the arithmetic of core/backend/resample.h.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
 #include "core/backend/cpu/cpu_backend.h"
+#include "core/backend/cpu/cpu_convert.h"
 #include "core/backend/cpu/cpu_dispatch.h"
 #include "core/backend/resample.h"
 #include "core/common/parallel.h"
 
 namespace ampgan {
+
+using cpu::kGrain;
+using cpu::kTile;
+using cpu::tiles;
 
 namespace {
 constexpr int64_t kRowGrain = 64;  // output rows (pixels) per parallel chunk
@@ -14,40 +23,47 @@ constexpr int64_t kRowGrain = 64;  // output rows (pixels) per parallel chunk
 
 void CpuBackend::add(const Tensor& a, const Tensor& b, Tensor& y) {
   check_add(a, b, y);
-  dispatch_dtype(y.dtype(), [&](auto tag) {
-    using S = decltype(tag);
-    using T = typename S::T;
-    const T* pa = a.as<T>();
-    const T* pb = b.as<T>();
-    T* py = y.as<T>();
-    parallel_for(y.numel(), int64_t{1} << 15, [&](int64_t i0, int64_t i1) {
-      for (int64_t i = i0; i < i1; ++i) py[i] = S::store(S::load(pa[i]) + S::load(pb[i]));
+  const DType dt = y.dtype();
+  parallel_for(y.numel(), kGrain, [&](int64_t i0, int64_t i1) {
+    float bb[kTile];
+    tiles(i0, i1, [&](int64_t t, int64_t n, float* buf) {
+      cpu::widen(dt, cpu::at(a.data(), dt, t), buf, n);
+      cpu::widen(dt, cpu::at(b.data(), dt, t), bb, n);
+      for (int64_t i = 0; i < n; ++i) buf[i] += bb[i];
+      cpu::narrow(dt, buf, cpu::at(y.data(), dt, t), n);
     });
   });
 }
 
 // big (n, 2h, 2w, c) = each pixel of small (n, h, w, c) spread over its 2x2 block: copied bit
 // for bit (upsampling's forward pass), or a quarter of it, rounded once (average pooling's
-// backward pass). One job per row of big.
+// backward pass). One job per row of big. Values are converted a tile of channels at a time
+// (cpu_convert's vectorised F16C / AVX2 paths), never one by one: element-wise FP16 conversion
+// in software made these ops 4-6x slower in FP16 than in BF16.
 template <bool kQuarter>
 void spread_blocks(const Nhwc& s, const Tensor& small, Tensor& big) {
-  dispatch_dtype(big.dtype(), [&](auto tag) {
-    using S = decltype(tag);
-    using T = typename S::T;
-    const T* src = small.as<T>();
-    T* dst = big.as<T>();
-    parallel_for(s.n * 2 * s.h, 4, [&](int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r) {
-        const int64_t n = r / (2 * s.h), oy = r % (2 * s.h);
-        const T* in = src + ((n * s.h + oy / 2) * s.w) * s.c;
-        T* out = dst + r * 2 * s.w * s.c;
-        for (int64_t ox = 0; ox < 2 * s.w; ++ox)
-          for (int64_t ch = 0; ch < s.c; ++ch) {
-            const T v = in[(ox / 2) * s.c + ch];
-            out[ox * s.c + ch] = kQuarter ? S::store(S::load(v) * 0.25f) : v;
-          }
+  const DType dt = big.dtype();
+  const size_t es = dtype_size(dt);
+  parallel_for(s.n * 2 * s.h, 4, [&](int64_t r0, int64_t r1) {
+    float buf[kTile];
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t n = r / (2 * s.h), oy = r % (2 * s.h);
+      const int64_t in = ((n * s.h + oy / 2) * s.w) * s.c, out = r * 2 * s.w * s.c;
+      for (int64_t ox = 0; ox < 2 * s.w; ++ox) {
+        const void* src = cpu::at(small.data(), dt, in + (ox / 2) * s.c);
+        void* dst = cpu::at(big.data(), dt, out + ox * s.c);
+        if (!kQuarter) {
+          std::memcpy(dst, src, es * s.c);
+          continue;
+        }
+        for (int64_t c0 = 0; c0 < s.c; c0 += kTile) {
+          const int64_t m = std::min<int64_t>(kTile, s.c - c0);
+          cpu::widen(dt, cpu::at(src, dt, c0), buf, m);
+          for (int64_t i = 0; i < m; ++i) buf[i] *= 0.25f;
+          cpu::narrow(dt, buf, cpu::at(dst, dt, c0), m);
+        }
       }
-    });
+    }
   });
 }
 
@@ -59,22 +75,22 @@ void CpuBackend::upsample2x_forward(const Tensor& x, Tensor& y) {
 // in the order of ew::sum4: upsampling's backward pass and average pooling's forward pass.
 template <bool kMean>
 void combine_blocks(const Nhwc& s, const Tensor& big, Tensor& small) {
-  dispatch_dtype(small.dtype(), [&](auto tag) {
-    using S = decltype(tag);
-    const typename S::T* in = big.as<typename S::T>();
-    typename S::T* out = small.as<typename S::T>();
-    parallel_for(s.rows(), kRowGrain, [&](int64_t p0, int64_t p1) {
-      for (int64_t p = p0; p < p1; ++p) {
-        const int64_t n = p / (s.h * s.w), yx = p % (s.h * s.w), y = yx / s.w, x = yx % s.w;
-        const int64_t row = 2 * s.w * s.c;  // one row of big
-        const typename S::T* b00 = in + ((n * 2 * s.h + 2 * y) * 2 * s.w + 2 * x) * s.c;
-        for (int64_t ch = 0; ch < s.c; ++ch) {
-          const float v00 = S::load(b00[ch]), v01 = S::load(b00[s.c + ch]);
-          const float v10 = S::load(b00[row + ch]), v11 = S::load(b00[row + s.c + ch]);
-          out[p * s.c + ch] = S::store(kMean ? ew::mean4(v00, v01, v10, v11) : ew::sum4(v00, v01, v10, v11));
-        }
+  const DType dt = small.dtype();
+  parallel_for(s.rows(), kRowGrain, [&](int64_t p0, int64_t p1) {
+    float v[4][kTile];
+    for (int64_t p = p0; p < p1; ++p) {
+      const int64_t n = p / (s.h * s.w), yx = p % (s.h * s.w), y = yx / s.w, x = yx % s.w;
+      const int64_t row = 2 * s.w * s.c;  // one row of big
+      const int64_t b00 = ((n * 2 * s.h + 2 * y) * 2 * s.w + 2 * x) * s.c;
+      const int64_t corner[4] = {b00, b00 + s.c, b00 + row, b00 + row + s.c};
+      for (int64_t c0 = 0; c0 < s.c; c0 += kTile) {
+        const int64_t m = std::min<int64_t>(kTile, s.c - c0);
+        for (int q = 0; q < 4; ++q) cpu::widen(dt, cpu::at(big.data(), dt, corner[q] + c0), v[q], m);
+        for (int64_t i = 0; i < m; ++i)
+          v[0][i] = kMean ? ew::mean4(v[0][i], v[1][i], v[2][i], v[3][i]) : ew::sum4(v[0][i], v[1][i], v[2][i], v[3][i]);
+        cpu::narrow(dt, v[0], cpu::at(small.data(), dt, p * s.c + c0), m);
       }
-    });
+    }
   });
 }
 
@@ -92,19 +108,21 @@ void CpuBackend::avgpool2x_backward(const Tensor& dy, Tensor& dx) {
 
 void CpuBackend::global_sum_pool_forward(const Tensor& x, Tensor& y) {
   const Nhwc s = check_sum_pool(x, y, "global_sum_pool_forward");
-  dispatch_dtype(x.dtype(), [&](auto tag) {
-    using S = decltype(tag);
-    using T = typename S::T;
-    const T* in = x.as<T>();
-    T* out = y.as<T>();
-    parallel_for(s.n, 1, [&](int64_t n0, int64_t n1) {
-      for (int64_t n = n0; n < n1; ++n)
-        for (int64_t ch = 0; ch < s.c; ++ch) {
-          float acc = 0.0f;  // positions in row-major order, as the GPU's one thread per (n, c)
-          for (int64_t p = 0; p < s.h * s.w; ++p) acc += S::load(in[(n * s.h * s.w + p) * s.c + ch]);
-          out[n * s.c + ch] = S::store(acc);
+  const DType dt = x.dtype();
+  parallel_for(s.n, 1, [&](int64_t n0, int64_t n1) {
+    std::vector<float> acc(static_cast<size_t>(s.c));
+    float buf[kTile];
+    for (int64_t n = n0; n < n1; ++n) {
+      // Each channel sums the positions in row-major order, as the GPU's one thread per (n, c).
+      std::fill(acc.begin(), acc.end(), 0.0f);
+      for (int64_t p = 0; p < s.h * s.w; ++p)
+        for (int64_t c0 = 0; c0 < s.c; c0 += kTile) {
+          const int64_t m = std::min<int64_t>(kTile, s.c - c0);
+          cpu::widen(dt, cpu::at(x.data(), dt, (n * s.h * s.w + p) * s.c + c0), buf, m);
+          for (int64_t i = 0; i < m; ++i) acc[c0 + i] += buf[i];
         }
-    });
+      cpu::narrow(dt, acc.data(), cpu::at(y.data(), dt, n * s.c), s.c);
+    }
   });
 }
 
