@@ -149,6 +149,57 @@ TEST(OverflowLocator, SessionWritesLayersCsvAndNamesTheLayer) {
   fs::remove_all(dir);
 }
 
+// A live view reads layers.csv a piece at a time: each complete row once, a half-written last
+// row on the next read, and the whole file again after a resume trimmed it.
+TEST(LayersLogReadMore, ReadsEachCompleteRowOnceAndRestartsAfterATrim) {
+  TempDir tmp("ampgan-layers-more");
+  const fs::path path = fs::path(tmp.path()) / "layers.csv";
+  const std::vector<TensorName> names = {{"D", "D.0", "weight", 12}, {"G", "G.1", "bias", 3}};
+  auto step = [](int64_t s, float max_abs) {
+    StepMetrics m;
+    m.step = s;
+    m.tensors = {{max_abs, 0, 0.0}, {2 * max_abs, 1, 0.25}};
+    return m;
+  };
+  std::vector<LayerRow> rows;
+  EXPECT_EQ(LayersLog::read_more(path, 0, rows), 0u);  // no file yet
+  EXPECT_TRUE(rows.empty());
+  {
+    LayersLog log(path, names);
+    log.write(step(1, 1.0f));
+    log.write(step(2, 4.0f));
+    log.sync();
+  }
+  uint64_t offset = LayersLog::read_more(path, 0, rows);
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(offset, fs::file_size(path));
+  EXPECT_EQ(rows[3].step, 2);
+  EXPECT_EQ(rows[3].name.layer, "G.1");
+  EXPECT_FLOAT_EQ(rows[3].stat.max_abs, 8.0f);
+  EXPECT_EQ(rows[3].stat.nonfinite, 1u);
+  EXPECT_EQ(LayersLog::read_more(path, offset, rows), offset);  // nothing new
+  EXPECT_EQ(rows.size(), 4u);
+  {
+    LayersLog log(path, names);  // continues the file
+    log.write(step(3, 16.0f));
+    log.sync();
+  }
+  io::AppendLog(path).append_line("4,D,D.0,wei");  // a row still being written: no newline yet
+  std::string text = io::read_file(path);
+  text.pop_back();
+  io::write_file_atomic(path, text);
+  offset = LayersLog::read_more(path, offset, rows);
+  ASSERT_EQ(rows.size(), 6u);  // step 3's two rows, not the partial one
+  EXPECT_EQ(rows[4].step, 3);
+  EXPECT_EQ(offset, fs::file_size(path) - std::string("4,D,D.0,wei").size());
+  LayersLog::trim(path, 1);  // a resume from step 1
+  offset = LayersLog::read_more(path, offset, rows);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[1].step, 1);
+  EXPECT_EQ(rows.size(), LayersLog::read(path).size());
+  EXPECT_EQ(offset, fs::file_size(path));
+}
+
 // Each alert comes once per episode, with a remedy, and again only after the condition cleared.
 TEST(Alerts, RaisedOncePerEpisodeWithARemedy) {
   AlertMonitor mon(AlertSettings{3, 5, 0.02});

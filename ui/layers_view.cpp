@@ -77,16 +77,24 @@ void LayersView::setRunDir(const QString& dir) {
 void LayersView::onRows(const std::vector<StepMetrics>& rows, int layers_every) {
   for (const StepMetrics& m : rows)
     if (m.skipped_d || m.skipped_g || (layers_every > 0 && m.step % layers_every == 0)) {
-      reload();
+      readNewRows();
       return;
     }
 }
 
 void LayersView::reload() {
   rows_.clear();
+  offset_ = 0;
+  readNewRows();
+}
+
+// Only the rows written since the last read are parsed: the file grows by one row per tensor at
+// every logged step, and re-reading all of it on the GUI thread got slower as a run went on.
+void LayersView::readNewRows() {
   if (!dir_.isEmpty()) {
     try {
-      rows_ = LayersLog::read(QDir(dir_).filePath(QString::fromLatin1(RunFolder::kLayers)).toStdString());
+      offset_ = LayersLog::read_more(QDir(dir_).filePath(QString::fromLatin1(RunFolder::kLayers)).toStdString(),
+                                     offset_, rows_);
     } catch (const Error& e) {
       caption_->setText(tr("layers.csv could not be read: %1").arg(QString::fromUtf8(e.what())));
     }

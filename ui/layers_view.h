@@ -25,10 +25,10 @@ class LayersView : public QWidget {
   explicit LayersView(QWidget* parent = nullptr);
   // The run whose layers.csv to show (empty: none); reads it at once.
   void setRunDir(const QString& dir);
-  // New steps of the current run: re-reads layers.csv when one of them was written there
-  // (overflow steps, and steps on the layers_every interval).
+  // New steps of the current run: reads the rows layers.csv gained when one of them was written
+  // there (overflow steps, and steps on the layers_every interval).
   void onRows(const std::vector<StepMetrics>& rows, int layers_every);
-  void reload();
+  void reload();  // reads the whole file again
   void selectStep(int64_t step);
   // An overflow of `network` ("D", "G") at `step`: selects that step and the layer where its
   // non-finite values started (the first tensor in backward order holding inf/NaN, as the
@@ -41,6 +41,7 @@ class LayersView : public QWidget {
   int layerCount() const { return static_cast<int>(names_.size()); }
 
  private:
+  void readNewRows();
   void rebuild();
   void fillTable();
 
@@ -50,6 +51,7 @@ class LayersView : public QWidget {
   QTableWidget* table_ = nullptr;
   QLabel* caption_ = nullptr;
   std::vector<LayerRow> rows_;
+  uint64_t offset_ = 0;  // bytes of layers.csv already in rows_
   std::vector<int64_t> steps_;      // columns
   std::vector<TensorName> names_;   // rows of the heatmap, in file order (D's, then G's)
   int64_t selected_ = -1;

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <sstream>
 
 #include "core/common/error.h"
@@ -68,15 +69,39 @@ void LayersLog::trim(const fs::path& path, int64_t step) {
 
 std::vector<LayerRow> LayersLog::read(const fs::path& path) {
   std::vector<LayerRow> rows;
-  if (!fs::exists(path)) return rows;
-  std::istringstream in(io::read_file(path));
-  std::string line;
-  std::getline(in, line);
-  if (line != header())
-    throw Error("layers.csv has an unexpected header row", path.string(), "open a run folder made by AMP GAN Studio");
-  while (std::getline(in, line)) {
-    const auto c = split(line);
-    if (c.size() != 9) continue;  // a half-written last row
+  read_more(path, 0, rows);
+  return rows;
+}
+
+uint64_t LayersLog::read_more(const fs::path& path, uint64_t offset, std::vector<LayerRow>& rows) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) {
+    if (fs::exists(path)) throw Error("layers.csv could not be opened", path.string(), "check the file's permissions");
+    rows.clear();  // no file (yet): no rows
+    return 0;
+  }
+  f.seekg(0, std::ios::end);
+  const auto size = static_cast<uint64_t>(f.tellg());
+  if (size < offset) {  // trimmed by a resume: start again
+    rows.clear();
+    offset = 0;
+  }
+  std::string text(size - offset, '\0');
+  f.seekg(static_cast<std::streamoff>(offset));
+  f.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(f.gcount()));
+  size_t pos = 0;
+  if (offset == 0) {
+    const size_t eol = text.find('\n');
+    if (eol == std::string::npos) return 0;  // the header is still being written
+    if (text.compare(0, eol, header()) != 0)
+      throw Error("layers.csv has an unexpected header row", path.string(), "open a run folder made by AMP GAN Studio");
+    pos = eol + 1;
+  }
+  // Complete lines only: a row still being written is read next time.
+  for (size_t eol; (eol = text.find('\n', pos)) != std::string::npos; pos = eol + 1) {
+    const auto c = split(text.substr(pos, eol - pos));
+    if (c.size() != 9) continue;
     LayerRow r;
     r.step = std::strtoll(c[0].c_str(), nullptr, 10);
     r.name = {c[1], c[2], c[3], std::strtoll(c[4].c_str(), nullptr, 10)};
@@ -85,7 +110,7 @@ std::vector<LayerRow> LayersLog::read(const fs::path& path) {
     r.stat.underflow = std::strtod(c[8].c_str(), nullptr);
     rows.push_back(std::move(r));
   }
-  return rows;
+  return offset + pos;
 }
 
 }  // namespace ampgan

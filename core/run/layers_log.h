@@ -33,6 +33,11 @@ class LayersLog {
   static void trim(const std::filesystem::path& path, int64_t step);
   // Every row of a layers.csv (an absent file: none); a malformed file throws Error.
   static std::vector<LayerRow> read(const std::filesystem::path& path);
+  // Appends the rows the file gained after byte `offset` (0: from the start, header checked),
+  // complete lines only, and returns the offset to continue from: a live view reads each row
+  // once instead of the whole file at every update. A file now shorter than offset (a resume
+  // trimmed it) is read again from the start, and rows is cleared first.
+  static uint64_t read_more(const std::filesystem::path& path, uint64_t offset, std::vector<LayerRow>& rows);
 
  private:
   std::unique_ptr<io::AppendLog> log_;

@@ -26,7 +26,7 @@ constexpr int64_t kIntMax = std::numeric_limits<int>::max();
 constexpr SettingChoice kChannels[] = {{"0", "As the dataset"}, {"1", "Grey (1)"}, {"3", "Colour (3)"}};
 constexpr SettingChoice kModels[] = {{"dcgan", "DCGAN"}, {"resnet", "ResNet (SNGAN/BigGAN)"}};
 constexpr SettingChoice kResolutions[] = {{"32", "32 × 32"}, {"64", "64 × 64"}, {"128", "128 × 128"}};
-constexpr SettingChoice kLosses[] = {{"bce", "BCE with logits (DCGAN)"}, {"hinge", "Hinge"}};
+constexpr SettingChoice kLosses[] = {{"bce", "BCE with logits"}, {"hinge", "Hinge"}};
 constexpr SettingChoice kPrecisions[] = {{"fp32", "FP32"}, {"tf32", "TF32"}, {"fp16", "FP16"}, {"bf16", "BF16"}};
 constexpr SettingChoice kBackends[] = {{"auto", "Automatic"}, {"cpu", "CPU"}, {"cuda", "CUDA"}};
 // Short: the panel's combo is narrow (at 1600 px "Automatic (FP16 sca…" was cut); the tooltip
