@@ -30,48 +30,53 @@ void add_case(Backend& b, DType t, Outputs& out) {
   out.tensor("add", y, {bits_exact()});
 }
 
-void upsample_case(Backend& b, DType t, Outputs& out) {
-  Tensor a = input(b, kSmall, t, small_values()), up = blank(b, kBig, t);
-  b.upsample2x_forward(a, up);
-  out.tensor("upsample2x_forward", up, {bits_exact()});
-  Tensor dbig = input(b, kBig, t, big_values()), dsmall = blank(b, kSmall, t);
-  b.upsample2x_backward(dbig, dsmall);
-  out.tensor("upsample2x_backward", dsmall, {bits_exact()});
-}
+std::vector<float> pooled_values() { return random_normal(kPooled.numel(), 504); }
 
-void avgpool_case(Backend& b, DType t, Outputs& out) {
-  Tensor x = input(b, kBig, t, big_values()), pool = blank(b, kSmall, t);
-  b.avgpool2x_forward(x, pool);
-  out.tensor("avgpool2x_forward", pool, {bits_exact()});
-  Tensor dy = input(b, kSmall, t, small_values()), dx = blank(b, kBig, t);
-  b.avgpool2x_backward(dy, dx);
-  out.tensor("avgpool2x_backward", dx, {bits_exact()});
-}
-
-void sum_pool_case(Backend& b, DType t, Outputs& out) {
-  Tensor x = input(b, kBig, t, big_values()), sum = blank(b, kPooled, t);
-  b.global_sum_pool_forward(x, sum);
-  out.tensor("global_sum_pool_forward", sum, {bits_exact()});
-  Tensor dy = input(b, kPooled, t, random_normal(kPooled.numel(), 504)), dx = blank(b, kBig, t);
-  b.global_sum_pool_backward(dy, dx);
-  out.tensor("global_sum_pool_backward", dx, {bits_exact()});
-}
-
-// A one-input op y = f(x) whose backward is a one-input op dx = df(dy): its gradient check.
+// A one-input op y = f(x) whose backward is a one-input op dx = df(dy).
 using Unary = void (Backend::*)(const Tensor&, Tensor&);
-GradFn unary_grad(Shape xs, Shape ys, Unary forward, Unary backward, uint64_t seed) {
-  return [=](Backend& b) {
+struct Resampling {
+  const char* forward_name;
+  const char* backward_name;
+  Shape xs, ys;
+  Unary forward, backward;
+  std::vector<float> (*x_values)();
+  std::vector<float> (*dy_values)();
+};
+
+const Resampling kUpsample{"upsample2x_forward", "upsample2x_backward", kSmall, kBig,
+                           &Backend::upsample2x_forward, &Backend::upsample2x_backward, small_values, big_values};
+const Resampling kAvgpool{"avgpool2x_forward", "avgpool2x_backward", kBig, kSmall,
+                          &Backend::avgpool2x_forward, &Backend::avgpool2x_backward, big_values, small_values};
+const Resampling kSumPool{"global_sum_pool_forward", "global_sum_pool_backward", kBig, kPooled,
+                          &Backend::global_sum_pool_forward, &Backend::global_sum_pool_backward, big_values,
+                          pooled_values};
+
+CaseFn resample_case(const Resampling& op) {
+  return [op](Backend& b, DType t, Outputs& out) {
+    Tensor x = input(b, op.xs, t, op.x_values()), y = blank(b, op.ys, t);
+    (b.*op.forward)(x, y);
+    out.tensor(op.forward_name, y, {bits_exact()});
+    Tensor dy = input(b, op.ys, t, op.dy_values()), dx = blank(b, op.xs, t);
+    (b.*op.backward)(dy, dx);
+    out.tensor(op.backward_name, dx, {bits_exact()});
+  };
+}
+
+// The gradient check of a resampling op.
+GradFn resample_grad(const Resampling& op, uint64_t seed) {
+  return [op, seed](Backend& b) {
+    const Shape xs = op.xs, ys = op.ys;
     Tensor x = input(b, xs, DType::F32, random_normal(xs.numel(), 505 + seed, 1.0f)), y = blank(b, ys, DType::F32);
     const std::vector<float> r = objective_weights(ys.numel(), 10 + seed);
     GradProblem p;
     p.inputs = {{"x", x}};
     p.objective = [=, &b]() mutable {
-      (b.*forward)(x, y);
+      (b.*op.forward)(x, y);
       return weighted_sum(b, y, r);
     };
     p.gradients = [=, &b]() {
       Tensor rt = input(b, ys, DType::F32, r), dx = blank(b, xs, DType::F32);
-      (b.*backward)(rt, dx);
+      (b.*op.backward)(rt, dx);
       return std::vector<Tensor>{dx};
     };
     return p;
@@ -166,18 +171,15 @@ GradProblem sn_grad(Backend& b) {
 
 void add_resample_cases(std::vector<OpCase>& ops, std::vector<GradCase>& grads) {
   ops.push_back({"add_n3h5w4c24", all_types(), add_case});
-  ops.push_back({"upsample2x_n3h5w4c24", all_types(), upsample_case});
-  ops.push_back({"avgpool2x_n3h10w8c24", all_types(), avgpool_case});
-  ops.push_back({"global_sum_pool_n3h10w8c24", all_types(), sum_pool_case});
+  ops.push_back({"upsample2x_n3h5w4c24", all_types(), resample_case(kUpsample)});
+  ops.push_back({"avgpool2x_n3h10w8c24", all_types(), resample_case(kAvgpool)});
+  ops.push_back({"global_sum_pool_n3h10w8c24", all_types(), resample_case(kSumPool)});
   ops.push_back({"spectral_norm_power_iteration_r48c360", f32_only(), sn_power_case});
   ops.push_back({"spectral_norm_r48c360", all_types(), sn_case});
   grads.push_back({"add_n3h5w4c24", add_grad});
-  grads.push_back({"upsample2x_n3h5w4c24",
-                   unary_grad(kSmall, kBig, &Backend::upsample2x_forward, &Backend::upsample2x_backward, 0)});
-  grads.push_back({"avgpool2x_n3h10w8c24",
-                   unary_grad(kBig, kSmall, &Backend::avgpool2x_forward, &Backend::avgpool2x_backward, 1)});
-  grads.push_back({"global_sum_pool_n3h10w8c24",
-                   unary_grad(kBig, kPooled, &Backend::global_sum_pool_forward, &Backend::global_sum_pool_backward, 2)});
+  grads.push_back({"upsample2x_n3h5w4c24", resample_grad(kUpsample, 0)});
+  grads.push_back({"avgpool2x_n3h10w8c24", resample_grad(kAvgpool, 1)});
+  grads.push_back({"global_sum_pool_n3h10w8c24", resample_grad(kSumPool, 2)});
   grads.push_back({"spectral_norm_r48c360", sn_grad});
 }
 

@@ -268,14 +268,6 @@ void compare_outputs(const std::string& what, DType case_dtype, const std::strin
   }
 }
 
-::testing::AssertionResult expect_match(const std::string& what, const Tensor& ref, Backend& b, const Tensor& got,
-                                        Check c, DType case_dtype) {
-  Outputs r(reference()), g(b);
-  r.tensor(what, ref, {c});
-  g.tensor(what, got, {c});
-  return compare_output(r.items()[0], g.items()[0], c, case_dtype, cuda_fma_contraction(b), b.name());
-}
-
 // ---- the gradient check --------------------------------------------------------------------------------
 
 double weighted_sum(Backend& b, const Tensor& y, const std::vector<float>& r) {

@@ -100,10 +100,6 @@ void compare_outputs(const std::string& what, DType case_dtype, const std::strin
 ::testing::AssertionResult compare_output(const Output& ref, const Output& got, const Check& c, DType case_dtype,
                                           bool fma, const std::string& who);
 
-// The same for two tensors (the scenario tests of test_gpu_parity.cpp): ref on the CPU, got on b.
-::testing::AssertionResult expect_match(const std::string& what, const Tensor& ref, Backend& b, const Tensor& got,
-                                        Check c, DType case_dtype);
-
 // A number with 9 significant digits, for messages.
 std::string fmt(double v);
 

@@ -33,20 +33,25 @@ struct GradParam {
 void PrintTo(const ParityParam& p, std::ostream* os) { *os << p.backend << " " << p.op->name << " " << dtype_name(p.dtype); }
 void PrintTo(const GradParam& p, std::ostream* os) { *os << p.backend << " " << p.op->name; }
 
-// The backend of a test, reset, or the reason it is not there.
-Backend* backend_for(const std::string& name, std::string* why) {
-  Backend* b = backend_named(name, why);
-  if (b) reset_backend(*b);
-  return b;
-}
+// The backend of the test's parameter, reset; skipped, with the reason, where it is not there.
+template <class Param>
+class BackendOpsTest : public ::testing::TestWithParam<Param> {
+ protected:
+  void SetUp() override {
+    const std::string& name = this->GetParam().backend;
+    std::string why;
+    b_ = backend_named(name, &why);
+    if (!b_) GTEST_SKIP() << name << " backend not available: " << why;
+    reset_backend(*b_);
+  }
+  Backend* b_ = nullptr;
+};
 
-class BackendOpsParity : public ::testing::TestWithParam<ParityParam> {};
+class BackendOpsParity : public BackendOpsTest<ParityParam> {};
 
 TEST_P(BackendOpsParity, Run) {
   const ParityParam& p = GetParam();
-  std::string why;
-  Backend* b = backend_for(p.backend, &why);
-  if (!b) GTEST_SKIP() << p.backend << " backend not available: " << why;
+  Backend* b = b_;
   const std::string what = p.op->name + " [" + dtype_name(p.dtype) + "]";
   CpuBackend& cpu = reference();
   reset_backend(cpu);
@@ -82,16 +87,13 @@ TEST(BackendOpsTable, EveryCaseRunsOnTheCpuTwiceAlike) {
     }
 }
 
-class BackendOpsGrad : public ::testing::TestWithParam<GradParam> {};
+class BackendOpsGrad : public BackendOpsTest<GradParam> {};
 
 TEST_P(BackendOpsGrad, Run) {
   const GradParam& p = GetParam();
-  std::string why;
-  Backend* b = backend_for(p.backend, &why);
-  if (!b) GTEST_SKIP() << p.backend << " backend not available: " << why;
   const std::string what = p.op->name + " on " + p.backend;
   SCOPED_TRACE(what);
-  check_gradients(what, *b, p.op->make(*b));
+  check_gradients(what, *b_, p.op->make(*b_));
 }
 
 std::vector<ParityParam> parity_params() {
