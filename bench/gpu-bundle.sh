@@ -4,7 +4,8 @@
 # H200 (sm_90) into build-gpu/ and gathers what bench/gpu-check.sh runs there into .gpu-bundle/
 # (git-ignored), so the lent GPU minutes are spent running, not configuring and compiling:
 #
-#   .gpu-bundle/bin/ampgan, bin/test_gpu_parity     the programs (stripped)
+#   .gpu-bundle/bin/ampgan, bin/test_backend_ops,   the programs (stripped)
+#     bin/test_gpu_parity
 #   .gpu-bundle/lib/ampgan-studio/libampgan-cuda.so  the plugin, where the programs look for it
 #                                                    (<exe>/../lib/ampgan-studio)
 #   .gpu-bundle/lib/deps/                            the non-NVIDIA shared libraries they need and
@@ -34,21 +35,21 @@ mkdir -p "$BUILD"
 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DAMPGAN_COMPUTE_ONLY=ON -DAMPGAN_CUDA_ARCHITECTURES=90 \
       -DAMPGAN_BUILD_TESTS=ON > "$BUILD/gpu-bundle-configure.log" 2>&1 || { tail -20 "$BUILD/gpu-bundle-configure.log"; die "configure failed"; }
 grep -q "CUDA backend: ON" "$BUILD/gpu-bundle-configure.log" || { grep "CUDA backend" "$BUILD/gpu-bundle-configure.log"; die "the CUDA backend is not built"; }
-cmake --build "$BUILD" -j "${JOBS:-2}" --target ampgan test_gpu_parity
+cmake --build "$BUILD" -j "${JOBS:-2}" --target ampgan test_backend_ops test_gpu_parity
 
 PLUGIN=$BUILD/lib/ampgan-studio/libampgan-cuda.so
-for f in "$BUILD/cli/ampgan" "$BUILD/tests/test_gpu_parity" "$PLUGIN"; do [ -f "$f" ] || die "missing $f"; done
+for f in "$BUILD/cli/ampgan" "$BUILD/tests/test_backend_ops" "$BUILD/tests/test_gpu_parity" "$PLUGIN"; do [ -f "$f" ] || die "missing $f"; done
 
 rm -rf "$BUNDLE"
 mkdir -p "$BUNDLE/bin" "$BUNDLE/lib/ampgan-studio" "$BUNDLE/lib/deps" "$BUNDLE/lib/fallback"
 # strip keeps .dynsym, which the plugin resolves the engine's symbols from (ENABLE_EXPORTS).
-install -m 755 -s "$BUILD/cli/ampgan" "$BUILD/tests/test_gpu_parity" "$BUNDLE/bin/"
+install -m 755 -s "$BUILD/cli/ampgan" "$BUILD/tests/test_backend_ops" "$BUILD/tests/test_gpu_parity" "$BUNDLE/bin/"
 install -m 755 -s "$PLUGIN" "$BUNDLE/lib/ampgan-studio/"
 
 # Shared libraries: everything ldd resolves except the C/C++ runtime (any GPU image has a newer
 # one) and NVIDIA's libraries (too big; the GPU machine has its own, matching its driver).
 skip='^(linux-vdso|ld-linux|libc|libm|libdl|libpthread|librt|libresolv|libstdc\+\+|libgcc_s|libcuda|libcudart|libcublas|libcublasLt|libcudnn.*|libnvrtc.*|libnvJitLink.*|libz)\.so'
-for f in "$BUNDLE/bin/ampgan" "$BUNDLE/bin/test_gpu_parity" "$BUNDLE/lib/ampgan-studio/libampgan-cuda.so"; do
+for f in "$BUNDLE/bin/ampgan" "$BUNDLE/bin/test_backend_ops" "$BUNDLE/bin/test_gpu_parity" "$BUNDLE/lib/ampgan-studio/libampgan-cuda.so"; do
   ldd "$f" | awk '$2 == "=>" && $3 ~ /^\// { print $1, $3 }'
 done | sort -u | while read -r name path; do
   if [[ $name =~ $skip ]]; then continue; fi
@@ -65,7 +66,7 @@ CUDART=$(ldd "$PLUGIN" | awk '$1 ~ /^libcudart\.so/ { print $3 }')
 [ -n "$CUDART" ] && cp -L "$CUDART" "$BUNDLE/lib/fallback/"
 
 # Every dependency must resolve from the bundle plus NVIDIA's libraries.
-if LD_LIBRARY_PATH=$BUNDLE/lib/deps ldd "$BUNDLE/bin/ampgan" "$BUNDLE/bin/test_gpu_parity" | grep "not found"; then
+if LD_LIBRARY_PATH=$BUNDLE/lib/deps ldd "$BUNDLE/bin/ampgan" "$BUNDLE/bin/test_backend_ops" "$BUNDLE/bin/test_gpu_parity" | grep "not found"; then
   die "a library the programs need was not bundled"
 fi
 

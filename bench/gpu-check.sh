@@ -19,15 +19,18 @@
 # Order, with the stage caps (they add up to 480 s, nvidia-smi at the end included; a global
 # deadline, GPU_CHECK_BUDGET=470, shrinks or skips whatever would run past it):
 #   pre-flight (first 30 s): machine facts 5, library check 5, `ampgan devices` 10, one fill and
-#     one convolution parity case with cuDNN's debug log 20. The script STOPS here (exit 2) when
-#     the bundle, the GPU or the CUDA backend is missing, or when the GPU tests skip.
-#   parity: the whole test_gpu_parity binary, run directly (not ctest), one process, 80.
+#     one convolution parity case of test_backend_ops with cuDNN's debug log 20. The script
+#     STOPS here (exit 2) when the bundle, the GPU or the CUDA backend is missing, or when the
+#     GPU tests skip.
+#   backend-ops: the whole test_backend_ops binary (every op case against the CPU, and the
+#     gradient checks on the GPU and the CPU), run directly (not ctest), one process, 40.
+#   parity: the whole test_gpu_parity binary (the scenarios: training steps, graphs, ...), 60.
 #   ours: `ampgan bench` at batch 256, DCGAN-64 nc 3 width 64, one precision per call so one
 #     failure costs one number: fp16 30, bf16 30, fp32 40, tf32 30.
 #   peer: bench/peers/pytorch_dcgan.py, eager AMP: fp16 40, bf16 30, fp32 35, fp16 with
 #     --channels-last 30.
 #   profile: `ampgan bench --profile` in fp16 (time per op family, eager) 30.
-#   peer: fp16 with --compile as a second reference, 60; nvidia-smi 5.
+#   peer: fp16 with --compile as a second reference, 40; nvidia-smi 5.
 # cuDNN/cuBLAS are found in the system, in /usr/local/cuda, or in PyTorch's wheels
 # (site-packages/nvidia/*/lib, versioned names only); LD_LIBRARY_PATH is set for our programs
 # only, never for PyTorch. Exit status: 0 all passed, 1 something failed, 2 stopped at pre-flight.
@@ -120,9 +123,10 @@ stop() {
 
 # ---- pre-flight ---------------------------------------------------------------------------------
 AMPGAN=$BUNDLE/bin/ampgan
+OPS=$BUNDLE/bin/test_backend_ops
 PARITY=$BUNDLE/bin/test_gpu_parity
 PLUGIN=$BUNDLE/lib/ampgan-studio/libampgan-cuda.so
-for f in "$AMPGAN" "$PARITY" "$PLUGIN"; do
+for f in "$AMPGAN" "$OPS" "$PARITY" "$PLUGIN"; do
   [ -x "$f" ] || [ -f "$f" ] || stop "$f is missing: run bench/gpu-bundle.sh on the development machine and carry .gpu-bundle"
 done
 note "bundle: $(sed -n 2p "$BUNDLE/MANIFEST.txt" 2> /dev/null)"
@@ -182,9 +186,9 @@ grep -q "^cuda:[0-9].* usable$" "$LOGS/devices.log" || stop "no GPU: 'ampgan dev
 # gtest's closing line, "[==========] 2 tests from 2 test suites ran. (812 ms total)": the run
 # finished (a crash or a timeout leaves it out).
 GTEST_RAN='^\[==========\] [0-9]+ tests? from [0-9]+ test suites? ran\.'
-PREFLIGHT='GpuParity.FillIsExact:AllGeometries/GpuConvParity.ForwardBackwardDataBackwardFilter/D_mid_c64_k128_4x4_s2_p1_f16'
+PREFLIGHT='Parity/BackendOpsParity.Run/cuda_fill_n1001_f32:Parity/BackendOpsParity.Run/cuda_conv2d_k4s2p1_n4h8w8c64k128_D_mid_f16'
 stage preflight 20 "${AG_ENV[@]}" CUDNN_LOGLEVEL_DBG=2 CUDNN_LOGDEST_DBG=stderr AMPGAN_LOG_CONV=1 \
-  "$PARITY" --gtest_filter="$PREFLIGHT" --gtest_print_time=1
+  "$OPS" --gtest_filter="$PREFLIGHT" --gtest_print_time=1
 sed -nE "/$GTEST_RAN/,\$p" "$LOGS/preflight.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) " | head -6 | cut -c1-200 |
   sed 's/^/    /' | tee -a "$SUMMARY"
 grep "conv plan" "$LOGS/preflight.log" | head -3 | cut -c1-240 | sed 's/^/    /' | tee -a "$SUMMARY"
@@ -194,16 +198,22 @@ if grep -q "SKIPPED" "$LOGS/preflight.log" || ! grep -qE "$GTEST_RAN" "$LOGS/pre
 fi
 excerpt "$LOGS/preflight.log" 40 | tee -a "$SUMMARY"
 
-# ---- parity: the whole binary, one process --------------------------------------------------------
-stage parity 80 "${AG_ENV[@]}" AMPGAN_LOG_CONV=1 "$PARITY" --gtest_print_time=1
-PARITY_RC=$?
-if (( PARITY_RC == 124 || PARITY_RC == 137 )); then  # cut short: which test was running
-  grep -v "^conv plan" "$LOGS/parity.log" | tail -4 | cut -c1-200 | sed 's/^/    (last lines) /' | tee -a "$SUMMARY"
-fi
-# gtest's closing summary: the totals and the names of failed (and skipped) tests.
-grep -E "$GTEST_RAN" "$LOGS/parity.log" | sed 's/^/    /' | tee -a "$SUMMARY"
-sed -nE "/$GTEST_RAN/,\$p" "$LOGS/parity.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) " | head -40 | cut -c1-200 |
-  sed 's/^/    /' | tee -a "$SUMMARY"
+# ---- the op table, then the scenarios: each whole binary, one process ------------------------------
+# gtest_stage NAME CAP BINARY: the binary's verdicts in the summary (the totals, failed and skipped
+# tests; where it was cut short, the last lines).
+gtest_stage() {
+  local name=$1 cap=$2 bin=$3
+  stage "$name" "$cap" "${AG_ENV[@]}" AMPGAN_LOG_CONV=1 "$bin" --gtest_print_time=1
+  local rc=$?
+  if (( rc == 124 || rc == 137 )); then  # cut short: which test was running
+    grep -v "^conv plan" "$LOGS/$name.log" | tail -4 | cut -c1-200 | sed 's/^/    (last lines) /' | tee -a "$SUMMARY"
+  fi
+  grep -E "$GTEST_RAN" "$LOGS/$name.log" | sed 's/^/    /' | tee -a "$SUMMARY"
+  sed -nE "/$GTEST_RAN/,\$p" "$LOGS/$name.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) " | head -40 | cut -c1-200 |
+    sed 's/^/    /' | tee -a "$SUMMARY"
+}
+gtest_stage backend-ops 40 "$OPS"
+gtest_stage parity 60 "$PARITY"
 
 # ---- ours: batch 256, one precision per call, fp16 first ---------------------------------------------
 for P in fp16 bf16 fp32 tf32; do
@@ -249,16 +259,18 @@ stage ours-fp16-profile 30 "${AG_ENV[@]}" "$AMPGAN" bench --backend cuda --res 6
 sed -n '/^Profile (--profile)/,$p' "$LOGS/ours-fp16-profile.log" | head -24 | cut -c1-200 | sed 's/^/    /' | tee -a "$SUMMARY"
 
 # ---- the peer compiled, as a second reference (last: torch.compile takes the longest) ------------------
-(( PEERS )) && peer fp16-compile 60 --amp fp16 --compile
+(( PEERS )) && peer fp16-compile 40 --amp fp16 --compile
 
 command -v nvidia-smi > /dev/null && stage nvidia-smi-end 5 nvidia-smi
 
 # ---- what the console shows last: failure excerpts, then the table ----------------------------------------
-if grep -qE 'Failure|FAILED|error:' "$LOGS/parity.log" 2> /dev/null; then
-  note ""
-  note "parity failures (first lines; all of parity.log is in gpu-check.tgz):"
-  excerpt "$LOGS/parity.log" 120 | head -c 7000 | tee -a "$SUMMARY"
-fi
+for name in backend-ops parity; do
+  if grep -qE 'Failure|FAILED|error:' "$LOGS/$name.log" 2> /dev/null; then
+    note ""
+    note "$name failures (first lines; all of $name.log is in gpu-check.tgz):"
+    excerpt "$LOGS/$name.log" 120 | head -c 5000 | tee -a "$SUMMARY"
+  fi
+done
 LOGS="$LOGS" BATCH="$BATCH" python3 - << 'EOF' 2>&1 | tee -a "$SUMMARY"
 import json, os
 logs, batch = os.environ["LOGS"], os.environ["BATCH"]
