@@ -106,6 +106,7 @@ const std::vector<ConvCase>& conv_cases() {
       {"odd", 3, 7, 5, 1, 16, 4, 2, 1},
       {"c5_k3", 2, 5, 5, 5, 3, 1, 1, 0},
       {"strided_1x1", 2, 8, 8, 64, 64, 1, 2, 0},
+      {"resnet_3x3", 4, 16, 16, 16, 16, 3, 1, 1},  // several CPU tiles (cpu_linalg.cpp)
   };
   return v;
 }
