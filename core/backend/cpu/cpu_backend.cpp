@@ -23,7 +23,7 @@ using cpu::kTile;
 using cpu::require;
 using cpu::tiles;
 
-CpuBackend::CpuBackend() = default;
+CpuBackend::CpuBackend() { warm_openblas(); }
 CpuBackend::~CpuBackend() { scratch_.clear(); }
 
 std::string CpuBackend::name() const {

@@ -103,4 +103,8 @@ class CpuBackend : public Backend, private Allocator {
   std::vector<Tensor> scratch_;
 };
 
+// Brings OpenBLAS's per-caller GEMM buffers to full speed, once per process (cpu_linalg.cpp
+// says why); the constructor calls it.
+void warm_openblas();
+
 }  // namespace ampgan
