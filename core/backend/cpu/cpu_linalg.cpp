@@ -129,7 +129,9 @@ void sgemm(bool ta, bool tb, int m, int n, int k, float alpha, const float* a, i
   });
 }
 
-int64_t tile_rows(int64_t rsc) { return std::clamp<int64_t>(kTileFloats / rsc / 8 * 8, 8, 4096); }
+// At least 64 rows: shorter products (DCGAN's 2048-wide 4x4 layers would get 32) ran slower
+// than the whole-batch product.
+int64_t tile_rows(int64_t rsc) { return std::clamp<int64_t>(kTileFloats / rsc / 8 * 8, 64, 4096); }
 
 // col(rows [r0, r1) of the flattened (n, out_h, out_w) output positions, r*s*c) from x (NHWC),
 // widened to FP32; out-of-image taps are zero. Serial: called inside one tile's task.
@@ -188,11 +190,12 @@ int64_t forward_scratch(const ConvGeometry& g) {
 
 // The data gradient of a stride-1 convolution is the forward convolution of dy with the filter
 // flipped in space and its channel axes swapped, padded by r - 1 - pad: a gather, so it tiles
-// like the forward pass instead of scattering through col2im. Not for a few input channels
-// (an RGB image's gradient): a product with 1-3 output columns runs far below the GEMM rate,
-// and the scatter of dy * w is cheaper there.
+// like the forward pass instead of scattering through col2im. Only for "same" padding (3x3 pad
+// 1, 1x1 pad 0), where the flipped convolution pads as little as the forward one (DCGAN's
+// first 1x1 -> 4x4 layer would multiply 15 zero taps in 16), and not for a few input channels
+// (an RGB image's gradient): a product with 1-3 output columns runs far below the GEMM rate.
 bool backward_data_as_forward(const ConvGeometry& g) {
-  return g.stride == 1 && g.r == g.s && g.pad <= g.r - 1 && g.c >= 8;
+  return g.stride == 1 && g.r == g.s && 2 * g.pad == g.r - 1 && g.c >= 8;
 }
 ConvGeometry flipped(const ConvGeometry& g) {
   ConvGeometry f = g;
@@ -219,8 +222,13 @@ void flip_weights(const ConvGeometry& g, const Tensor& w, float* wt) {
 }
 
 // Whether the filter gradient tiles: each of kGroups groups of consecutive tiles sums into its
-// own FP32 partial (k * rsc floats), and the partials are added in group order.
-bool filter_tiles(const ConvGeometry& g) { return kGroups * g.k * g.r * g.s * g.c <= kPartialFloats; }
+// own FP32 partial (k * rsc floats), and the partials are added in group order. Not for wide
+// filters (rsc > 1024, DCGAN's deeper 4x4 layers): their partials are large and their tiles
+// short, and the whole-batch product was 2.5x faster there.
+bool filter_tiles(const ConvGeometry& g) {
+  const int64_t rsc = int64_t{g.r} * g.s * g.c;
+  return rsc <= 1024 && kGroups * g.k * rsc <= kPartialFloats;
+}
 
 }  // namespace
 
