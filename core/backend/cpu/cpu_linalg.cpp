@@ -13,6 +13,7 @@
 // geometry, never on the thread count, so results are the same run to run.
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <mutex>
 #include <thread>
@@ -246,7 +247,9 @@ void warm_openblas() {
     std::atomic<int> arrived{0};
     parallel_chunks(threads, [&](int64_t) {
       arrived.fetch_add(1);
-      while (arrived.load() < threads) std::this_thread::yield();
+      // Bounded: called from inside a parallel region, the chunks run one after another.
+      const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
+      while (arrived.load() < threads && std::chrono::steady_clock::now() < until) std::this_thread::yield();
       std::vector<float> c(size_t(n) * n);
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f,
                   c.data(), n);
