@@ -9,6 +9,7 @@
 #include <QScreen>
 #include <QStatusBar>
 #include <QTabWidget>
+#include <QTimer>
 
 #include "core/common/error.h"
 #include "ui/app_icon.h"
@@ -145,6 +146,9 @@ void MainWindow::applyOptions(const AppOptions& o) {
   else if (o.tab == QStringLiteral("model")) tabs_->setCurrentWidget(model_);
   else if (o.tab == QStringLiteral("compare") || o.compare) tabs_->setCurrentWidget(compare_);
   else if (o.tab == QStringLiteral("live") || o.start) tabs_->setCurrentWidget(plots_);
+  // Without --start or --compare no step comes to trigger --screenshot: picture the window once
+  // it has settled (the first paint, a runs folder's scan on its thread).
+  if (!o.screenshot.isEmpty() && !o.start && !o.compare) QTimer::singleShot(1500, this, [this] { takeScreenshot(); });
 }
 
 // ---- actions -------------------------------------------------------------------------------------

@@ -158,6 +158,7 @@ class MainWindow : public QMainWindow {
   void onLoading(int done, int total);
   void onBranchCopied(const QString& branch, const QString& checkpoint, const QString& error, bool cancelled);
   void maybeScreenshot(bool run_ended);
+  void takeScreenshot();  // --screenshot now (once), then --quit-after-screenshot
 
   void connectWatcher();  // main_window_watch.cpp
   bool refusedWhileWatching();  // true (and a hint) while watching

@@ -268,6 +268,11 @@ void MainWindow::maybeScreenshot(bool run_ended) {
   if (screenshot_.isEmpty()) return;
   const bool at_step = screenshot_step_ > 0 && step_ >= screenshot_step_ && !comparing_;
   if (!at_step && !(run_ended && screenshot_step_ == 0)) return;
+  takeScreenshot();
+}
+
+void MainWindow::takeScreenshot() {
+  if (screenshot_.isEmpty()) return;
   const QString path = screenshot_;
   screenshot_.clear();
   // Let the plots catch up with the last batch first (their replot timer runs every 50 ms).
