@@ -128,7 +128,7 @@ std::optional<AppOptions> parse_app_options(const QStringList& args, QString* er
   opt("init-scale-exp", "K", QObject::tr("Initial loss scale 2^K."));
   opt("switch-at", "STEP", QObject::tr("Demo: switch precision once this step is reached (see --switch-to)."));
   opt("switch-to", "P", QObject::tr("Demo: the precision --switch-at switches to (default fp16)."));
-  opt("screenshot", "PNG", QObject::tr("Demo: save a picture of the window once --screenshot-step is reached."));
+  opt("screenshot", "PNG", QObject::tr("Demo: save a picture of the window once --screenshot-step is reached (without --start or --compare: once the window has opened)."));
   opt("screenshot-step", "N", QObject::tr("Demo: the step of --screenshot (default: the end of the run)."));
   flag("quit-after-screenshot", QObject::tr("Demo: close the window (cleanly) after --screenshot."));
   opt("size", "WxH", QObject::tr("Window size, e.g. 1600x1000."));
