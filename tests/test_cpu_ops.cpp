@@ -508,7 +508,7 @@ void gradient_check(Backend& b, Layer& layer, Shape in_shape, uint64_t seed, dou
     return s;
   };
   loss();
-  const auto dx = to_host(b, layer.backward(ctx, tu, true));
+  const auto dx = to_host(b, layer.backward(ctx, tu, InputGrad::Return));
   std::vector<std::vector<float>> dparams;
   for (Parameter* p : layer.parameters()) dparams.push_back(to_host(b, p->grad));
   const float eps = 1e-2f;

@@ -18,8 +18,8 @@ const Tensor& Activation::forward(Context& ctx, const Tensor& x) {
   return out_;
 }
 
-const Tensor& Activation::backward(Context& ctx, const Tensor& dy, bool need_dx) {
-  if (!need_dx) return no_grad();
+const Tensor& Activation::backward(Context& ctx, const Tensor& dy, InputGrad input_grad) {
+  if (input_grad == InputGrad::Skip) return no_grad();
   ensure(ctx.backend, dx_, out_.shape(), ctx.dtype);
   ctx.backend.activation_backward(act_, alpha_, out_, dy, dx_);
   return dx_;

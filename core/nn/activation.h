@@ -11,7 +11,7 @@ class Activation final : public Layer {
   std::string type() const override;
   Shape output_shape(const Shape& in) const override { return in; }
   const Tensor& forward(Context& ctx, const Tensor& x) override;
-  const Tensor& backward(Context& ctx, const Tensor& dy, bool need_dx) override;
+  const Tensor& backward(Context& ctx, const Tensor& dy, InputGrad input_grad) override;
 
  private:
   ew::Act act_;

@@ -41,7 +41,7 @@ const Tensor& BatchNorm2d::forward(Context& ctx, const Tensor& x) {
   return out_;
 }
 
-const Tensor& BatchNorm2d::backward(Context& ctx, const Tensor& dy, bool /*need_dx*/) {
+const Tensor& BatchNorm2d::backward(Context& ctx, const Tensor& dy, InputGrad /*input_grad*/) {
   // The backward pass always yields dx (batch norm is never a network's first layer); without
   // weight gradients wanted, dgamma and dbeta go to scratch.
   Tensor* dg = &gamma_.grad;

@@ -13,7 +13,7 @@ class BatchNorm2d final : public Layer {
   std::string type() const override { return "BatchNorm2d"; }
   Shape output_shape(const Shape& in) const override { return in; }
   const Tensor& forward(Context& ctx, const Tensor& x) override;
-  const Tensor& backward(Context& ctx, const Tensor& dy, bool need_dx) override;
+  const Tensor& backward(Context& ctx, const Tensor& dy, InputGrad input_grad) override;
   std::vector<Parameter*> parameters() override { return {&gamma_, &beta_}; }
   std::vector<StateBuffer*> buffers() override { return {&running_mean_, &running_var_}; }
   void staged_pairs(std::vector<Tensor>& running, std::vector<Tensor>& staged) override {

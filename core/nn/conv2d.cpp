@@ -40,7 +40,7 @@ const Tensor& Conv2d::forward(Context& ctx, const Tensor& x) {
   return clamp_output(ctx, out_);
 }
 
-const Tensor& Conv2d::backward(Context& ctx, const Tensor& dy_out, bool need_dx) {
+const Tensor& Conv2d::backward(Context& ctx, const Tensor& dy_out, InputGrad input_grad) {
   const Tensor& dy = clamp_grad(ctx, dy_out);
   const ConvGeometry g = geometry(x_.shape());
   if (ctx.param_grads) {
@@ -53,7 +53,7 @@ const Tensor& Conv2d::backward(Context& ctx, const Tensor& dy_out, bool need_dx)
     }
     if (has_bias_) ctx.backend.bias_backward(dy, bias_.grad, ctx.accumulate);
   }
-  if (!need_dx) return no_grad();
+  if (input_grad == InputGrad::Skip) return no_grad();
   ensure(ctx.backend, dx_, g.x_shape(), ctx.dtype);
   ctx.backend.conv2d_backward_data(g, dy, w_used_, dx_);
   return dx_;

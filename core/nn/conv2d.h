@@ -15,7 +15,7 @@ class Conv2d final : public Layer {
   std::string type() const override { return "Conv2d"; }
   Shape output_shape(const Shape& in) const override;
   const Tensor& forward(Context& ctx, const Tensor& x) override;
-  const Tensor& backward(Context& ctx, const Tensor& dy, bool need_dx) override;
+  const Tensor& backward(Context& ctx, const Tensor& dy, InputGrad input_grad) override;
   std::vector<Parameter*> parameters() override;
   std::vector<StateBuffer*> buffers() override;
   // From now on compute with W / sigma(W) (core/nn/spectral_norm.h); u, v from Philox (seed, stream).

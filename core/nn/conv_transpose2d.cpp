@@ -38,11 +38,11 @@ const Tensor& ConvTranspose2d::forward(Context& ctx, const Tensor& x) {
   return clamp_output(ctx, out_);
 }
 
-const Tensor& ConvTranspose2d::backward(Context& ctx, const Tensor& dy_out, bool need_dx) {
+const Tensor& ConvTranspose2d::backward(Context& ctx, const Tensor& dy_out, InputGrad input_grad) {
   const Tensor& dy = clamp_grad(ctx, dy_out);
   const ConvGeometry g = geometry(x_.shape());
   if (ctx.param_grads) ctx.backend.conv2d_backward_filter(g, dy, x_, weight_.grad, ctx.accumulate);
-  if (!need_dx) return no_grad();
+  if (input_grad == InputGrad::Skip) return no_grad();
   ensure(ctx.backend, dx_, g.y_shape(), ctx.dtype);
   ctx.backend.conv2d_forward(g, dy, weight_.working, dx_);
   return dx_;

@@ -14,7 +14,7 @@ class ConvTranspose2d final : public Layer {
   std::string type() const override { return "ConvTranspose2d"; }
   Shape output_shape(const Shape& in) const override;
   const Tensor& forward(Context& ctx, const Tensor& x) override;
-  const Tensor& backward(Context& ctx, const Tensor& dy, bool need_dx) override;
+  const Tensor& backward(Context& ctx, const Tensor& dy, InputGrad input_grad) override;
   std::vector<Parameter*> parameters() override { return {&weight_}; }
   double flops(const Shape& in) const override { return geometry(in).flops(); }
 

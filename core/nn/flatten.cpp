@@ -14,8 +14,8 @@ const Tensor& Flatten::forward(Context& ctx, const Tensor& x) {
   return out_;
 }
 
-const Tensor& Flatten::backward(Context& ctx, const Tensor& dy, bool need_dx) {
-  if (!need_dx) return no_grad();
+const Tensor& Flatten::backward(Context& ctx, const Tensor& dy, InputGrad input_grad) {
+  if (input_grad == InputGrad::Skip) return no_grad();
   if (dy.dtype() == ctx.dtype) {
     dx_ = dy.view(in_shape_);
     return dx_;
@@ -31,8 +31,8 @@ const Tensor& Unflatten::forward(Context& /*ctx*/, const Tensor& x) {
   return out_;
 }
 
-const Tensor& Unflatten::backward(Context& /*ctx*/, const Tensor& dy, bool need_dx) {
-  if (!need_dx) return no_grad();
+const Tensor& Unflatten::backward(Context& /*ctx*/, const Tensor& dy, InputGrad input_grad) {
+  if (input_grad == InputGrad::Skip) return no_grad();
   dx_ = dy.view(in_shape_);
   return dx_;
 }

@@ -14,7 +14,7 @@ class Flatten final : public Layer {
   std::string type() const override { return to_fp32_ ? "Flatten(fp32)" : "Flatten"; }
   Shape output_shape(const Shape& in) const override { return Shape{in[0], in.numel() / in[0]}; }
   const Tensor& forward(Context& ctx, const Tensor& x) override;
-  const Tensor& backward(Context& ctx, const Tensor& dy, bool need_dx) override;
+  const Tensor& backward(Context& ctx, const Tensor& dy, InputGrad input_grad) override;
 
  private:
   bool to_fp32_;
@@ -28,7 +28,7 @@ class Unflatten final : public Layer {
   std::string type() const override { return "Unflatten"; }
   Shape output_shape(const Shape& in) const override { return Shape{in[0], h_, w_, c_}; }
   const Tensor& forward(Context& ctx, const Tensor& x) override;
-  const Tensor& backward(Context& ctx, const Tensor& dy, bool need_dx) override;
+  const Tensor& backward(Context& ctx, const Tensor& dy, InputGrad input_grad) override;
 
  private:
   int h_, w_, c_;

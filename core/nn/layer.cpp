@@ -116,10 +116,10 @@ const Tensor& Sequential::backward(Context& ctx, const Tensor& dy, InputGrad inp
   const Tensor* g = &dy;
   const DType net = ctx.dtype;
   for (size_t i = layers_.size(); i-- > 0;) {
-    const bool want_dx = need_dx || i > 0;
+    const InputGrad want = i > 0 ? InputGrad::Return : input_grad;  // the next layer down needs it
     ctx.dtype = run_dtype_[i];
-    g = &layers_[i]->backward(ctx, *g, want_dx);
-    if (want_dx && g->dtype() != in_dtype_[i]) {  // back into the dtype the input came in
+    g = &layers_[i]->backward(ctx, *g, want);
+    if (want == InputGrad::Return && g->dtype() != in_dtype_[i]) {  // back into the dtype the input came in
       Layer::ensure(ctx.backend, dx_cast_[i], g->shape(), in_dtype_[i]);
       ctx.backend.cast(*g, dx_cast_[i]);
       g = &dx_cast_[i];

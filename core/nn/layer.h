@@ -63,9 +63,9 @@ class Layer {
   virtual std::string type() const = 0;
   virtual Shape output_shape(const Shape& in) const = 0;
   virtual const Tensor& forward(Context& ctx, const Tensor& x) = 0;
-  // dy has the output's shape. Returns dL/dx (undefined when !need_dx); writes or accumulates
+  // dy has the output's shape. Returns dL/dx (undefined with InputGrad::Skip); writes or accumulates
   // weight gradients when ctx.param_grads.
-  virtual const Tensor& backward(Context& ctx, const Tensor& dy, bool need_dx) = 0;
+  virtual const Tensor& backward(Context& ctx, const Tensor& dy, InputGrad input_grad) = 0;
   virtual std::vector<Parameter*> parameters() { return {}; }
   virtual std::vector<StateBuffer*> buffers() { return {}; }
   virtual double flops(const Shape& /*in*/) const { return 0.0; }

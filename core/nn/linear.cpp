@@ -23,7 +23,7 @@ const Tensor& Linear::forward(Context& ctx, const Tensor& x) {
   return out_;
 }
 
-const Tensor& Linear::backward(Context& ctx, const Tensor& dy, bool need_dx) {
+const Tensor& Linear::backward(Context& ctx, const Tensor& dy, InputGrad input_grad) {
   const int n = static_cast<int>(x_.shape()[0]);
   if (ctx.param_grads) {
     if (sn_) {
@@ -34,7 +34,7 @@ const Tensor& Linear::backward(Context& ctx, const Tensor& dy, bool need_dx) {
     }
     if (has_bias_) ctx.backend.bias_backward(dy, bias_.grad, ctx.accumulate);
   }
-  if (!need_dx) return no_grad();
+  if (input_grad == InputGrad::Skip) return no_grad();
   ensure(ctx.backend, dx_, Shape{n, in_ch_}, ctx.dtype);
   ctx.backend.gemm(false, false, n, in_ch_, out_ch_, 1.0f, dy, w_used_, 0.0f, dx_);
   return dx_;

@@ -14,7 +14,7 @@ class Linear final : public Layer {
   std::string type() const override { return "Linear"; }
   Shape output_shape(const Shape& in) const override { return Shape{in[0], out_ch_}; }
   const Tensor& forward(Context& ctx, const Tensor& x) override;
-  const Tensor& backward(Context& ctx, const Tensor& dy, bool need_dx) override;
+  const Tensor& backward(Context& ctx, const Tensor& dy, InputGrad input_grad) override;
   std::vector<Parameter*> parameters() override;
   std::vector<StateBuffer*> buffers() override;
   // From now on compute with W / sigma(W) (core/nn/spectral_norm.h).

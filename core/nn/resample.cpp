@@ -12,8 +12,8 @@ const Tensor& Upsample2x::forward(Context& ctx, const Tensor& x) {
   return out_;
 }
 
-const Tensor& Upsample2x::backward(Context& ctx, const Tensor& dy, bool need_dx) {
-  if (!need_dx) return no_grad();
+const Tensor& Upsample2x::backward(Context& ctx, const Tensor& dy, InputGrad input_grad) {
+  if (input_grad == InputGrad::Skip) return no_grad();
   ensure(ctx.backend, dx_, in_shape_, ctx.dtype);
   ctx.backend.upsample2x_backward(dy, dx_);
   return dx_;
@@ -30,8 +30,8 @@ const Tensor& AvgPool2x::forward(Context& ctx, const Tensor& x) {
   return out_;
 }
 
-const Tensor& AvgPool2x::backward(Context& ctx, const Tensor& dy, bool need_dx) {
-  if (!need_dx) return no_grad();
+const Tensor& AvgPool2x::backward(Context& ctx, const Tensor& dy, InputGrad input_grad) {
+  if (input_grad == InputGrad::Skip) return no_grad();
   ensure(ctx.backend, dx_, in_shape_, ctx.dtype);
   ctx.backend.avgpool2x_backward(dy, dx_);
   return dx_;
@@ -45,8 +45,8 @@ const Tensor& GlobalSumPool::forward(Context& ctx, const Tensor& x) {
   return out_;
 }
 
-const Tensor& GlobalSumPool::backward(Context& ctx, const Tensor& dy, bool need_dx) {
-  if (!need_dx) return no_grad();
+const Tensor& GlobalSumPool::backward(Context& ctx, const Tensor& dy, InputGrad input_grad) {
+  if (input_grad == InputGrad::Skip) return no_grad();
   ensure(ctx.backend, dx_, in_shape_, ctx.dtype);
   ctx.backend.global_sum_pool_backward(dy, dx_);
   return dx_;

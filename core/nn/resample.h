@@ -12,7 +12,7 @@ class Upsample2x final : public Layer {
   std::string type() const override { return "Upsample2x"; }
   Shape output_shape(const Shape& in) const override { return Shape{in[0], 2 * in[1], 2 * in[2], in[3]}; }
   const Tensor& forward(Context& ctx, const Tensor& x) override;
-  const Tensor& backward(Context& ctx, const Tensor& dy, bool need_dx) override;
+  const Tensor& backward(Context& ctx, const Tensor& dy, InputGrad input_grad) override;
 
  private:
   Shape in_shape_;
@@ -23,7 +23,7 @@ class AvgPool2x final : public Layer {
   std::string type() const override { return "AvgPool2x"; }
   Shape output_shape(const Shape& in) const override { return Shape{in[0], in[1] / 2, in[2] / 2, in[3]}; }
   const Tensor& forward(Context& ctx, const Tensor& x) override;
-  const Tensor& backward(Context& ctx, const Tensor& dy, bool need_dx) override;
+  const Tensor& backward(Context& ctx, const Tensor& dy, InputGrad input_grad) override;
 
  private:
   Shape in_shape_;
@@ -35,7 +35,7 @@ class GlobalSumPool final : public Layer {
   std::string type() const override { return "GlobalSumPool"; }
   Shape output_shape(const Shape& in) const override { return Shape{in[0], in[3]}; }
   const Tensor& forward(Context& ctx, const Tensor& x) override;
-  const Tensor& backward(Context& ctx, const Tensor& dy, bool need_dx) override;
+  const Tensor& backward(Context& ctx, const Tensor& dy, InputGrad input_grad) override;
 
  private:
   Shape in_shape_;

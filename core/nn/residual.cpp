@@ -19,13 +19,12 @@ const Tensor& Residual::forward(Context& ctx, const Tensor& x) {
   return out_;
 }
 
-const Tensor& Residual::backward(Context& ctx, const Tensor& dy, bool need_dx) {
+const Tensor& Residual::backward(Context& ctx, const Tensor& dy, InputGrad input_grad) {
   // Both paths run their backward (for their weight gradients) even when dx is not needed.
-  const InputGrad ig = need_dx ? InputGrad::Return : InputGrad::Skip;
-  const Tensor& gm = main_.backward(ctx, as_dtype(ctx.backend, dy, a_dtype_, dya_cast_), ig);
-  const Tensor& gs = shortcut_.size() ? shortcut_.backward(ctx, as_dtype(ctx.backend, dy, b_dtype_, dyb_cast_), ig)
+  const Tensor& gm = main_.backward(ctx, as_dtype(ctx.backend, dy, a_dtype_, dya_cast_), input_grad);
+  const Tensor& gs = shortcut_.size() ? shortcut_.backward(ctx, as_dtype(ctx.backend, dy, b_dtype_, dyb_cast_), input_grad)
                                       : dy;
-  if (!need_dx) return no_grad();
+  if (input_grad == InputGrad::Skip) return no_grad();
   ensure(ctx.backend, dx_, gm.shape(), ctx.dtype);
   ctx.backend.add(gm, gs, dx_);
   return dx_;

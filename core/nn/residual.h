@@ -13,7 +13,7 @@ class Residual final : public Layer {
   std::string type() const override { return "Residual"; }
   Shape output_shape(const Shape& in) const override { return main_.output_shape(in); }
   const Tensor& forward(Context& ctx, const Tensor& x) override;
-  const Tensor& backward(Context& ctx, const Tensor& dy, bool need_dx) override;
+  const Tensor& backward(Context& ctx, const Tensor& dy, InputGrad input_grad) override;
   std::vector<Parameter*> parameters() override;  // main's, then the shortcut's
   std::vector<StateBuffer*> buffers() override;
   double flops(const Shape& in) const override { return main_.flops(in) + shortcut_.flops(in); }
