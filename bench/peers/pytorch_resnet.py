@@ -175,9 +175,13 @@ def main():
                 D.eval()
                 loss_d = F.relu(1 - d_real).mean() + F.relu(1 + D(fake.detach())).mean()
             backward_step(loss_d, optD)
+        # The same work as ampgan's G step: gradients flow through D to G, but D's own weight
+        # gradients, which the G step never uses, are not computed.
+        D.requires_grad_(False)
         with autocast():
             loss_g = -D(fake).mean()
         backward_step(loss_g, optG)
+        D.requires_grad_(True)
         return loss_d, loss_g
 
     med, (ld, lg) = median_step_seconds(step, a.warmup, a.steps, dev)
