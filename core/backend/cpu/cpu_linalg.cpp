@@ -8,8 +8,8 @@
 // 3x3 layer at batch 32 is 75 MiB, which went through memory twice. Chunked (the data gradient
 // of strided or not "same"-padded layers, which is a scatter, and the filter gradient of wide
 // filters, DCGAN's 4x4 layers): im2col of whole samples and one SGEMM split across the pool.
-// With warm_openblas() below, the ResNet-32 step at width 16 went from 850 to 624 ms (fp32,
-// median of 3); the DCGAN's stayed at 457-460 ms. Tile and group boundaries depend only on the
+// With warm_openblas() below, the ResNet-32 step at width 16 went from 862 to 660 ms (fp32,
+// median of 5 alternated rounds); the DCGAN's stayed at 457-460 ms. Tile and group boundaries depend only on the
 // geometry, never on the thread count, so results are the same run to run.
 #include <algorithm>
 #include <atomic>
