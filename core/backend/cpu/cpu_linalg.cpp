@@ -52,31 +52,6 @@ int64_t samples_per_chunk(const ConvGeometry& g) {
   return std::clamp<int64_t>(kColBudget / std::max<int64_t>(1, per_sample), 1, g.n);
 }
 
-// col(rows of samples [n0, n1), r*s*c) from x (NHWC); out-of-image taps are zero.
-void im2col(const ConvGeometry& g, const Tensor& x, int n0, int n1, float* col) {
-  const int oh = g.out_h(), ow = g.out_w();
-  const int64_t rsc = int64_t{g.r} * g.s * g.c;
-  parallel_chunks(int64_t{n1 - n0} * oh, [&](int64_t job) {
-    const int n = n0 + static_cast<int>(job / oh), oy = static_cast<int>(job % oh);
-    for (int ox = 0; ox < ow; ++ox) {
-      float* dst = col + ((int64_t{n - n0} * oh + oy) * ow + ox) * rsc;
-      for (int i = 0; i < g.r; ++i) {
-        const int iy = oy * g.stride - g.pad + i;
-        for (int j = 0; j < g.s; ++j) {
-          const int ix = ox * g.stride - g.pad + j;
-          float* d = dst + (int64_t{i} * g.s + j) * g.c;
-          if (iy < 0 || iy >= g.h || ix < 0 || ix >= g.w) {
-            std::memset(d, 0, sizeof(float) * g.c);
-          } else {
-            const int64_t off = ((int64_t{n} * g.h + iy) * g.w + ix) * g.c;
-            cpu::widen(x.dtype(), cpu::at(x.data(), x.dtype(), off), d, g.c);
-          }
-        }
-      }
-    }
-  });
-}
-
 // dx_f (samples [n0, n1), NHWC, FP32) = scatter-add of dcol; each sample's region is written by
 // one task, in a fixed order, so the sums are deterministic.
 void col2im(const ConvGeometry& g, const float* dcol, int n0, int n1, float* dxf) {
@@ -155,6 +130,14 @@ void im2col_rows(const ConvGeometry& g, const Tensor& x, int64_t r0, int64_t r1,
       }
     }
   }
+}
+
+// col(rows of samples [n0, n1), r*s*c) from x, for the chunked paths: one job per output row.
+void im2col(const ConvGeometry& g, const Tensor& x, int n0, int n1, float* col) {
+  const int64_t ow = g.out_w(), rsc = int64_t{g.r} * g.s * g.c, first = int64_t{n0} * g.out_h() * ow;
+  parallel_chunks(int64_t{n1 - n0} * g.out_h(), [&](int64_t job) {
+    im2col_rows(g, x, first + job * ow, first + (job + 1) * ow, col + job * ow * rsc);
+  });
 }
 
 // Runs fn(tile, task) for every tile, each task (one per thread) taking the next tile until none
