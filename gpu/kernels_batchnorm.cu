@@ -51,12 +51,15 @@ __global__ void bn_backward_finalize_kernel(const float* partial, int row_blocks
 
 // The element-wise batch-norm passes. VEC: 16 bytes per access, which needs vec16_ok(n, c);
 // then the loop runs over vectors and RowCol over vectors per row (c / N of them). The
-// arithmetic per element is the same either way.
-template <typename S, bool VEC>
-__global__ void bn_normalize_kernel(const typename S::T* x, typename S::T* y, int64_t n, int c,
-                                    const float* mean, const float* invstd, const float* g, const float* b) {
+// arithmetic per element is the same either way. kFromVar: spread holds the running variance
+// and 1 / sqrt(var + eps) is taken per element (evaluation, the CPU's float expression), else
+// the batch's saved 1 / std (training).
+template <typename S, bool VEC, bool kFromVar>
+__global__ void bn_apply_kernel(const typename S::T* x, typename S::T* y, int64_t n, int c, const float* mean,
+                                const float* spread, float eps, const float* g, const float* b) {
   using V = Vec16<typename S::T>;
   constexpr int N = VEC ? V::N : 1;
+  auto invstd = [&](int j) { return kFromVar ? 1.0f / sqrtf(spread[j] + eps) : spread[j]; };
   RowCol rc(global_thread(), grid_stride(), c / N);
   for (int64_t k = global_thread(); k < n / N; k += grid_stride(), rc.advance()) {
     if (VEC) {
@@ -64,38 +67,34 @@ __global__ void bn_normalize_kernel(const typename S::T* x, typename S::T* y, in
 #pragma unroll
       for (int e = 0; e < N; ++e) {
         const int j = rc.j * N + e;
-        v.v[e] = S::store(ew::bn_normalize(S::load(v.v[e]), mean[j], invstd[j], g[j], b[j]));
+        v.v[e] = S::store(ew::bn_normalize(S::load(v.v[e]), mean[j], invstd(j), g[j], b[j]));
       }
       store16(y, k, v);
     } else {
       const int j = rc.j;
-      y[k] = S::store(ew::bn_normalize(S::load(x[k]), mean[j], invstd[j], g[j], b[j]));
+      y[k] = S::store(ew::bn_normalize(S::load(x[k]), mean[j], invstd(j), g[j], b[j]));
     }
   }
 }
 
-template <typename S, bool VEC>
-__global__ void bn_eval_kernel(const typename S::T* x, typename S::T* y, int64_t n, int c,
-                               const float* mean, const float* var, float eps, const float* g, const float* b) {
-  using V = Vec16<typename S::T>;
-  constexpr int N = VEC ? V::N : 1;
-  RowCol rc(global_thread(), grid_stride(), c / N);
-  for (int64_t k = global_thread(); k < n / N; k += grid_stride(), rc.advance()) {
-    if (VEC) {
-      V v = load16(x, k);
-#pragma unroll
-      for (int e = 0; e < N; ++e) {
-        const int j = rc.j * N + e;
-        const float invstd = 1.0f / sqrtf(var[j] + eps);  // the CPU's float expression
-        v.v[e] = S::store(ew::bn_normalize(S::load(v.v[e]), mean[j], invstd, g[j], b[j]));
-      }
-      store16(y, k, v);
-    } else {
-      const int j = rc.j;
-      const float invstd = 1.0f / sqrtf(var[j] + eps);
-      y[k] = S::store(ew::bn_normalize(S::load(x[k]), mean[j], invstd, g[j], b[j]));
-    }
-  }
+// y = the normalised x, by channel, vectorised where the sizes and addresses allow.
+template <bool kFromVar>
+void launch_bn_apply(cudaStream_t s, DType t, const void* x, void* y, int64_t n, int64_t c, const float* mean,
+                     const float* spread, float eps, const float* gamma, const float* beta) {
+  dispatch(t, [&](auto tag) {
+    using S = decltype(tag);
+    using T = typename S::T;
+    const T* xt = static_cast<const T*>(x);
+    T* yt = static_cast<T*>(y);
+    const int ci = static_cast<int>(c);
+    if (vec16_ok(n, c, sizeof(T), {x, y}))
+      bn_apply_kernel<S, true, kFromVar><<<grid_for(n / Vec16<T>::N), kThreads, 0, s>>>(xt, yt, n, ci, mean, spread,
+                                                                                         eps, gamma, beta);
+    else
+      bn_apply_kernel<S, false, kFromVar><<<grid_for(n), kThreads, 0, s>>>(xt, yt, n, ci, mean, spread, eps, gamma,
+                                                                            beta);
+  });
+  AMPGAN_LAUNCHED("bn_apply_kernel");
 }
 
 template <typename S, bool VEC>
@@ -159,38 +158,14 @@ void batchnorm_forward_train(cudaStream_t s, DType t, const void* x, int64_t row
                                                        save_invstd, running_mean, running_var, momentum,
                                                        update_running);
   AMPGAN_LAUNCHED("bn_var_kernel");
-  const int64_t n = rows * c;
-  dispatch(t, [&](auto tag) {
-    using S = decltype(tag);
-    using T = typename S::T;
-    if (vec16_ok(n, c, sizeof(T), {x, y}))
-      bn_normalize_kernel<S, true><<<grid_for(n / Vec16<T>::N), kThreads, 0, s>>>(
-          static_cast<const T*>(x), static_cast<T*>(y), n, static_cast<int>(c), save_mean, save_invstd, gamma, beta);
-    else
-      bn_normalize_kernel<S, false><<<grid_for(n), kThreads, 0, s>>>(
-          static_cast<const T*>(x), static_cast<T*>(y), n, static_cast<int>(c), save_mean, save_invstd, gamma, beta);
-  });
-  AMPGAN_LAUNCHED("bn_normalize_kernel");
+  launch_bn_apply<false>(s, t, x, y, rows * c, c, save_mean, save_invstd, eps, gamma, beta);
 }
 
 void batchnorm_forward_eval(cudaStream_t s, DType t, const void* x, int64_t rows, int64_t c,
                             const float* gamma, const float* beta, const float* running_mean,
                             const float* running_var, float eps, void* y) {
-  const int64_t n = rows * c;
-  if (n <= 0) return;
-  dispatch(t, [&](auto tag) {
-    using S = decltype(tag);
-    using T = typename S::T;
-    if (vec16_ok(n, c, sizeof(T), {x, y}))
-      bn_eval_kernel<S, true><<<grid_for(n / Vec16<T>::N), kThreads, 0, s>>>(
-          static_cast<const T*>(x), static_cast<T*>(y), n, static_cast<int>(c), running_mean, running_var, eps, gamma,
-          beta);
-    else
-      bn_eval_kernel<S, false><<<grid_for(n), kThreads, 0, s>>>(
-          static_cast<const T*>(x), static_cast<T*>(y), n, static_cast<int>(c), running_mean, running_var, eps, gamma,
-          beta);
-  });
-  AMPGAN_LAUNCHED("bn_eval_kernel");
+  if (rows * c <= 0) return;
+  launch_bn_apply<true>(s, t, x, y, rows * c, c, running_mean, running_var, eps, gamma, beta);
 }
 
 void batchnorm_backward(cudaStream_t s, DType t, const void* x, const void* dy, int64_t rows,
