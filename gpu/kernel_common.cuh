@@ -23,6 +23,20 @@ inline unsigned grid_for(int64_t n, int64_t per_thread = 4, int64_t max_blocks =
   return static_cast<unsigned>(b);
 }
 
+// Tensor lists travel as kernel arguments of a fixed size (List::t[Max]): fills `list` with
+// descs[first, first + Max) (fewer at the end, none past count) and returns their elements.
+template <int Max, typename List, typename Desc>
+int64_t fill_launch_list(List& list, const Desc* descs, int count, int first) {
+  list.count = count - first < Max ? count - first : Max;
+  if (list.count < 0) list.count = 0;
+  int64_t n = 0;
+  for (int i = 0; i < list.count; ++i) {
+    list.t[i] = descs[first + i];
+    n += list.t[i].n;
+  }
+  return n;
+}
+
 // Calls f(tag) with the storage tag (ew::F32, ew::F16, ew::BF16) of a runtime dtype.
 template <typename F>
 void dispatch(DType t, F&& f) {

@@ -216,13 +216,7 @@ void grad_stats(cudaStream_t s, const GradDesc* grads, int count, const float* s
   for (int i = 0; i < count; ++i) total += grads[i].n;
   for (int first = 0; first < count || first == 0; first += kMaxGradTensors) {
     GradList list{};
-    list.count = count - first < kMaxGradTensors ? count - first : kMaxGradTensors;
-    if (list.count < 0) list.count = 0;
-    int64_t n = 0;
-    for (int i = 0; i < list.count; ++i) {
-      list.t[i] = grads[first + i];
-      n += list.t[i].n;
-    }
+    const int64_t n = fill_launch_list<kMaxGradTensors>(list, grads, count, first);
     const unsigned blocks = grid_for(n, 16, kStatMaxBlocks);
     grad_stats_kernel<<<blocks, kThreads, 0, s>>>(list, scaler_state, parts + nparts, acc ? acc + first : nullptr);
     AMPGAN_LAUNCHED("grad_stats_kernel");
@@ -244,12 +238,7 @@ void grad_histogram(cudaStream_t s, const GradDesc* grads, int count, float* his
   AMPGAN_CUDA(cudaMemsetAsync(counts, 0, grad_histogram_workspace_bytes(), s));
   for (int first = 0; first < count; first += kMaxGradTensors) {
     GradList list{};
-    list.count = count - first < kMaxGradTensors ? count - first : kMaxGradTensors;
-    int64_t n = 0;
-    for (int i = 0; i < list.count; ++i) {
-      list.t[i] = grads[first + i];
-      n += list.t[i].n;
-    }
+    const int64_t n = fill_launch_list<kMaxGradTensors>(list, grads, count, first);
     grad_histogram_kernel<<<grid_for(n, 16, 1024), kThreads, 0, s>>>(list, counts);
     AMPGAN_LAUNCHED("grad_histogram_kernel");
   }

@@ -79,12 +79,7 @@ void adam_step(cudaStream_t s, const AdamDesc* params, int count, const AdamConf
   const AdamHyper hp{cfg.lr, cfg.beta1, cfg.beta2, cfg.eps};
   for (int first = 0; first < count; first += kMaxAdamTensors) {
     AdamList list{};
-    list.count = count - first < kMaxAdamTensors ? count - first : kMaxAdamTensors;
-    int64_t n = 0;
-    for (int i = 0; i < list.count; ++i) {
-      list.t[i] = params[first + i];
-      n += list.t[i].n;
-    }
+    const int64_t n = fill_launch_list<kMaxAdamTensors>(list, params, count, first);
     adam_kernel<<<grid_for(n, 4, 4096), kThreads, 0, s>>>(list, hp, step_count, scaler_state, scalars,
                                                             found_inf_slot);
     AMPGAN_LAUNCHED("adam_kernel");
