@@ -36,15 +36,21 @@ QString compact(double v) {
   }
   return QString::number(v, 'g', 3);
 }
+
+// Both log tickers start empty and draw nothing on a range that is not positive and increasing.
+bool startLogTicks(const QCPRange& range, QVector<double>& ticks, QVector<double>* subTicks,
+                   QVector<QString>* tickLabels) {
+  ticks.clear();
+  if (subTicks) subTicks->clear();
+  if (tickLabels) tickLabels->clear();
+  return range.lower > 0 && range.upper > range.lower;
+}
 }  // namespace
 
 void Log2Ticker::generate(const QCPRange& range, const QLocale&, QChar, int, QVector<double>& ticks,
                           QVector<double>* subTicks, QVector<QString>* tickLabels) {
-  ticks.clear();
-  if (subTicks) subTicks->clear();
-  if (tickLabels) tickLabels->clear();
+  if (!startLogTicks(range, ticks, subTicks, tickLabels)) return;
   const double lo = range.lower, hi = range.upper;
-  if (!(lo > 0) || !(hi > lo)) return;
   const int e0 = static_cast<int>(std::ceil(std::log2(lo) - 1e-9)), e1 = static_cast<int>(std::floor(std::log2(hi) + 1e-9));
   if (e1 < e0) {
     // Narrower than one octave, no power of two inside: three plain numbers.
@@ -70,11 +76,8 @@ void Log2Ticker::generate(const QCPRange& range, const QLocale&, QChar, int, QVe
 
 void NiceLogTicker::generate(const QCPRange& range, const QLocale&, QChar, int, QVector<double>& ticks,
                              QVector<double>* subTicks, QVector<QString>* tickLabels) {
-  ticks.clear();
-  if (subTicks) subTicks->clear();
-  if (tickLabels) tickLabels->clear();
+  if (!startLogTicks(range, ticks, subTicks, tickLabels)) return;
   const double lo = range.lower, hi = range.upper;
-  if (!(lo > 0) || !(hi > lo)) return;
   const double decades = std::log10(hi / lo);
   if (decades < 0.7) {
     // Within a decade: ordinary evenly spaced ticks.
