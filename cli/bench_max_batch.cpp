@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/common/error.h"
-#include "core/run/max_batch.h"
+#include "core/train/max_batch.h"
 
 namespace ampgan::cli {
 

@@ -1,4 +1,4 @@
-// The largest-batch search (core/run/max_batch.h) on the CPU with a small budget: what it
+// The largest-batch search (core/train/max_batch.h) on the CPU with a small budget: what it
 // verifies is within the budget, it is tight (a batch a quarter larger is over), AMP fits more
 // than FP32, progress is reported and the stop flag ends it.
 #include <gtest/gtest.h>
@@ -6,7 +6,7 @@
 #include <atomic>
 
 #include "core/common/error.h"
-#include "core/run/max_batch.h"
+#include "core/train/max_batch.h"
 
 using namespace ampgan;
 

@@ -17,14 +17,14 @@
 #include "core/io/image_io.h"
 #include "core/common/error.h"
 #include "core/run/histograms_log.h"
-#include "core/run/max_batch.h"
+#include "core/train/max_batch.h"
 #include "core/run/run_config.h"
 #include "core/run/run_event.h"
 #include "core/train/step_metrics.h"
 
 namespace ampgan::ui {
 
-// A comparison's largest-batch search (core/run/max_batch.h), shared immutably.
+// A comparison's largest-batch search (core/train/max_batch.h), shared immutably.
 using MaxBatchPtr = std::shared_ptr<const MaxBatchResult>;
 
 // Which run a message belongs to: the ordinary run, or one of the two runs of a comparison.

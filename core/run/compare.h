@@ -10,7 +10,7 @@
 #include <string>
 
 #include "core/amp/precision.h"
-#include "core/run/max_batch.h"
+#include "core/train/max_batch.h"
 #include "core/run/run_config.h"
 #include "core/run/run_summary.h"
 

@@ -41,7 +41,7 @@ struct CompareRun {
   RunSummary summary;
   MemoryStats memory;  // peaks over the run
   std::string dir;
-  // The largest batch within the comparison's memory budget (core/run/max_batch.h), when it was
+  // The largest batch within the comparison's memory budget (core/train/max_batch.h), when it was
   // searched: 0 when none was verified; the ratio to FP32's (0: unknown).
   bool max_batch_searched = false;
   int64_t max_batch = 0;

@@ -1,4 +1,4 @@
-#include "core/run/max_batch.h"
+#include "core/train/max_batch.h"
 
 #include <algorithm>
 #include <cmath>
