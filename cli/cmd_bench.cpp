@@ -12,6 +12,7 @@
 #include "cli/bench_max_batch.h"
 #include "cli/commands.h"
 #include "cli/guard.h"
+#include "core/backend/cpu/cpu_precision.h"
 #include "core/backend/profiling_backend.h"
 #include "core/common/cpu_features.h"
 #include "core/common/rng.h"
@@ -88,6 +89,19 @@ Profiled profile_steps(Backend& backend, TrainerConfig c, const std::vector<floa
   return p;
 }
 
+// The CPU backend's kernel per product shape (operand dtype, transposes, m x n x k), as chosen
+// for the steps above; the GEMM probes' own products among them.
+void print_kernel_choices(const Backend& backend) {
+  const std::vector<KernelChoice> choices = backend.kernel_choices();
+  if (choices.empty()) return;
+  std::map<std::string, int> per_kernel;
+  for (const KernelChoice& c : choices) ++per_kernel[c.second];
+  std::printf("\nCPU kernels chosen (--cpu-kernels), per product:");
+  for (const auto& [k, n] : per_kernel) std::printf(" %s %d", k.c_str(), n);
+  std::printf("\n");
+  for (const KernelChoice& c : choices) std::printf("  %-58s %s\n", c.first.c_str(), c.second.c_str());
+}
+
 void print_profile(const std::vector<Profiled>& prof, Backend& backend) {
   std::printf("\nProfile (--profile): ms per step by op family, eager, one device sync after each op\n");
   std::printf("%-14s", "family");
@@ -125,6 +139,7 @@ void print_profile(const std::vector<Profiled>& prof, Backend& backend) {
                 precision_name(p.precision), achieved, peaks[dt] > 0 ? 100.0 * achieved / peaks[dt] : 0.0,
                 dtype_name(dt), peaks[dt], p.ops.matmul_flops / p.steps / 1e9);
   }
+  print_kernel_choices(backend);
 }
 
 }  // namespace
@@ -147,6 +162,8 @@ int cmd_bench(int argc, char** argv) {
       .option("warmup", "N", "untimed steps first (3)")
       .option("rounds", "R", "repeat the precisions R times, interleaved, for noisy machines (1)")
       .option("seed", "S", "seed (0)")
+      .option("cpu-kernels", "K", "the CPU's matrix products: auto (default: the fastest measured per product\n"
+                                  "shape), openblas or onednn")
       .flag("no-cuda-graphs", "launch each op instead of replaying a CUDA graph")
       .flag("profile", "also time each op family (conv, gemm, batch norm, element-wise, AMP passes, optimizer,\n"
                        "data) in an extra eager pass per precision, and compare conv+gemm with a GEMM probe")
@@ -173,7 +190,15 @@ int cmd_bench(int argc, char** argv) {
     if (steps < 1 || warmup < 0 || rounds < 1) throw Error("--steps and --rounds must be at least 1, --warmup at least 0", "ampgan bench");
     if (tc.batch < 2) throw Error("batch size must be at least 2", "--batch");
     std::string note;
-    auto backend = create_backend(a.str("backend", "auto"), &note, static_cast<int>(a.integer("gpu", 0)));
+    CpuKernels kernels = CpuKernels::Auto;
+    if (!parse_cpu_kernels(a.str("cpu-kernels", "auto"), &kernels))
+      throw Error("unknown CPU kernels '" + a.str("cpu-kernels", "") + "'", "--cpu-kernels", "use auto, openblas or onednn");
+    const auto new_backend = [&](std::string* why) {
+      std::unique_ptr<Backend> b = create_backend(a.str("backend", "auto"), why, static_cast<int>(a.integer("gpu", 0)));
+      b->set_cpu_kernels(kernels);
+      return b;
+    };
+    auto backend = new_backend(&note);
     const bool json = a.has("json");
     if (!note.empty()) std::fprintf(stderr, "note: %s\n", note.c_str());
 
@@ -194,7 +219,7 @@ int cmd_bench(int argc, char** argv) {
     }
 
     if (a.has("max-batch"))
-      return run_max_batch([&] { return create_backend(a.str("backend", "auto"), nullptr, static_cast<int>(a.integer("gpu", 0))); }, tc, precisions, a.has("memory-budget") ? a.real("memory-budget", 0) : 0,
+      return run_max_batch([&] { return new_backend(nullptr); }, tc, precisions, a.has("memory-budget") ? a.real("memory-budget", 0) : 0,
                            static_cast<int>(a.integer("batch", 8)), static_cast<int>(a.integer("gpu", 0)), json);
 
     // Random "images" in [-1, 1]: only the step is timed, as in the PyTorch peer.
@@ -288,7 +313,7 @@ int cmd_bench(int argc, char** argv) {
         std::printf("CPU: %s\n", cpu_features().summary().c_str());
         for (const Result& r : results)
           if (is_mixed(r.precision) && r.tensor_stats)
-            std::printf("  %s: %s\n", precision_name(r.precision), cpu_precision_support(precision_name(r.precision)).c_str());
+            std::printf("  %s: %s\n", precision_name(r.precision), cpu_precision_support(precision_name(r.precision), kernels).c_str());
       }
     }
     if (a.has("profile")) {

@@ -2,7 +2,7 @@
 # Installs the Debian 12 packages AMP GAN Studio needs. Idempotent: packages already installed
 # are skipped, and apt is only called when something is missing. Uses sudo only when not root.
 #
-#   scripts/setup.sh          build and run (compiler, CMake, Qt 6, QCustomPlot, OpenCV, OpenBLAS,
+#   scripts/setup.sh          build and run (compiler, CMake, Qt 6, QCustomPlot, OpenCV, OpenBLAS, oneDNN,
 #                             nlohmann-json, CLI11, zlib, GoogleTest, Fashion-MNIST)
 #   scripts/setup.sh --dev    also what the tests and benchmarks use: PyTorch (the peer and the
 #                             export check), desktop-file-utils, appstream, lintian, Xvfb, and
@@ -17,7 +17,7 @@ packages=(
   g++ cmake ninja-build pkg-config
   qt6-base-dev libqcustomplot-dev libqcustomplot2.1-qt6
   libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev
-  libopenblas-dev zlib1g-dev libzip-dev nlohmann-json3-dev libcli11-dev libgtest-dev
+  libopenblas-dev libdnnl-dev zlib1g-dev libzip-dev nlohmann-json3-dev libcli11-dev libgtest-dev
   openmpi-bin libopenmpi-dev
   dataset-fashion-mnist
 )

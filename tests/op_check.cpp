@@ -5,7 +5,11 @@
 #include <cstdio>
 #include <sstream>
 
+#include <map>
+
+#include "core/backend/cpu/cpu_gemm.h"
 #include "core/backend/cuda_plugin.h"
+#include "core/common/cpu_features.h"
 #include "core/backend/elementwise.h"
 #include "core/common/rng.h"
 #include "core/tensor/half.h"
@@ -17,16 +21,39 @@ namespace ampgan::testing {
 // ---- the backends ----------------------------------------------------------------------------------
 
 CpuBackend& reference() {
-  static CpuBackend* b = new CpuBackend();
+  static CpuBackend* b = [] {
+    auto* r = new CpuBackend();
+    r->force_kernel(cpu::GemmKernel::OpenBlas);
+    return r;
+  }();
   return *b;
 }
 
 const std::vector<std::string>& backend_names() {
-  static const std::vector<std::string> names = {"cpu", "cuda"};
+  static const std::vector<std::string> names = {"cpu", "cpu-onednn-f32", "cpu-onednn-bf16", "cuda"};
   return names;
 }
 
 namespace {
+
+// The CPU backend with one oneDNN kernel forced; null with the reason where it cannot run here.
+Backend* cpu_with_kernel(cpu::GemmKernel k, std::string* why) {
+  if (!cpu::onednn_available()) {
+    if (why) *why = "this build has no oneDNN (install libdnnl-dev and rebuild)";
+    return nullptr;
+  }
+  if (k == cpu::GemmKernel::OneDnnBf16 && !cpu_features().avx512_bf16) {
+    if (why) *why = "this CPU has no AVX512-BF16 (" + cpu_features().summary() + "), where oneDNN 2.6 has no BF16 kernel";
+    return nullptr;
+  }
+  static std::map<cpu::GemmKernel, CpuBackend*> made;
+  CpuBackend*& b = made[k];
+  if (!b) {
+    b = new CpuBackend();
+    b->force_kernel(k);
+  }
+  return b;
+}
 
 // The CUDA backend, created once; null with the reason when there is no usable GPU.
 Backend* cuda_backend(std::string* why) {
@@ -56,6 +83,8 @@ Backend* cuda_backend(std::string* why) {
 
 Backend* backend_named(const std::string& name, std::string* why) {
   if (name == "cpu") return &reference();
+  if (name == "cpu-onednn-f32") return cpu_with_kernel(cpu::GemmKernel::OneDnnF32, why);
+  if (name == "cpu-onednn-bf16") return cpu_with_kernel(cpu::GemmKernel::OneDnnBf16, why);
   if (name == "cuda") return cuda_backend(why);
   if (why) *why = "unknown backend " + name;
   return nullptr;

@@ -19,10 +19,13 @@ namespace ampgan::testing {
 
 // The CPU backend: the reference every other backend is compared with, and the maker of inputs
 // that are derived from an op (e.g. the y an activation's backward reads), so that every backend
-// gets the same input bits. Created once, never destroyed (tensors may outlive static teardown).
+// gets the same input bits. Its products are OpenBLAS's on widened operands, whatever kernels a
+// run would choose. Created once, never destroyed (tensors may outlive static teardown).
 CpuBackend& reference();
 
-// Every backend the tests know, in order: "cpu" first, the reference.
+// Every backend the tests know, in order: "cpu" first, the reference; then the CPU backend with
+// each oneDNN kernel forced for every product ("cpu-onednn-f32", and "cpu-onednn-bf16", whose BF16
+// operands are multiplied as BF16: AVX512-BF16 only), then "cuda".
 const std::vector<std::string>& backend_names();
 // The backend of that name, created once for the whole program; null with *why saying why when
 // it is not available here (no usable GPU, the plugin missing, ...).

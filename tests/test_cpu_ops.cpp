@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 
 #include "core/backend/cpu/cpu_backend.h"
+#include "core/backend/cpu/cpu_gemm.h"
+#include "core/common/cpu_features.h"
 #include "core/common/error.h"
 #include "core/common/rng.h"
 #include "core/nn/activation.h"
@@ -150,8 +152,15 @@ TEST(CpuConv, ForwardAndBackwardMatchNaiveReference) {
 
 // In half modes the product of half inputs accumulates in FP32 and is rounded once: the result
 // must equal the FP32 op on the (exactly widened) half inputs, rounded -- bit for bit.
+// With a kernel that multiplies widened operands (OpenBLAS, oneDNN in FP32), for both dtypes
+// alike: a half result is the FP32 result of the same values rounded once. (The BF16 kernel sums
+// in another order; the op table compares it with a tolerance, tests/op_cases.h.)
 TEST(CpuConv, HalfModesRoundOnceAfterFp32Accumulation) {
+  for (cpu::GemmKernel kernel : {cpu::GemmKernel::OpenBlas, cpu::GemmKernel::OneDnnF32}) {
+  if (kernel != cpu::GemmKernel::OpenBlas && !cpu::onednn_available()) continue;
+  SCOPED_TRACE(cpu::gemm_kernel_name(kernel));
   CpuBackend b;
+  b.force_kernel(kernel);
   for (DType dt : {DType::F16, DType::BF16}) {
     uint64_t seed = 100;
     for (const ConvCase& cc : kConvCases) {
@@ -182,6 +191,7 @@ TEST(CpuConv, HalfModesRoundOnceAfterFp32Accumulation) {
       b.conv2d_backward_filter(g, fx, fdy, fdw, false);
       EXPECT_EQ(to_host(b, hdw), round_to(to_host(b, fdw))) << dtype_name(dt) << " backward filter c=" << cc.c;
     }
+  }
   }
 }
 
@@ -843,4 +853,28 @@ TEST(CpuAmp, GradStatsPerTensorMatchesReference) {
   Tensor g = make_tensor(b, Shape{2}, DType::F32, {1.0f, 2.0f});
   Tensor small = b.empty(Shape{10}, DType::F32, MemCategory::Data);
   EXPECT_THROW(b.grad_stats({g}, state, small, GradStatSlots{0, 1, 2, 4, 6, 6}), Error) << "per-tensor slots past the end";
+}
+
+// What the BF16 kernel changes (cpu_gemm.h): VDPBF16PS multiplies BF16 values exactly in FP32 but
+// treats subnormal BF16 inputs (below 2^-126) as zero, where the widening kernels keep them. With
+// loss scaling or without, activations and gradients that small are far below anything a GAN's
+// step uses, so the kernels agree on real data (the op table, tests/op_cases.h).
+TEST(CpuGemm, Bf16KernelTreatsSubnormalBf16InputsAsZero) {
+  if (!cpu::onednn_available() || !cpu_features().avx512_bf16)
+    GTEST_SKIP() << "no oneDNN BF16 kernel here: " << cpu::onednn_summary() << ", " << cpu_features().summary();
+  const float tiny = std::ldexp(1.0f, -130), big = std::ldexp(1.0f, 100);  // tiny is subnormal in BF16
+  for (cpu::GemmKernel kernel : {cpu::GemmKernel::OpenBlas, cpu::GemmKernel::OneDnnBf16}) {
+    CpuBackend b;
+    b.force_kernel(kernel);
+    // C (1 x 1) = [tiny, 1] . [big, 2^-40]: exactly 2^-30 + 2^-40.
+    Tensor a = make_tensor(b, Shape{1, 2}, DType::BF16, {tiny, 1.0f});
+    Tensor w = make_tensor(b, Shape{2, 1}, DType::BF16, {big, std::ldexp(1.0f, -40)});
+    Tensor c = b.empty(Shape{1, 1}, DType::F32, MemCategory::Workspace);
+    b.gemm(false, false, 1, 1, 2, 1.0f, a, w, 0.0f, c);
+    const float got = to_host(b, c)[0];
+    if (kernel == cpu::GemmKernel::OpenBlas)
+      EXPECT_EQ(got, std::ldexp(1.0f, -30) + std::ldexp(1.0f, -40));
+    else
+      EXPECT_EQ(got, std::ldexp(1.0f, -40)) << "the subnormal input counted as zero";
+  }
 }

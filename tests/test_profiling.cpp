@@ -13,6 +13,8 @@
 
 #include "core/backend/cpu/cpu_backend.h"
 #include "core/backend/profiling_backend.h"
+#include "core/backend/cpu/cpu_gemm.h"
+#include "core/backend/cpu/cpu_precision.h"
 #include "core/common/cpu_features.h"
 #include "core/common/rng.h"
 #include "core/train/trainer.h"
@@ -118,11 +120,16 @@ TEST(CpuFeatures, AgreeWithTheKernelsCpuinfo) {
 
 TEST(CpuFeatures, NamePerPrecisionWhetherItIsHardware) {
   EXPECT_NE(cpu_precision_support("fp32").find("hardware"), std::string::npos);
-  // The CPU kernels compute half modes in FP32: they must say so, on every CPU.
-  for (const char* p : {"fp16", "bf16"}) {
-    EXPECT_EQ(cpu_precision_support(p).rfind("emulated", 0), 0u) << p;
-    EXPECT_FALSE(cpu_precision_is_hardware(p)) << p;
-  }
-  const bool bf16_unit = cpu_features().avx512_bf16 || cpu_features().amx_bf16;
-  EXPECT_EQ(cpu_precision_support("bf16").find("has no AVX512-BF16") == std::string::npos, bf16_unit);
+  // FP16 is multiplied in FP32 on every CPU this build knows; it must say so.
+  EXPECT_EQ(cpu_precision_support("fp16").rfind("emulated", 0), 0u);
+  EXPECT_FALSE(cpu_precision_is_hardware("fp16"));
+  // BF16 is hardware exactly where oneDNN multiplies it as BF16: AVX512-BF16, oneDNN in the build,
+  // and the kernels not forced to OpenBLAS.
+  const bool bf16_unit = cpu_features().avx512_bf16 && cpu::onednn_available();
+  EXPECT_EQ(cpu_precision_is_hardware("bf16"), bf16_unit);
+  EXPECT_EQ(cpu_precision_support("bf16").rfind(bf16_unit ? "hardware" : "emulated", 0), 0u) << cpu_precision_support("bf16");
+  EXPECT_FALSE(cpu_precision_is_hardware("bf16", CpuKernels::OpenBlas));
+  EXPECT_EQ(cpu_precision_support("bf16", CpuKernels::OpenBlas).rfind("emulated", 0), 0u);
+  const bool has_unit = cpu_features().avx512_bf16 || cpu_features().amx_bf16;
+  EXPECT_EQ(cpu_precision_support("bf16", CpuKernels::OpenBlas).find("has no AVX512-BF16") == std::string::npos, has_unit);
 }

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/backend/elementwise.h"
@@ -77,6 +78,16 @@ struct AdamConfig {
   float lr = 2e-4f, beta1 = 0.5f, beta2 = 0.999f, eps = 1e-8f;
 };
 
+// Which library runs the CPU backend's matrix products (--cpu-kernels): the fastest measured per
+// product shape (auto), OpenBLAS only, or oneDNN wherever it has a fast kernel (BF16 operands in
+// BF16 where the CPU has AVX512-BF16). See core/backend/cpu/cpu_kernel_plan.h.
+enum class CpuKernels : uint8_t { Auto, OpenBlas, OneDnn };
+const char* cpu_kernels_name(CpuKernels k);  // "auto", "openblas", "onednn"
+bool parse_cpu_kernels(const std::string& s, CpuKernels* out);
+
+// A kernel choice a backend made for one product shape: ("bf16 nt 64x128x1024 ...", "onednn-bf16").
+using KernelChoice = std::pair<std::string, std::string>;
+
 struct MemoryStats {
   std::array<size_t, static_cast<size_t>(MemCategory::Count)> current{}, peak{};
   size_t current_total = 0, peak_total = 0;
@@ -115,6 +126,12 @@ class Backend {
   // Deterministic algorithms only, chosen for the CPU's arithmetic (the parity and graph-vs-eager
   // tests), instead of the fastest measured ones. The CPU backend always is deterministic.
   virtual void set_deterministic(bool /*on*/) {}
+  // The CPU backend's product kernels (the CUDA backend has cuDNN's own search).
+  virtual void set_cpu_kernels(CpuKernels /*mode*/) {}
+  // The kernels chosen so far, for the run's record; and a record to reuse (a resumed run's),
+  // before anything is measured again.
+  virtual std::vector<KernelChoice> kernel_choices() const { return {}; }
+  virtual void reuse_kernel_choices(const std::vector<KernelChoice>& /*recorded*/) {}
 
   // ---- memory ----
   virtual Tensor empty(Shape shape, DType dtype, MemCategory category) = 0;

@@ -12,6 +12,24 @@
 
 namespace ampgan {
 
+const char* cpu_kernels_name(CpuKernels k) {
+  switch (k) {
+    case CpuKernels::Auto: return "auto";
+    case CpuKernels::OpenBlas: return "openblas";
+    case CpuKernels::OneDnn: return "onednn";
+  }
+  return "?";
+}
+
+bool parse_cpu_kernels(const std::string& s, CpuKernels* out) {
+  for (CpuKernels k : {CpuKernels::Auto, CpuKernels::OpenBlas, CpuKernels::OneDnn})
+    if (s == cpu_kernels_name(k)) {
+      *out = k;
+      return true;
+    }
+  return false;
+}
+
 void MemoryTracker::add(MemCategory c, size_t bytes) {
   const size_t i = static_cast<size_t>(c);
   const size_t now = current_[i].fetch_add(bytes) + bytes;

@@ -37,6 +37,9 @@ class ProfilingBackend final : public Backend {
   std::string name() const override { return inner_.name(); }
   void set_allow_tf32(bool allow) override { inner_.set_allow_tf32(allow); }
   void set_deterministic(bool on) override { inner_.set_deterministic(on); }
+  void set_cpu_kernels(CpuKernels mode) override { inner_.set_cpu_kernels(mode); }
+  std::vector<KernelChoice> kernel_choices() const override { return inner_.kernel_choices(); }
+  void reuse_kernel_choices(const std::vector<KernelChoice>& r) override { inner_.reuse_kernel_choices(r); }
 
   Tensor empty(Shape shape, DType dtype, MemCategory category) override;
   void upload(Tensor& dst, const void* host, size_t nbytes) override;

@@ -1,6 +1,10 @@
 #include "core/common/cpu_features.h"
 
 #include <cstdint>
+#include <cstdlib>
+#include <string>
+
+#include "core/common/error.h"
 
 #if defined(__x86_64__)
 #include <cpuid.h>
@@ -69,43 +73,21 @@ std::string CpuFeatures::summary() const {
   return s.empty() ? "no AVX" : s;
 }
 
-const CpuFeatures& cpu_features() {
-  static const CpuFeatures f = detect();
+// AMPGAN_CPU_FEATURES=avx2 makes the engine behave as on a CPU without AVX-512: its own kernels
+// and oneDNN's (cpu_gemm.cpp) take their AVX2 paths. For running the tests as the other host
+// kind does (tests/README.md); OpenBLAS has its own switch, OPENBLAS_CORETYPE.
+CpuFeatures with_override(CpuFeatures f) {
+  const char* env = std::getenv("AMPGAN_CPU_FEATURES");
+  if (!env || !*env) return f;
+  if (std::string(env) != "avx2")
+    throw Error("unknown value '" + std::string(env) + "'", "AMPGAN_CPU_FEATURES", "use avx2, or unset it");
+  f.avx512f = f.avx512_bf16 = f.avx512_fp16 = f.amx_bf16 = f.amx_fp16 = false;
   return f;
 }
 
-bool cpu_precision_is_hardware(const std::string& precision) {
-  // The CPU backend's convolutions and products widen half operands and multiply in FP32
-  // (exact, then one rounding), so no precision is faster than FP32 in this build.
-  (void)precision;
-  return false;
-}
-
-std::string cpu_precision_support(const std::string& precision) {
-  const CpuFeatures& f = cpu_features();
-  if (precision == "fp32" || precision == "tf32") {
-    const char* isa = f.avx512f ? "AVX-512" : f.avx2 ? "AVX2" : "SSE";
-    std::string s = std::string("hardware: FP32 ") + (f.fma ? "FMA" : "multiply-add") + " (" + isa + ")";
-    if (precision == "tf32") s += "; TF32 is a GPU mode, on the CPU it is FP32";
-    return s;
-  }
-  if (precision == "bf16") {
-    std::string s = "emulated: stored as BF16 (half the memory), computed in FP32; no speed-up expected";
-    s += f.avx512_bf16 || f.amx_bf16
-             ? " (this CPU has " + std::string(f.amx_bf16 ? "AMX-BF16" : "AVX512-BF16") +
-                   ", which this build's CPU kernels do not use yet)"
-             : " (this CPU has no AVX512-BF16 or AMX-BF16)";
-    return s;
-  }
-  if (precision == "fp16") {
-    std::string s = "emulated: stored as FP16 (half the memory), computed in FP32";
-    s += f.f16c ? " with F16C conversions" : " with software conversions";
-    s += "; no speed-up expected";
-    s += f.avx512_fp16 || f.amx_fp16 ? " (this CPU has FP16 arithmetic, which this build does not use)"
-                                     : " (this CPU has no AVX512-FP16 or AMX-FP16)";
-    return s;
-  }
-  return "unknown precision " + precision;
+const CpuFeatures& cpu_features() {
+  static const CpuFeatures f = with_override(detect());
+  return f;
 }
 
 }  // namespace ampgan

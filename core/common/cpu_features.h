@@ -1,8 +1,6 @@
 // What this CPU can do for each precision, read once from CPUID (and the OS's saved-state mask,
-// XCR0, so that an instruction set the kernel does not enable counts as absent). The point is
-// honesty in `ampgan devices`, the status bar and the bench: whether a precision runs on
-// hardware that computes it faster, or is emulated (stored in 16 bits, computed in FP32), where
-// mixed precision saves memory but no time.
+// XCR0, so that an instruction set the kernel does not enable counts as absent). What the CPU
+// backend makes of it, per precision, is core/backend/cpu/cpu_precision.h.
 #pragma once
 
 #include <string>
@@ -20,16 +18,8 @@ struct CpuFeatures {
   std::string summary() const;
 };
 
-// Detected once, on first use.
+// Detected once, on first use; AMPGAN_CPU_FEATURES=avx2 hides AVX-512 and what builds on it (the
+// engine then runs as on an AVX2-only CPU).
 const CpuFeatures& cpu_features();
-
-// For the CPU backend, one line per compute dtype: "fp32" -> "hardware FMA (AVX2)",
-// "bf16" -> "emulated: stored as BF16, computed in FP32 ... no speed-up expected" etc. The
-// engine's own CPU kernels compute half modes in FP32 today whatever the CPU has, so a CPU
-// with AVX512-BF16 is named as such but still reported as emulated (what this build does).
-// precision: "fp32", "tf32", "fp16" or "bf16".
-std::string cpu_precision_support(const std::string& precision);
-// True when the CPU backend computes that precision faster than FP32 (none today).
-bool cpu_precision_is_hardware(const std::string& precision);
 
 }  // namespace ampgan

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/common/cache_dir.h"
 #include "core/common/error.h"
 #include "core/common/rng.h"
 #include "core/io/atomic_file.h"
@@ -207,11 +208,7 @@ bool FeatureClassifier::load(const fs::path& file, double* accuracy) {
 }
 
 fs::path classifier_cache_path(const data::ImageSet& set) {
-  fs::path dir;
-  if (const char* c = std::getenv("AMPGAN_CACHE_DIR")) dir = c;
-  else if (const char* x = std::getenv("XDG_CACHE_HOME")) dir = fs::path(x) / "ampgan";
-  else if (const char* h = std::getenv("HOME")) dir = fs::path(h) / ".cache" / "ampgan";
-  else dir = fs::temp_directory_path() / "ampgan-cache";
+  const fs::path dir = cache_dir();
   // FNV-1a over the identity and the pixels: another dataset, resolution or content is
   // another file.
   uint64_t hash = 1469598103934665603ull;

@@ -43,8 +43,8 @@ class FeatureClassifier {
   std::unique_ptr<Sequential> body_, head_;
 };
 
-// Where trained classifiers are cached: $AMPGAN_CACHE_DIR, else $XDG_CACHE_HOME/ampgan, else
-// ~/.cache/ampgan; a file name derived from the dataset's identity and contents.
+// Where trained classifiers are cached: classifiers/ under cache_dir() (core/common/cache_dir.h),
+// a file name derived from the dataset's identity and contents.
 std::filesystem::path classifier_cache_path(const data::ImageSet& set);
 
 }  // namespace ampgan::metrics

@@ -1,5 +1,7 @@
 #include "core/metrics/swd_project.h"
 
+#include "core/common/cpu_features.h"
+
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -128,9 +130,9 @@ using Kernel = void (*)(const float*, int, int, const float*, int64_t, int64_t, 
 Kernel find(const char* name) {
   const std::string n = name;
 #ifdef AMPGAN_SWD_X86
-  __builtin_cpu_init();
-  if (n == "avx512") return __builtin_cpu_supports("avx512f") ? project_avx512 : nullptr;
-  if (n == "avx2") return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? project_avx2 : nullptr;
+  // cpu_features() rather than the compiler's own check: it honours AMPGAN_CPU_FEATURES.
+  if (n == "avx512") return cpu_features().avx512f ? project_avx512 : nullptr;
+  if (n == "avx2") return cpu_features().avx2 && cpu_features().fma ? project_avx2 : nullptr;
 #endif
   if (n == "generic") return project_generic;
   return nullptr;

@@ -99,6 +99,21 @@ void check_shapes_fit_config(const io::StFile& f, const fs::path& file, const Ru
   }
 }
 
+// [[key, kernel], ...] as save_checkpoint writes it; kernels this build does not know are
+// dropped later, when reused.
+std::vector<KernelChoice> read_kernel_choices(const std::string& text, const fs::path& file) {
+  std::vector<KernelChoice> out;
+  try {
+    const nlohmann::json j = nlohmann::json::parse(text);
+    if (!j.is_array() || j.size() > 100000) throw nlohmann::json::type_error::create(302, "not a list", nullptr);
+    for (const nlohmann::json& e : j) out.emplace_back(e.at(0).get<std::string>(), e.at(1).get<std::string>());
+  } catch (const nlohmann::json::exception&) {
+    throw Error("checkpoint metadata 'cpu_kernels' is not a list of [product, kernel] pairs", file.string(),
+                "the file is damaged");
+  }
+  return out;
+}
+
 }  // namespace
 
 void save_checkpoint(const fs::path& file, Trainer& trainer, const RunConfig& config, int64_t batches_consumed) {
@@ -114,6 +129,8 @@ void save_checkpoint(const fs::path& file, Trainer& trainer, const RunConfig& co
   f.metadata["conv_clamp"] = nlohmann::json(trainer.layer_policy().conv_clamp).dump();
   f.metadata["channels"] = std::to_string(trainer.config().model.channels);
   f.metadata["config"] = config.to_json().dump();
+  if (const std::vector<KernelChoice> kc = trainer.backend().kernel_choices(); !kc.empty())
+    f.metadata["cpu_kernels"] = nlohmann::json(kc).dump();
   // A diverged state is never written: the last good checkpoint stays the newest.
   if (const std::vector<std::string> bad = nonfinite_tensors(f); !bad.empty())
     throw Error("not saving a checkpoint at step " + std::to_string(trainer.iteration()) + ": " +
@@ -172,6 +189,7 @@ io::StFile read_checkpoint(const fs::path& file, CheckpointInfo* info) {
   }
   if (f.metadata.count("half_blocks"))
     i.layer_policy.half_blocks = static_cast<int>(meta_int(f, "half_blocks", file, -1, 1024));
+  if (f.metadata.count("cpu_kernels")) i.kernel_choices = read_kernel_choices(f.metadata.at("cpu_kernels"), file);
   check_shapes_fit_config(f, file, i.config, i.channels);
   verify_checkpoint_data(f, file);
   return f;
@@ -219,6 +237,8 @@ std::unique_ptr<Trainer> trainer_from_checkpoint(Backend& b, const fs::path& fil
   CheckpointInfo local;
   CheckpointInfo& i = info ? *info : local;
   const io::StFile f = read_checkpoint(file, &i);
+  b.set_cpu_kernels(i.config.cpu_kernels);
+  b.reuse_kernel_choices(i.kernel_choices);  // the run's own products, so samples match its own
   auto t = std::make_unique<Trainer>(b, i.config.trainer_config(i.channels));
   load_checkpoint(f, file, *t);
   check_step_matches_name(i, file);

@@ -20,6 +20,9 @@ struct CheckpointInfo {
   LayerPolicy layer_policy;  // the policy at the checkpoint (it may have been switched since the start)
   int channels = 1;
   RunConfig config;
+  // The CPU backend's product kernels the run had chosen (backend.h): a resumed run reuses them,
+  // so that it continues bit for bit on the same host. Empty for other backends and older files.
+  std::vector<KernelChoice> kernel_choices;
 };
 
 constexpr const char* kCheckpointFormat = "ampgan-checkpoint-1";

@@ -26,7 +26,11 @@ RunConfig compare_run_config(const RunConfig& base, Precision mode, const std::s
 MaxBatchResult compare_max_batch(const RunConfig& base, Precision amp, int channels, const std::atomic<bool>* stop,
                                  std::function<void(const std::string& what, int done, int total)> progress) {
   MaxBatchOptions opt;
-  opt.new_backend = [&base] { return create_backend(base.backend, nullptr, base.gpu); };
+  opt.new_backend = [&base] {
+    std::unique_ptr<Backend> b = create_backend(base.backend, nullptr, base.gpu);
+    b->set_cpu_kernels(base.cpu_kernels);
+    return b;
+  };
   {
     const std::unique_ptr<Backend> b = opt.new_backend();
     if (b->kind() == DeviceKind::CUDA) {

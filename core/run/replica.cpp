@@ -18,6 +18,7 @@ int64_t run_replica(Communicator& comm, const RunConfig* own) {
   const data::ImageSet set = data::load_dataset(cfg.dataset, lo);
   std::string note;
   std::unique_ptr<Backend> backend = create_backend(cfg.backend, &note, cfg.gpu + comm.local_rank());
+  backend->set_cpu_kernels(cfg.cpu_kernels);  // the choices themselves: this host's record, as rank 0's
   const nlohmann::json own_json = own ? own->to_json() : nlohmann::json();
   const nlohmann::json mine = rank_facts(own ? &own_json : nullptr, set, *backend);
 

@@ -35,6 +35,7 @@ struct RunConfig {
   Precision precision = Precision::FP32;
   std::string backend = "auto";  // auto | cpu | cuda
   int gpu = 0;                    // which GPU (ampgan devices lists them) for auto and cuda
+  CpuKernels cpu_kernels = CpuKernels::Auto;  // the CPU backend's product kernels (backend.h)
   LossKind loss = LossKind::BCEWithLogits;
   float lr_g = 2e-4f, lr_d = 2e-4f, beta1 = 0.5f, beta2 = 0.999f;
   int n_dis = 1;             // D steps per G step (SNGAN: 5; --model resnet sets it)
@@ -62,7 +63,7 @@ struct RunConfig {
   int eval_samples = 1024;   // generated and real images per evaluation
   int hist_every = 25;       // gradient exponent histograms for the GUI
   int layers_every = 50;     // per-tensor gradient statistics to layers.csv (and on every overflow)
-  // The CPU memory a comparison's largest-batch search fills (core/run/max_batch.h); a GPU fills
+  // The CPU memory a comparison's largest-batch search fills (core/train/max_batch.h); a GPU fills
   // 90% of its free memory instead.
   int memory_budget_mib = 1024;
   // where: out_dir, or runs_root/<date>-<name>

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "core/amp/loss_scaler.h"
+#include "core/backend/cpu/cpu_precision.h"
 #include "core/common/cpu_features.h"
 
 namespace ampgan {

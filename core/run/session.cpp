@@ -7,6 +7,7 @@
 #include <cmath>
 #include <ctime>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "core/common/error.h"
@@ -70,9 +71,30 @@ void Session::step() {
   if (eval_now && !rows.empty()) evaluate(rows.back());
   const StepMetrics last = rows.empty() ? StepMetrics{} : rows.back();
   handle_rows(std::move(rows));
+  report_kernels(it);
   if (cfg_.hist_every > 0 && it % cfg_.hist_every == 0 && (listener_ || hist_log_)) write_histograms(it, last);
   if (cfg_.sample_every > 0 && it % cfg_.sample_every == 0) write_samples();
   if (cfg_.checkpoint_every > 0 && it % cfg_.checkpoint_every == 0) save_checkpoint();
+}
+
+// The CPU backend chooses a kernel per product when it first meets it (the first step, a new
+// precision, an evaluation): each new choice is recorded once, as an Info event with the choices
+// as data ("kernels": {product: kernel}), and the count per kernel for people.
+void Session::report_kernels(int64_t it) {
+  const std::vector<KernelChoice> all = backend_->kernel_choices();
+  if (all.size() <= reported_kernels_.size()) return;
+  std::map<std::string, int> per_kernel;
+  nlohmann::json data = nlohmann::json::object();
+  for (const KernelChoice& c : all)
+    if (reported_kernels_.insert(c.first).second) {
+      data[c.first] = c.second;
+      ++per_kernel[c.second];
+    }
+  std::string msg = "CPU products planned (" + std::to_string(data.size()) + " shapes):";
+  for (const auto& [k, n] : per_kernel) msg += " " + k + " " + std::to_string(n);
+  RunEvent e{it, 0, EventType::Info, "", msg};
+  e.data["kernels"] = data;
+  emit_event(e);
 }
 
 void Session::write_histograms(int64_t it, const StepMetrics& last) {

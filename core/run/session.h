@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -112,6 +113,7 @@ class Session {
   void emit_event(RunEvent e);
   void handle_rows(std::vector<StepMetrics> rows);
   void write_histograms(int64_t step, const StepMetrics& last);  // histograms.csv and the listener
+  void report_kernels(int64_t step);  // new CPU kernel choices as an event
   void write_samples();
   void evaluate(StepMetrics& row);
 
@@ -127,6 +129,8 @@ class Session {
   RunConfig cfg_;
   RunFolder folder_;
   std::unique_ptr<Backend> backend_;
+  std::vector<KernelChoice> recorded_kernels_;  // a resumed run's CPU kernel choices, reused
+  std::set<std::string> reported_kernels_;      // kernel choices already in events.jsonl
   std::string backend_note_;
   std::unique_ptr<data::ImageSet> data_;
   std::unique_ptr<data::BatchLoader> loader_;

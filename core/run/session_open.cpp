@@ -71,6 +71,8 @@ void Session::build(const SessionOptions& opt, int channels_override) {
                 "--batch", "use a batch of at most " + std::to_string(data_->count) + ", or add images");
   // Ranks on one machine take consecutive GPUs from --gpu.
   backend_ = create_backend(cfg_.backend, &backend_note_, cfg_.gpu + (opt.comm ? opt.comm->local_rank() : 0));
+  backend_->set_cpu_kernels(cfg_.cpu_kernels);
+  backend_->reuse_kernel_choices(recorded_kernels_);
   TrainerConfig tc = cfg_.trainer_config(data_->channels);
   if (opt.comm) parallel_ = std::make_unique<dist::DataParallel>(*opt.comm, *backend_, tc);
   trainer_ = std::make_unique<Trainer>(*backend_, parallel_ ? parallel_->rank_config() : tc);
@@ -177,6 +179,7 @@ std::unique_ptr<Session> Session::resume(const fs::path& run_dir, int64_t total_
   const int previous_world_size = cfg.world_size;
   cfg.world_size = opt.comm ? opt.comm->size() : 1;
   s->cfg_ = cfg;
+  s->recorded_kernels_ = info.kernel_choices;  // before the first product is planned
   s->build(opt, info.channels);
   if (s->data_->channels != info.channels)
     throw Error("the dataset now has " + std::to_string(s->data_->channels) + " channels, the checkpoint " +

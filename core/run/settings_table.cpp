@@ -29,6 +29,7 @@ constexpr SettingChoice kResolutions[] = {{"32", "32 × 32"}, {"64", "64 × 64"}
 constexpr SettingChoice kLosses[] = {{"bce", "BCE with logits"}, {"hinge", "Hinge"}};
 constexpr SettingChoice kPrecisions[] = {{"fp32", "FP32"}, {"tf32", "TF32"}, {"fp16", "FP16"}, {"bf16", "BF16"}};
 constexpr SettingChoice kBackends[] = {{"auto", "Automatic"}, {"cpu", "CPU"}, {"cuda", "CUDA"}};
+constexpr SettingChoice kCpuKernels[] = {{"auto", "Fastest measured"}, {"openblas", "OpenBLAS"}, {"onednn", "oneDNN"}};
 // Short: the panel's combo is narrow (at 1600 px "Automatic (FP16 sca…" was cut); the tooltip
 // says what each does.
 constexpr SettingChoice kAmpStrategies[] = {
@@ -52,6 +53,12 @@ bool parse_scaler_mode(const std::string& s) {
   return s == "shared";
 }
 const char* scaler_mode_name(bool shared) { return shared ? "shared" : "per-network"; }
+
+CpuKernels parse_cpu_kernels_setting(const std::string& s) {
+  CpuKernels k;
+  if (!parse_cpu_kernels(s, &k)) throw Error("unknown CPU kernels '" + s + "'", "--cpu-kernels", "use auto, openblas or onednn");
+  return k;
+}
 
 // FP32 layers: one comma-separated string in JSON as on the command line; a list is read too.
 nlohmann::json get_fp32_layers(const RunConfig& c) { return join_layer_list(c.fp32_layers); }
@@ -162,6 +169,16 @@ const Setting kSettings[] = {
      .help = "which GPU, as 'ampgan devices' numbers them (0)", .section = "Precision", .lo = 0, .hi = 1023,
      .hint = "'ampgan devices' lists the GPUs", .example = "1", .panel = PanelGroup::Device,
      .widget = PanelWidget::Custom, .label = "GPU", AMPGAN_FIELD(gpu)},
+    {.key = "cpu_kernels", .type = SettingType::Choice, .flag = "cpu-kernels", .meta = "K",
+     .help = "the CPU's matrix-product library: auto (default: the fastest measured per\n"
+             "layer; a resumed run keeps its choices), openblas, or onednn (BF16\n"
+             "products in BF16 where the CPU has AVX512-BF16)",
+     .section = "Precision", .choices = kCpuKernels, .example = R"("openblas")", .panel = PanelGroup::Device,
+     .label = "CPU kernels",
+     .tip = "Which library multiplies on the CPU. Fastest measured: OpenBLAS or oneDNN per layer, timed once on "
+            "this machine (a resumed run keeps its choices). oneDNN multiplies BF16 in BF16 on CPUs with "
+            "AVX512-BF16, which makes BF16 AMP faster than FP32 there.",
+     AMPGAN_NAMED(cpu_kernels, cpu_kernels_name, parse_cpu_kernels_setting)},
     {.key = "init_scale", .type = SettingType::Real, .flag = "init-scale", .meta = "S",
      .help = "initial loss scale (65536 = 2^16)", .section = "Precision", .example = "1024", .panel = PanelGroup::Scaler,
      .widget = PanelWidget::Pow2, .label = "Initial scale", .tip = "The loss is multiplied by this before backward",

@@ -11,6 +11,7 @@
 
 #include "core/backend/cpu/cpu_convert.h"
 #include "core/backend/cpu/cpu_dispatch.h"
+#include "core/backend/cpu/cpu_gemm.h"
 #include "core/common/cpu_features.h"
 #include "core/common/error.h"
 #include "core/common/parallel.h"
@@ -28,7 +29,8 @@ CpuBackend::~CpuBackend() { scratch_.clear(); }
 
 std::string CpuBackend::name() const {
   // The instruction sets that decide what mixed precision can buy here (core/common/cpu_features.h).
-  return "CPU (" + std::to_string(cpu_threads()) + " threads, OpenBLAS, " + cpu_features().summary() + ")";
+  return "CPU (" + std::to_string(cpu_threads()) + " threads, " + (cpu::onednn_available() ? "OpenBLAS + oneDNN, " : "OpenBLAS, ") +
+         cpu_features().summary() + ")";
 }
 
 Tensor CpuBackend::empty(Shape shape, DType dtype, MemCategory category) {

@@ -1,13 +1,15 @@
 // The CPU backend: the reference implementation of every Backend op, and the default where
 // there is no GPU. Half-precision tensors are stored as real 16-bit values and each op rounds
 // where a GPU would (half in, FP32 accumulate, half out), so loss scaling, underflow and
-// overflow behave as on a GPU. Matrix products go through OpenBLAS; the rest runs on the
-// thread pool of core/common/parallel.h.
+// overflow behave as on a GPU. Matrix products go through OpenBLAS or oneDNN, whichever its
+// KernelPlan measured faster for each shape (cpu_kernel_plan.h); everything runs on the thread
+// pool of core/common/parallel.h.
 #pragma once
 
 #include <vector>
 
 #include "core/backend/backend.h"
+#include "core/backend/cpu/cpu_kernel_plan.h"
 
 namespace ampgan {
 
@@ -19,6 +21,11 @@ class CpuBackend : public Backend, private Allocator {
 
   DeviceKind kind() const override { return DeviceKind::CPU; }
   std::string name() const override;
+  void set_cpu_kernels(CpuKernels mode) override { plan_.set_mode(mode); }
+  std::vector<KernelChoice> kernel_choices() const override { return plan_.choices(); }
+  void reuse_kernel_choices(const std::vector<KernelChoice>& recorded) override { plan_.reuse(recorded); }
+  // One kernel for every product (cpu_kernel_plan.h), for the tests that compare kernels.
+  void force_kernel(cpu::GemmKernel k) { plan_.force(k); }
 
   Tensor empty(Shape shape, DType dtype, MemCategory category) override;
   void upload(Tensor& dst, const void* host, size_t nbytes) override;
@@ -101,6 +108,7 @@ class CpuBackend : public Backend, private Allocator {
   float* scratch(int slot, size_t floats);
 
   std::vector<Tensor> scratch_;
+  cpu::KernelPlan plan_;
 };
 
 // Brings OpenBLAS's per-caller GEMM buffers to full speed, once per process (cpu_linalg.cpp

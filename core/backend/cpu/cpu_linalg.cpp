@@ -1,16 +1,18 @@
-// CPU backend: matrix products and convolutions. Convolutions are im2col + OpenBLAS SGEMM: half
-// operands are widened to FP32 exactly, the product accumulates in FP32, and the result is
-// rounded once into the output's dtype -- where a tensor core rounds.
+// CPU backend: matrix products and convolutions. Convolutions are im2col + a matrix product:
+// half operands are widened to FP32 exactly (or, for a BF16 kernel, multiplied as BF16, whose
+// products are exact in FP32), the product accumulates in FP32, and the result is rounded once
+// into the output's dtype -- where a tensor core rounds. Which kernel multiplies (OpenBLAS or
+// oneDNN, cpu_gemm.h) is the backend's KernelPlan's choice per product shape.
 //
-// Two ways to cut the work. Tiled (the ResNet's 3x3 and 1x1 layers; every forward pass): the
-// im2col rows are gathered a tile at a time (kTileFloats, which fits the L2 cache) and
-// multiplied while hot, one thread per tile. The whole-batch im2col matrix of a 32x32, 64-channel
-// 3x3 layer at batch 32 is 75 MiB, which went through memory twice. Chunked (the data gradient
-// of strided or not "same"-padded layers, which is a scatter, and the filter gradient of wide
-// filters, DCGAN's 4x4 layers): im2col of whole samples and one SGEMM split across the pool.
-// With warm_openblas() below, the ResNet-32 step at width 16 went from 862 to 660 ms (fp32,
-// median of 5 alternated rounds); the DCGAN's stayed at 457-460 ms. Tile and group boundaries depend only on the
-// geometry, never on the thread count, so results are the same run to run.
+// The work is cut into tiles whose boundaries depend only on the geometry, never on the thread
+// count, each multiplied while its operands are hot in the cache, one thread per tile:
+//   forward, and the data gradient of a stride-1 "same" convolution (a flipped forward
+//     convolution): im2col rows a tile at a time (kTileFloats, which fits the L2 cache);
+//   other data gradients (strided, or DCGAN's transposed convolutions): whole samples a tile,
+//     each sample's columns scattered back (col2im) by the thread that made them;
+//   the filter gradient: groups of row tiles summed into per-group partials added in group
+//     order, or, for wide filters, whole-batch columns and a product split by output column.
+// So results are the same run to run and at any thread count.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -24,20 +26,25 @@
 #include "core/backend/cpu/cpu_backend.h"
 #include "core/backend/cpu/cpu_convert.h"
 #include "core/backend/cpu/cpu_dispatch.h"
+#include "core/backend/cpu/cpu_gemm.h"
 #include "core/common/error.h"
 #include "core/common/parallel.h"
 
 namespace ampgan {
 
+using cpu::GemmKernel;
+using cpu::GemmShape;
+
 namespace {
 
-// im2col buffers are cut into chunks of whole samples of at most this many floats (32 MiB).
+// im2col buffers of the wide-filter gradient are cut into chunks of whole samples of at most
+// this many floats (32 MiB).
 constexpr int64_t kColBudget = int64_t{8} << 20;
 
 enum Scratch { kCol = 0, kWeights = 1, kRowsF = 2, kAccum = 3, kGemmA = 4, kGemmB = 5, kGemmC = 6, kTiles = 7 };
 
-// One tile of im2col rows: 256 KiB, half of a Zen core's L2 (measured here: 4x larger tiles
-// made the filter gradient slower, 4x smaller changed little).
+// One tile of im2col rows: 256 KiB, half of a Zen core's L2 (4x larger tiles made the filter
+// gradient slower, 4x smaller changed little).
 constexpr int64_t kTileFloats = int64_t{64} << 10;
 // Filter-gradient partial sums (groups x k x rsc floats) the tiled path may hold: 16 MiB.
 constexpr int64_t kPartialFloats = int64_t{4} << 20;
@@ -47,23 +54,78 @@ void check(bool ok, const char* op, const std::string& what) {
   if (!ok) throw Error(std::string("CPU backend: ") + op + ": " + what, "", "this is a bug in the caller");
 }
 
+// A product's operands as its kernel reads them: FP32, or the tensor's own BF16 values.
+struct Form {
+  bool raw = false;  // the tensor's 16-bit values, not widened
+  DType dt = DType::F32;
+  size_t elem() const { return raw ? 2 : 4; }
+  static Form of(GemmKernel k, DType dt) { return {cpu::reads_bf16(k), dt}; }
+};
+// count elements of t from offset in form f into dst (which must hold them).
+void load(Form f, const void* src, void* dst, int64_t count) {
+  if (f.raw) std::memcpy(dst, src, size_t(count) * 2);
+  else cpu::widen(f.dt, src, static_cast<float*>(dst), count);
+}
+// The tensor itself when it already is in form f (FP32, or raw), else nullptr.
+const void* direct(Form f, const Tensor& t, int64_t offset) {
+  return f.raw || t.dtype() == DType::F32 ? cpu::at(t.data(), t.dtype(), offset) : nullptr;
+}
+void* offset_by(const void* p, Form f, int64_t elements) {
+  return const_cast<char*>(static_cast<const char*>(p)) + elements * int64_t(f.elem());
+}
+
 int64_t samples_per_chunk(const ConvGeometry& g) {
   const int64_t per_sample = int64_t{g.out_h()} * g.out_w() * g.r * g.s * g.c;
   return std::clamp<int64_t>(kColBudget / std::max<int64_t>(1, per_sample), 1, g.n);
 }
 
-// dx_f (samples [n0, n1), NHWC, FP32) = scatter-add of dcol; each sample's region is written by
-// one task, in a fixed order, so the sums are deterministic.
-void col2im(const ConvGeometry& g, const float* dcol, int n0, int n1, float* dxf) {
+// At least 64 rows: shorter products (DCGAN's 2048-wide 4x4 layers would get 32) ran slower
+// than longer ones.
+int64_t tile_rows(int64_t rsc) { return std::clamp<int64_t>(kTileFloats / rsc / 8 * 8, 64, 4096); }
+
+// col(rows [r0, r1) of the flattened (n, out_h, out_w) output positions, r*s*c) from x (NHWC), in
+// form f; out-of-image taps are zero. Serial: called inside one tile's task.
+void im2col_rows(const ConvGeometry& g, const Tensor& x, Form f, int64_t r0, int64_t r1, void* col) {
+  const int oh = g.out_h(), ow = g.out_w();
+  const int64_t rsc = int64_t{g.r} * g.s * g.c;
+  for (int64_t row = r0; row < r1; ++row) {
+    const int n = static_cast<int>(row / (int64_t{oh} * ow));
+    const int pos = static_cast<int>(row % (int64_t{oh} * ow)), oy = pos / ow, ox = pos % ow;
+    void* dst = offset_by(col, f, (row - r0) * rsc);
+    for (int i = 0; i < g.r; ++i) {
+      const int iy = oy * g.stride - g.pad + i;
+      for (int j = 0; j < g.s; ++j) {
+        const int ix = ox * g.stride - g.pad + j;
+        void* d = offset_by(dst, f, (int64_t{i} * g.s + j) * g.c);
+        if (iy < 0 || iy >= g.h || ix < 0 || ix >= g.w)
+          std::memset(d, 0, f.elem() * g.c);  // +0 in FP32 and in BF16
+        else
+          load(f, cpu::at(x.data(), x.dtype(), ((int64_t{n} * g.h + iy) * g.w + ix) * g.c), d, g.c);
+      }
+    }
+  }
+}
+
+// col(rows of samples [n0, n1), r*s*c) from x, for the wide-filter gradient: one job per output row.
+void im2col(const ConvGeometry& g, const Tensor& x, Form f, int n0, int n1, void* col) {
+  const int64_t ow = g.out_w(), rsc = int64_t{g.r} * g.s * g.c, first = int64_t{n0} * g.out_h() * ow;
+  parallel_chunks(int64_t{n1 - n0} * g.out_h(), [&](int64_t job) {
+    im2col_rows(g, x, f, first + job * ow, first + (job + 1) * ow, offset_by(col, f, job * ow * rsc));
+  });
+}
+
+// dx_f (samples [n0, n1), NHWC, FP32) = scatter-add of dcol, sample by sample in a fixed order.
+// Serial: called inside one tile's task.
+void col2im_samples(const ConvGeometry& g, const float* dcol, int64_t samples, float* dxf) {
   const int oh = g.out_h(), ow = g.out_w();
   const int64_t rsc = int64_t{g.r} * g.s * g.c;
   const int64_t sample = int64_t{g.h} * g.w * g.c;
-  parallel_chunks(n1 - n0, [&](int64_t job) {
-    float* dx = dxf + job * sample;
-    std::memset(dx, 0, sizeof(float) * sample);
+  std::memset(dxf, 0, sizeof(float) * sample * samples);
+  for (int64_t n = 0; n < samples; ++n) {
+    float* dx = dxf + n * sample;
     for (int oy = 0; oy < oh; ++oy)
       for (int ox = 0; ox < ow; ++ox) {
-        const float* src = dcol + ((job * oh + oy) * ow + ox) * rsc;
+        const float* src = dcol + ((n * oh + oy) * ow + ox) * rsc;
         for (int i = 0; i < g.r; ++i) {
           const int iy = oy * g.stride - g.pad + i;
           if (iy < 0 || iy >= g.h) continue;
@@ -76,68 +138,7 @@ void col2im(const ConvGeometry& g, const float* dcol, int n0, int n1, float* dxf
           }
         }
       }
-  });
-}
-
-// Row-major C(m, n) = alpha op(A) op(B) + beta C, split across the thread pool with OpenBLAS
-// single-threaded inside each task: one pool does all CPU work, because OpenBLAS's own threads
-// spin (sched_yield) between calls and steal the cores our element-wise loops need. Each C
-// element is still summed over k by one call, so the split does not change the result.
-void sgemm(bool ta, bool tb, int m, int n, int k, float alpha, const float* a, int lda,
-           const float* b, int ldb, float beta, float* c, int ldc) {
-  const CBLAS_TRANSPOSE opa = ta ? CblasTrans : CblasNoTrans, opb = tb ? CblasTrans : CblasNoTrans;
-  const int threads = cpu_threads();
-  if (threads == 1 || double(m) * n * k < 4e6 || (m < 32 && n < 32)) {
-    cblas_sgemm(CblasRowMajor, opa, opb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-    return;
   }
-  const bool split_rows = m >= n;
-  const int len = split_rows ? m : n;
-  const int part = (len / threads + 15) / 16 * 16;
-  parallel_chunks(chunk_count(len, part), [&](int64_t i) {
-    const int o = static_cast<int>(i) * part, l = std::min(part, len - o);
-    if (split_rows)
-      cblas_sgemm(CblasRowMajor, opa, opb, l, n, k, alpha, ta ? a + o : a + int64_t{o} * lda, lda, b, ldb,
-                  beta, c + int64_t{o} * ldc, ldc);
-    else
-      cblas_sgemm(CblasRowMajor, opa, opb, m, l, k, alpha, a, lda, tb ? b + int64_t{o} * ldb : b + o, ldb,
-                  beta, c + o, ldc);
-  });
-}
-
-// At least 64 rows: shorter products (DCGAN's 2048-wide 4x4 layers would get 32) ran slower
-// than the whole-batch product.
-int64_t tile_rows(int64_t rsc) { return std::clamp<int64_t>(kTileFloats / rsc / 8 * 8, 64, 4096); }
-
-// col(rows [r0, r1) of the flattened (n, out_h, out_w) output positions, r*s*c) from x (NHWC),
-// widened to FP32; out-of-image taps are zero. Serial: called inside one tile's task.
-void im2col_rows(const ConvGeometry& g, const Tensor& x, int64_t r0, int64_t r1, float* col) {
-  const int oh = g.out_h(), ow = g.out_w();
-  const int64_t rsc = int64_t{g.r} * g.s * g.c;
-  for (int64_t row = r0; row < r1; ++row) {
-    const int n = static_cast<int>(row / (int64_t{oh} * ow));
-    const int pos = static_cast<int>(row % (int64_t{oh} * ow)), oy = pos / ow, ox = pos % ow;
-    float* dst = col + (row - r0) * rsc;
-    for (int i = 0; i < g.r; ++i) {
-      const int iy = oy * g.stride - g.pad + i;
-      for (int j = 0; j < g.s; ++j) {
-        const int ix = ox * g.stride - g.pad + j;
-        float* d = dst + (int64_t{i} * g.s + j) * g.c;
-        if (iy < 0 || iy >= g.h || ix < 0 || ix >= g.w)
-          std::memset(d, 0, sizeof(float) * g.c);
-        else
-          cpu::widen(x.dtype(), cpu::at(x.data(), x.dtype(), ((int64_t{n} * g.h + iy) * g.w + ix) * g.c), d, g.c);
-      }
-    }
-  }
-}
-
-// col(rows of samples [n0, n1), r*s*c) from x, for the chunked paths: one job per output row.
-void im2col(const ConvGeometry& g, const Tensor& x, int n0, int n1, float* col) {
-  const int64_t ow = g.out_w(), rsc = int64_t{g.r} * g.s * g.c, first = int64_t{n0} * g.out_h() * ow;
-  parallel_chunks(int64_t{n1 - n0} * g.out_h(), [&](int64_t job) {
-    im2col_rows(g, x, first + job * ow, first + (job + 1) * ow, col + job * ow * rsc);
-  });
 }
 
 // Runs fn(tile, task) for every tile, each task (one per thread) taking the next tile until none
@@ -151,18 +152,69 @@ void for_each_tile(int64_t tiles, const std::function<void(int64_t tile, int64_t
   });
 }
 
-// y (rows, k) = im2col(x) * wf^T, tile by tile; wf (k, rsc) FP32.
-void forward_tiled(const ConvGeometry& g, const Tensor& x, const float* wf, Tensor& y, float* scratch) {
+// A product C(m, n) = op(A) op(B) too large for one call is split into parts along its longer
+// output side, at most 8 parts of a multiple of 16 rows or columns: fixed by the shape, so the
+// split (and each C element's sum, taken whole by one call) is the same at any thread count.
+struct Split {
+  bool rows = true;
+  int part = 0, parts = 1;
+};
+Split split_of(const GemmShape& s) {
+  Split sp;
+  sp.rows = s.m >= s.n;
+  const int len = sp.rows ? s.m : s.n;
+  if (double(s.m) * s.n * s.k < 4e6 || (s.m < 32 && s.n < 32)) {
+    sp.part = len;
+    return sp;
+  }
+  sp.part = std::max(64, (len / 8 + 15) / 16 * 16);
+  sp.parts = static_cast<int>(chunk_count(len, sp.part));
+  return sp;
+}
+GemmShape part_shape(const GemmShape& s, const Split& sp, int len) {
+  GemmShape p = s;
+  (sp.rows ? p.m : p.n) = len;
+  return p;
+}
+// Runs the split product with kernel k; a and b in form f, c FP32.
+void split_gemm(GemmKernel k, Form f, const GemmShape& s, const Split& sp, const void* a, const void* b, float* c) {
+  const int len = sp.rows ? s.m : s.n;
+  auto run = [&](int64_t i) {
+    const int o = static_cast<int>(i) * sp.part, l = std::min(sp.part, len - o);
+    const void* pa = a;
+    const void* pb = b;
+    float* pc = c;
+    if (sp.rows) {
+      pa = offset_by(a, f, s.ta ? o : int64_t{o} * s.lda);
+      pc = c + int64_t{o} * s.ldc;
+    } else {
+      pb = offset_by(b, f, s.tb ? int64_t{o} * s.ldb : o);
+      pc = c + o;
+    }
+    cpu::gemm_serial(k, part_shape(s, sp, l), pa, pb, pc);
+  };
+  if (sp.parts == 1) run(0);
+  else parallel_chunks(sp.parts, run);
+}
+
+GemmShape forward_shape(const ConvGeometry& g, int64_t rows) {
+  const int rsc = g.r * g.s * g.c;
+  return {false, true, static_cast<int>(rows), g.k, rsc, rsc, rsc, g.k};
+}
+
+// y (rows, k) = im2col(x) * w^T, tile by tile; wop: the weights (k, rsc) in the kernel's form.
+void forward_tiled(const ConvGeometry& g, const Tensor& x, GemmKernel kern, const void* wop, Tensor& y,
+                   float* scratch) {
   const int64_t rsc = int64_t{g.r} * g.s * g.c, rows = int64_t{g.n} * g.out_h() * g.out_w();
   const int64_t tr = tile_rows(rsc), per_task = tr * (rsc + g.k);
   const bool f32 = y.dtype() == DType::F32;
+  const Form f = Form::of(kern, x.dtype());
   for_each_tile(chunk_count(rows, tr), [&](int64_t t, int64_t task) {
     const int64_t r0 = t * tr, r1 = std::min(rows, r0 + tr);
     float* col = scratch + task * per_task;
     float* out = f32 ? y.as<float>() + r0 * g.k : col + tr * rsc;
-    im2col_rows(g, x, r0, r1, col);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(r1 - r0), g.k, static_cast<int>(rsc), 1.0f,
-                col, static_cast<int>(rsc), wf, static_cast<int>(rsc), 0.0f, out, g.k);
+    im2col_rows(g, x, f, r0, r1, col);
+    cpu::gemm_serial(kern, forward_shape(g, r1 - r0), col, wop, out);
     if (!f32) cpu::narrow(y.dtype(), out, cpu::at(y.data(), y.dtype(), r0 * g.k), (r1 - r0) * g.k);
   });
 }
@@ -190,19 +242,34 @@ ConvGeometry flipped(const ConvGeometry& g) {
   f.pad = g.r - 1 - g.pad;
   return f;
 }
-// wt (c, r, s, k) from w (k, r, s, c): wt[c][r-1-i][s-1-j][k] = w[k][i][j][c], FP32.
-void flip_weights(const ConvGeometry& g, const Tensor& w, float* wt) {
+// wt (c, r, s, k) from w (k, r, s, c) in form f: wt[c][r-1-i][s-1-j][k] = w[k][i][j][c].
+void flip_weights(const ConvGeometry& g, const Tensor& w, Form f, void* wt) {
   const int64_t rs = int64_t{g.r} * g.s;
   parallel_chunks(g.k, [&](int64_t kk) {
     for (int64_t ij = 0; ij < rs; ++ij) {
-      float row[512];
+      alignas(64) float row[512];
       for (int64_t c0 = 0; c0 < g.c; c0 += 512) {
         const int64_t cn = std::min<int64_t>(512, g.c - c0);
-        cpu::widen(w.dtype(), cpu::at(w.data(), w.dtype(), (kk * rs + ij) * g.c + c0), row, cn);
-        for (int64_t c = 0; c < cn; ++c) wt[((c0 + c) * rs + (rs - 1 - ij)) * g.k + kk] = row[c];
+        load(f, cpu::at(w.data(), w.dtype(), (kk * rs + ij) * g.c + c0), row, cn);
+        for (int64_t c = 0; c < cn; ++c) {
+          const int64_t to = ((c0 + c) * rs + (rs - 1 - ij)) * g.k + kk;
+          if (f.raw) static_cast<uint16_t*>(wt)[to] = reinterpret_cast<const uint16_t*>(row)[c];
+          else static_cast<float*>(wt)[to] = row[c];
+        }
       }
     }
   });
+}
+
+// Samples per tile of the scattering data gradient: its columns (spatial x rsc floats) fit a
+// tile, at least one sample.
+int64_t col2im_samples_per_tile(const ConvGeometry& g) {
+  const int64_t cols = int64_t{g.out_h()} * g.out_w() * g.r * g.s * g.c;
+  return std::clamp<int64_t>(kTileFloats / std::max<int64_t>(1, cols), 1, g.n);
+}
+GemmShape backward_data_shape(const ConvGeometry& g, int64_t rows) {
+  const int rsc = g.r * g.s * g.c;
+  return {false, false, static_cast<int>(rows), rsc, g.k, g.k, rsc, rsc};
 }
 
 // Whether the filter gradient tiles: each of kGroups groups of consecutive tiles sums into its
@@ -212,6 +279,16 @@ void flip_weights(const ConvGeometry& g, const Tensor& w, float* wt) {
 bool filter_tiles(const ConvGeometry& g) {
   const int64_t rsc = int64_t{g.r} * g.s * g.c;
   return rsc <= 1024 && kGroups * g.k * rsc <= kPartialFloats;
+}
+// A tile's transposed partial: col_tile^T * dy_tile (rsc x k), added to the group's sum.
+GemmShape filter_tile_shape(const ConvGeometry& g, int64_t rows, bool accumulate) {
+  const int rsc = g.r * g.s * g.c;
+  return {true, false, rsc, g.k, static_cast<int>(rows), rsc, g.k, g.k, 1.0f, accumulate ? 1.0f : 0.0f};
+}
+// The wide filters' product dw (k x rsc) (+)= dy^T * col over a chunk of rows.
+GemmShape filter_chunk_shape(const ConvGeometry& g, int64_t rows, bool accumulate) {
+  const int rsc = g.r * g.s * g.c;
+  return {true, false, g.k, rsc, static_cast<int>(rows), g.k, rsc, rsc, 1.0f, accumulate ? 1.0f : 0.0f};
 }
 
 }  // namespace
@@ -246,19 +323,28 @@ void CpuBackend::gemm(bool trans_a, bool trans_b, int m, int n, int k, float alp
   check(c.dtype() == DType::F32 || c.dtype() == a.dtype(), "gemm", "C must be FP32 or A's dtype");
   check(a.numel() >= int64_t{m} * k && b.numel() >= int64_t{k} * n && c.numel() >= int64_t{m} * n,
         "gemm", "operand smaller than m, n, k");
-  const float* af = a.as<float>();
-  const float* bf = b.as<float>();
-  if (a.dtype() != DType::F32) {
-    float* wa = scratch(kGemmA, size_t(m) * k);
+  const GemmShape s{trans_a, trans_b, m, n, k, trans_a ? m : k, trans_b ? k : n, n, alpha, beta};
+  const Split sp = split_of(s);
+  const GemmKernel kern = plan_.choose(part_shape(s, sp, sp.part), a.dtype());
+  const Form f = Form::of(kern, a.dtype());
+  // Scratch for widened operands of half tensors whichever kernel runs (here and below), so that
+  // the memory a step needs does not depend on the kernels chosen: the largest-batch prediction
+  // fits a line to it, and the kernels may differ between batch sizes.
+  float* wa = a.dtype() == DType::F32 ? nullptr : scratch(kGemmA, size_t(m) * k);
+  float* wb = b.dtype() == DType::F32 ? nullptr : scratch(kGemmB, size_t(k) * n);
+  const void* af = direct(f, a, 0);
+  const void* bf = direct(f, b, 0);
+  if (!af) {
     widen(a, 0, int64_t{m} * k, wa);
-    float* wb = scratch(kGemmB, size_t(k) * n);
-    widen(b, 0, int64_t{k} * n, wb);
     af = wa;
+  }
+  if (!bf) {
+    widen(b, 0, int64_t{k} * n, wb);
     bf = wb;
   }
   float* cf = c.dtype() == DType::F32 ? c.as<float>() : scratch(kGemmC, size_t(m) * n);
   if (c.dtype() != DType::F32 && beta != 0.0f) widen(c, 0, int64_t{m} * n, cf);
-  sgemm(trans_a, trans_b, m, n, k, alpha, af, trans_a ? m : k, bf, trans_b ? k : n, beta, cf, n);
+  split_gemm(kern, f, s, sp, af, bf, cf);
   if (c.dtype() != DType::F32) narrow(cf, c, 0, int64_t{m} * n);
 }
 
@@ -267,14 +353,16 @@ void CpuBackend::conv2d_forward(const ConvGeometry& g, const Tensor& x, const Te
   check(x.numel() == g.x_shape().numel() && w.numel() == g.w_shape().numel() &&
             y.numel() == g.y_shape().numel(),
         "conv2d_forward", "shapes do not match the geometry");
-  const int64_t rsc = int64_t{g.r} * g.s * g.c;
-  const float* wf = w.as<float>();
-  if (w.dtype() != DType::F32) {
-    float* t = scratch(kWeights, size_t(g.k) * rsc);
+  const int64_t rsc = int64_t{g.r} * g.s * g.c, rows = int64_t{g.n} * g.out_h() * g.out_w();
+  const GemmKernel kern = plan_.choose(forward_shape(g, std::min(rows, tile_rows(rsc))), x.dtype());
+  const Form f = Form::of(kern, x.dtype());
+  float* t = w.dtype() == DType::F32 ? nullptr : scratch(kWeights, size_t(g.k) * rsc);
+  const void* wop = direct(f, w, 0);
+  if (!wop) {
     widen(w, 0, g.k * rsc, t);
-    wf = t;
+    wop = t;
   }
-  forward_tiled(g, x, wf, y, scratch(kTiles, size_t(forward_scratch(g))));
+  forward_tiled(g, x, kern, wop, y, scratch(kTiles, size_t(forward_scratch(g))));
 }
 
 void CpuBackend::conv2d_backward_data(const ConvGeometry& g, const Tensor& dy, const Tensor& w,
@@ -285,38 +373,42 @@ void CpuBackend::conv2d_backward_data(const ConvGeometry& g, const Tensor& dy, c
         "conv2d_backward_data", "shapes do not match the geometry");
   const int64_t rsc = int64_t{g.r} * g.s * g.c, spatial = int64_t{g.out_h()} * g.out_w();
   if (backward_data_as_forward(g)) {
-    const ConvGeometry f = flipped(g);
+    const ConvGeometry fg = flipped(g);
+    const int64_t frows = int64_t{fg.n} * fg.out_h() * fg.out_w();
+    const GemmKernel kern = plan_.choose(forward_shape(fg, std::min(frows, tile_rows(rsc))), dy.dtype());
     float* wt = scratch(kWeights, size_t(g.k) * rsc);
-    flip_weights(g, w, wt);
-    forward_tiled(f, dy, wt, dx, scratch(kTiles, size_t(forward_scratch(f))));
+    flip_weights(g, w, Form::of(kern, w.dtype()), wt);
+    forward_tiled(fg, dy, kern, wt, dx, scratch(kTiles, size_t(forward_scratch(fg))));
     return;
   }
-  const int64_t sample = int64_t{g.h} * g.w * g.c;
-  const float* wf = w.as<float>();
-  if (w.dtype() != DType::F32) {
-    float* t = scratch(kWeights, size_t(g.k) * rsc);
-    widen(w, 0, g.k * rsc, t);
-    wf = t;
+  // Whole samples a tile: dcol = dy * w for the tile's samples, scattered into their dx.
+  const int64_t sample = int64_t{g.h} * g.w * g.c, spt = col2im_samples_per_tile(g);
+  const GemmKernel kern = plan_.choose(backward_data_shape(g, spt * spatial), dy.dtype());
+  const Form f = Form::of(kern, dy.dtype());
+  float* wt = w.dtype() == DType::F32 ? nullptr : scratch(kWeights, size_t(g.k) * rsc);
+  const void* wop = direct(f, w, 0);
+  if (!wop) {
+    widen(w, 0, g.k * rsc, wt);
+    wop = wt;
   }
-  const int64_t chunk = samples_per_chunk(g);
-  for (int n0 = 0; n0 < g.n; n0 += static_cast<int>(chunk)) {
-    const int n1 = static_cast<int>(std::min<int64_t>(g.n, n0 + chunk));
-    const int64_t rows = int64_t{n1 - n0} * spatial;
-    const float* dyf = dy.as<float>() + int64_t{n0} * spatial * g.k;
-    if (dy.dtype() != DType::F32) {
-      float* t = scratch(kRowsF, size_t(rows * g.k));
-      widen(dy, int64_t{n0} * spatial * g.k, rows * g.k, t);
-      dyf = t;
+  const bool dx_f32 = dx.dtype() == DType::F32;
+  const int64_t per_task = spt * spatial * (rsc + (dy.dtype() == DType::F32 ? 0 : g.k)) + (dx_f32 ? 0 : spt * sample);
+  float* scr = scratch(kTiles, size_t(task_count() * per_task));
+  for_each_tile(chunk_count(g.n, spt), [&](int64_t t, int64_t task) {
+    const int64_t n0 = t * spt, n1 = std::min<int64_t>(g.n, n0 + spt), rows = (n1 - n0) * spatial;
+    float* dcol = scr + task * per_task;
+    float* dyt = dcol + spt * spatial * rsc;
+    float* dxt = dyt + (dy.dtype() == DType::F32 ? 0 : spt * spatial * g.k);
+    const void* dyop = direct(f, dy, n0 * spatial * g.k);
+    if (!dyop) {
+      cpu::widen(dy.dtype(), cpu::at(dy.data(), dy.dtype(), n0 * spatial * g.k), dyt, rows * g.k);
+      dyop = dyt;
     }
-    float* dcol = scratch(kCol, size_t(rows * rsc));
-    sgemm(false, false, static_cast<int>(rows),
-                static_cast<int>(rsc), g.k, 1.0f, dyf, g.k, wf, static_cast<int>(rsc), 0.0f, dcol,
-                static_cast<int>(rsc));
-    float* dxf = dx.dtype() == DType::F32 ? dx.as<float>() + int64_t{n0} * sample
-                                          : scratch(kAccum, size_t((n1 - n0) * sample));
-    col2im(g, dcol, n0, n1, dxf);
-    if (dx.dtype() != DType::F32) narrow(dxf, dx, int64_t{n0} * sample, (n1 - n0) * sample);
-  }
+    cpu::gemm_serial(kern, backward_data_shape(g, rows), dyop, wop, dcol);
+    float* dxf = dx_f32 ? dx.as<float>() + n0 * sample : dxt;
+    col2im_samples(g, dcol, n1 - n0, dxf);
+    if (!dx_f32) cpu::narrow(dx.dtype(), dxf, cpu::at(dx.data(), dx.dtype(), n0 * sample), (n1 - n0) * sample);
+  });
 }
 
 void CpuBackend::conv2d_backward_filter(const ConvGeometry& g, const Tensor& x, const Tensor& dy,
@@ -334,9 +426,11 @@ void CpuBackend::conv2d_backward_filter(const ConvGeometry& g, const Tensor& x, 
     // in group order, so the order of the sum is fixed by the geometry.
     const int64_t rows = int64_t{g.n} * spatial, tr = tile_rows(rsc), tiles = chunk_count(rows, tr);
     const int64_t per_task = tr * (rsc + g.k), groups = kGroups;
+    // One kernel for every tile (the first of a group starts its sum, the others add to it).
+    const GemmKernel kern = plan_.choose(filter_tile_shape(g, std::min(rows, tr), true), x.dtype());
+    const Form f = Form::of(kern, x.dtype());
     float* partial = scratch(kTiles, size_t(groups * g.k * rsc + task_count() * per_task));
     float* task_scratch = partial + groups * g.k * rsc;
-    const bool f32 = dy.dtype() == DType::F32;
     for_each_tile(groups, [&](int64_t q, int64_t task) {
       float* col = task_scratch + task * per_task;
       float* dyt = col + tr * rsc;
@@ -345,11 +439,13 @@ void CpuBackend::conv2d_backward_filter(const ConvGeometry& g, const Tensor& x, 
       if (q * tiles / groups == (q + 1) * tiles / groups) std::memset(out, 0, sizeof(float) * g.k * rsc);
       for (int64_t t = q * tiles / groups; t < (q + 1) * tiles / groups; ++t) {
         const int64_t r0 = t * tr, r1 = std::min(rows, r0 + tr);
-        im2col_rows(g, x, r0, r1, col);
-        const float* d = f32 ? dy.as<float>() + r0 * g.k : dyt;
-        if (!f32) cpu::widen(dy.dtype(), cpu::at(dy.data(), dy.dtype(), r0 * g.k), dyt, (r1 - r0) * g.k);
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, static_cast<int>(rsc), g.k, static_cast<int>(r1 - r0),
-                    1.0f, col, static_cast<int>(rsc), d, g.k, t == q * tiles / groups ? 0.0f : 1.0f, out, g.k);
+        im2col_rows(g, x, f, r0, r1, col);
+        const void* d = direct(f, dy, r0 * g.k);
+        if (!d) {
+          cpu::widen(dy.dtype(), cpu::at(dy.data(), dy.dtype(), r0 * g.k), dyt, (r1 - r0) * g.k);
+          d = dyt;
+        }
+        cpu::gemm_serial(kern, filter_tile_shape(g, r1 - r0, t != q * tiles / groups), col, d, out);
       }
     });
     parallel_chunks(g.k, [&](int64_t kk) {
@@ -361,23 +457,26 @@ void CpuBackend::conv2d_backward_filter(const ConvGeometry& g, const Tensor& x, 
       }
     });
   } else {
-    float beta = accumulate ? 1.0f : 0.0f;
     const int64_t chunk = samples_per_chunk(g);
+    const GemmShape first = filter_chunk_shape(g, std::min<int64_t>(g.n, chunk) * spatial, accumulate);
+    const Split sp = split_of(first);
+    const GemmKernel kern = plan_.choose(part_shape(first, sp, sp.part), x.dtype());
+    const Form f = Form::of(kern, x.dtype());
+    bool acc = accumulate;
     for (int n0 = 0; n0 < g.n; n0 += static_cast<int>(chunk)) {
       const int n1 = static_cast<int>(std::min<int64_t>(g.n, n0 + chunk));
       const int64_t rows = int64_t{n1 - n0} * spatial;
       float* col = scratch(kCol, size_t(rows * rsc));
-      im2col(g, x, n0, n1, col);
-      const float* dyf = dy.as<float>() + int64_t{n0} * spatial * g.k;
-      if (dy.dtype() != DType::F32) {
-        float* t = scratch(kRowsF, size_t(rows * g.k));
-        widen(dy, int64_t{n0} * spatial * g.k, rows * g.k, t);
-        dyf = t;
+      float* dyt = dy.dtype() == DType::F32 ? nullptr : scratch(kRowsF, size_t(rows * g.k));
+      im2col(g, x, f, n0, n1, col);
+      const void* dyop = direct(f, dy, int64_t{n0} * spatial * g.k);
+      if (!dyop) {
+        widen(dy, int64_t{n0} * spatial * g.k, rows * g.k, dyt);
+        dyop = dyt;
       }
-      sgemm(true, false, g.k, static_cast<int>(rsc),
-                  static_cast<int>(rows), 1.0f, dyf, g.k, col, static_cast<int>(rsc), beta, dwf,
-                  static_cast<int>(rsc));
-      beta = 1.0f;
+      const GemmShape s = filter_chunk_shape(g, rows, acc);
+      split_gemm(kern, f, s, split_of(s), dyop, col, dwf);
+      acc = true;
     }
   }
   if (dw.dtype() != DType::F32) narrow(dwf, dw, 0, g.k * rsc);

@@ -1,0 +1,131 @@
+// The CPU backend's kernel choices (core/backend/cpu/cpu_kernel_plan.h): forced modes, reuse of a
+// run's record before this host's, the host's record itself, and, end to end, a resume that
+// continues bit for bit with its checkpoint's kernels although this host's record now says others.
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "core/backend/cpu/cpu_backend.h"
+#include "core/backend/cpu/cpu_gemm.h"
+#include "core/backend/cpu/cpu_kernel_plan.h"
+#include "core/common/cpu_features.h"
+#include "core/io/safetensors.h"
+#include "tests/test_support.h"
+
+using namespace ampgan;
+using namespace ampgan::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+const cpu::GemmShape kTile{false, true, 64, 32, 288, 288, 288, 32};
+
+bool bf16_kernel_here() { return cpu::onednn_available() && cpu_features().avx512_bf16; }
+
+// Runs a command with AMPGAN_CACHE_DIR set.
+int run_with_cache(const fs::path& cache, const std::string& args, std::string* out = nullptr) {
+  return run_command("AMPGAN_CACHE_DIR='" + cache.string() + "' " + AMPGAN_CLI_PATH + " " + args, out);
+}
+
+// The tensors of a checkpoint, by name (bytes).
+std::map<std::string, std::vector<uint8_t>> tensors_of(const fs::path& file) {
+  std::map<std::string, std::vector<uint8_t>> out;
+  for (const io::StTensor& t : io::read_safetensors(file).tensors) out[t.name] = t.data;
+  return out;
+}
+
+}  // namespace
+
+TEST(CpuKernels, ForcedModesChooseWithoutMeasuring) {
+  cpu::KernelPlan p;
+  p.set_mode(CpuKernels::OpenBlas);
+  EXPECT_EQ(p.choose(kTile, DType::BF16), cpu::GemmKernel::OpenBlas);
+  EXPECT_EQ(p.choose(kTile, DType::F32), cpu::GemmKernel::OpenBlas);
+  if (!cpu::onednn_available()) GTEST_SKIP() << cpu::onednn_summary();
+  p.set_mode(CpuKernels::OneDnn);
+  EXPECT_EQ(p.choose(kTile, DType::F32), cpu::GemmKernel::OneDnnF32);
+  EXPECT_EQ(p.choose(kTile, DType::F16), cpu::GemmKernel::OneDnnF32);  // FP16 is widened: no FP16 kernel
+  EXPECT_EQ(p.choose(kTile, DType::BF16), bf16_kernel_here() ? cpu::GemmKernel::OneDnnBf16 : cpu::GemmKernel::OneDnnF32);
+  EXPECT_EQ(p.choices().size(), 3u);
+}
+
+TEST(CpuKernels, AutoChoosesACandidateAndKeepsIt) {
+  TempDir cache;
+  setenv("AMPGAN_CACHE_DIR", cache.path().c_str(), 1);
+  cpu::KernelPlan p;
+  const cpu::GemmKernel k = p.choose(kTile, DType::BF16);
+  const auto c = cpu::gemm_candidates(DType::BF16);
+  EXPECT_NE(std::find(c.begin(), c.end(), k), c.end());
+  if (!bf16_kernel_here()) EXPECT_NE(k, cpu::GemmKernel::OneDnnBf16);
+  EXPECT_EQ(p.choose(kTile, DType::BF16), k);
+  // A second plan in this process gets the same answer from this host's record.
+  cpu::KernelPlan q;
+  EXPECT_EQ(q.choose(kTile, DType::BF16), k);
+  unsetenv("AMPGAN_CACHE_DIR");
+}
+
+TEST(CpuKernels, ARunsRecordComesBeforeTheHostsAndBadEntriesAreIgnored) {
+  cpu::KernelPlan p;
+  const std::string key = std::string("f32 ") + kTile.key();
+  const std::string other = std::string("f32 ") + cpu::GemmShape{false, false, 8, 8, 8, 8, 8, 8}.key();
+  p.reuse({{key, "openblas"}, {other, "no-such-kernel"}, {"bf16 garbage", "onednn-bf16"}});
+  EXPECT_EQ(p.choose(kTile, DType::F32), cpu::GemmKernel::OpenBlas);
+  if (cpu::onednn_available()) {
+    cpu::KernelPlan r;
+    r.reuse({{key, "onednn-f32"}});
+    EXPECT_EQ(r.choose(kTile, DType::F32), cpu::GemmKernel::OneDnnF32);
+  }
+  // A BF16 kernel recorded on another machine is not run where it cannot be: measured instead.
+  if (!bf16_kernel_here()) {
+    cpu::KernelPlan s;
+    s.reuse({{std::string("bf16 ") + kTile.key(), "onednn-bf16"}});
+    EXPECT_NE(s.choose(kTile, DType::BF16), cpu::GemmKernel::OneDnnBf16);
+  }
+}
+
+// Resume takes its checkpoint's kernels even when this host's record has since changed (a
+// library upgrade, another measurement): the resumed run ends bit for bit where the run trained
+// straight through ends. The control, a straight run under the changed record, differs, so the
+// record does change the bits and the test could fail.
+TEST(CpuKernels, ResumeKeepsTheCheckpointsKernelsBitForBit) {
+  if (!cpu::onednn_available()) GTEST_SKIP() << "one kernel only: " << cpu::onednn_summary();
+  TempDir tmp;
+  const fs::path cache = tmp / "cache";
+  const std::string common = "--dataset synthetic --synthetic-count 64 --width 8 --batch 8 --precision bf16 "
+                             "--backend cpu --sample-every 0 --quiet --seed 3 ";
+  std::string out;
+  ASSERT_EQ(run_with_cache(cache, "train " + common + "--steps 6 --checkpoint-every 3 --out " + (tmp / "straight").string(), &out), 0) << out;
+  ASSERT_EQ(run_with_cache(cache, "train " + common + "--steps 3 --checkpoint-every 3 --out " + (tmp / "resumed").string(), &out), 0) << out;
+  // This host's record, every choice turned into another kernel that can run here.
+  fs::path record;
+  for (const auto& e : fs::directory_iterator(cache))
+    if (e.path().filename().string().rfind("cpu-kernels-", 0) == 0) record = e.path();
+  ASSERT_FALSE(record.empty());
+  std::ifstream in(record);
+  std::ostringstream changed;
+  int flipped = 0;
+  for (std::string line; std::getline(in, line);) {
+    const size_t tab = line.find('\t');
+    if (line.empty() || line[0] == '#' || tab == std::string::npos) {
+      changed << line << "\n";
+      continue;
+    }
+    const std::string kernel = line.substr(tab + 1);
+    changed << line.substr(0, tab) << "\t" << (kernel == "openblas" ? "onednn-f32" : "openblas") << "\n";
+    ++flipped;
+  }
+  in.close();
+  ASSERT_GT(flipped, 0);
+  std::ofstream(record) << changed.str();
+  ASSERT_EQ(run_with_cache(cache, "resume " + (tmp / "resumed").string() + " --steps 6 --quiet", &out), 0) << out;
+  ASSERT_EQ(run_with_cache(cache, "train " + common + "--steps 6 --checkpoint-every 3 --out " + (tmp / "control").string(), &out), 0) << out;
+  const auto straight = tensors_of(tmp / "straight/checkpoints/step_000006.safetensors");
+  EXPECT_EQ(tensors_of(tmp / "resumed/checkpoints/step_000006.safetensors"), straight);
+  EXPECT_NE(tensors_of(tmp / "control/checkpoints/step_000006.safetensors"), straight)
+      << "the changed record trained the same bits: this test shows nothing";
+}
