@@ -148,6 +148,14 @@ TEST_F(EvaluatorTest, ClassifierIsCachedPerDataset) {
   EXPECT_GT(std::filesystem::file_size(copy), 100u) << "the retrained classifier replaces the damaged file";
 }
 
+// A GAN's scores swing while it trains: until ~800 steps here one snapshot's FD is often 2-4x
+// the one 100 steps before or after (e.g. 239, 653, 146 at steps 500, 600, 700), on OpenBLAS's
+// AVX2 (Haswell) kernels as on its AVX-512 (Cooperlake) ones, whose trajectories differ from the
+// first step. A single snapshot at 600 steps was worse than the untrained generator on one host
+// kind and better on the other. So the claim is made where training has left that phase, on the
+// median of three evaluations 100 steps apart: measured over 3 seeds x 2 kernel families, the
+// median FD at steps 800-1000 was 0.13-0.36x the untrained FD and the SWD at 1000 steps
+// 0.29-0.41x (tests/README.md, "Host kinds").
 TEST_F(EvaluatorTest, TrainedGeneratorScoresBetterThanUntrained) {
   const Fixture& f = *fx_;
   CpuBackend b;
@@ -159,18 +167,26 @@ TEST_F(EvaluatorTest, TrainedGeneratorScoresBetterThanUntrained) {
   Trainer t(b, c);
   metrics::Evaluator ev(f.train, 256, 7);
   const metrics::EvalResult before = ev.evaluate(t);
-  const int kSteps = 600;
+  const int kSteps = 1000;
   std::vector<int> idx(32);
   std::vector<float> batch(32 * f.train.image_size());
+  std::vector<double> fd, swd;
   for (int s = 0; s < kSteps; ++s) {
     for (int i = 0; i < 32; ++i) idx[i] = (s * 32 + i) % f.train.count;
     f.train.to_float(idx.data(), 32, batch.data());
     t.step(batch.data());
+    if (s + 1 >= kSteps - 200 && (s + 1) % 100 == 0) {
+      t.collect(true);
+      const metrics::EvalResult r = ev.evaluate(t);
+      EXPECT_EQ(r.step, s + 1);
+      fd.push_back(r.fd);
+      swd.push_back(r.swd);
+    }
   }
-  t.collect(true);
-  const metrics::EvalResult after = ev.evaluate(t);
-  std::printf("untrained: SWD %.1f FD %.2f; after %d steps: SWD %.1f FD %.2f\n", before.swd, before.fd, kSteps, after.swd, after.fd);
-  EXPECT_EQ(after.step, kSteps);
-  EXPECT_LT(after.swd, before.swd);
-  EXPECT_LT(after.fd, before.fd);
+  ASSERT_EQ(fd.size(), 3u);
+  std::sort(fd.begin(), fd.end());
+  std::printf("untrained: SWD %.1f FD %.2f; after %d steps: SWD %.1f, FD at steps %d-%d %.2f %.2f %.2f (median %.2fx)\n",
+              before.swd, before.fd, kSteps, swd.back(), kSteps - 200, kSteps, fd[0], fd[1], fd[2], fd[1] / before.fd);
+  EXPECT_LT(swd.back(), 0.6 * before.swd);
+  EXPECT_LT(fd[1], 0.6 * before.fd);
 }
