@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include <map>
+#include <optional>
 
 #include "core/backend/cpu/cpu_gemm.h"
 #include "core/backend/cuda_plugin.h"
@@ -30,14 +31,15 @@ CpuBackend& reference() {
 }
 
 const std::vector<std::string>& backend_names() {
-  static const std::vector<std::string> names = {"cpu", "cpu-onednn-f32", "cpu-onednn-bf16", "cuda"};
+  static const std::vector<std::string> names = {"cpu", "cpu-onednn-f32", "cpu-onednn-bf16", "cpu-onednn-conv", "cuda"};
   return names;
 }
 
 namespace {
 
-// The CPU backend with one oneDNN kernel forced; null with the reason where it cannot run here.
-Backend* cpu_with_kernel(cpu::GemmKernel k, std::string* why) {
+// The CPU backend with one oneDNN kernel forced (and, with conv, one way for every convolution);
+// null with the reason where it cannot run here.
+Backend* cpu_with_kernel(cpu::GemmKernel k, std::string* why, std::optional<std::string> conv = std::nullopt) {
   if (!cpu::onednn_available()) {
     if (why) *why = "this build has no oneDNN (install libdnnl-dev and rebuild)";
     return nullptr;
@@ -46,11 +48,11 @@ Backend* cpu_with_kernel(cpu::GemmKernel k, std::string* why) {
     if (why) *why = "this CPU has no AVX512-BF16 (" + cpu_features().summary() + "), where oneDNN 2.6 has no BF16 kernel";
     return nullptr;
   }
-  static std::map<cpu::GemmKernel, CpuBackend*> made;
-  CpuBackend*& b = made[k];
+  static std::map<std::pair<cpu::GemmKernel, bool>, CpuBackend*> made;
+  CpuBackend*& b = made[{k, conv.has_value()}];
   if (!b) {
     b = new CpuBackend();
-    b->force_kernel(k);
+    b->force_kernel(k, conv);
   }
   return b;
 }
@@ -85,6 +87,9 @@ Backend* backend_named(const std::string& name, std::string* why) {
   if (name == "cpu") return &reference();
   if (name == "cpu-onednn-f32") return cpu_with_kernel(cpu::GemmKernel::OneDnnF32, why);
   if (name == "cpu-onednn-bf16") return cpu_with_kernel(cpu::GemmKernel::OneDnnBf16, why);
+  if (name == "cpu-onednn-conv")  // BF16 convolutions in BF16 where the CPU can, else in FP32
+    return cpu_with_kernel(cpu_features().avx512_bf16 ? cpu::GemmKernel::OneDnnBf16 : cpu::GemmKernel::OneDnnF32, why,
+                           std::string(cpu::kDirect));
   if (name == "cuda") return cuda_backend(why);
   if (why) *why = "unknown backend " + name;
   return nullptr;

@@ -25,7 +25,8 @@ CpuBackend& reference();
 
 // Every backend the tests know, in order: "cpu" first, the reference; then the CPU backend with
 // each oneDNN kernel forced for every product ("cpu-onednn-f32", and "cpu-onednn-bf16", whose BF16
-// operands are multiplied as BF16: AVX512-BF16 only), then "cuda".
+// operands are multiplied as BF16: AVX512-BF16 only), and with oneDNN's direct convolutions for
+// every convolution ("cpu-onednn-conv"; im2col where oneDNN has none), then "cuda".
 const std::vector<std::string>& backend_names();
 // The backend of that name, created once for the whole program; null with *why saying why when
 // it is not available here (no usable GPU, the plugin missing, ...).

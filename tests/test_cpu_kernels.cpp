@@ -129,3 +129,40 @@ TEST(CpuKernels, ResumeKeepsTheCheckpointsKernelsBitForBit) {
   EXPECT_NE(tensors_of(tmp / "control/checkpoints/step_000006.safetensors"), straight)
       << "the changed record trained the same bits: this test shows nothing";
 }
+
+// Forced to oneDNN's direct convolutions, every convolution direction runs that way (recorded as
+// such) and agrees with im2col + OpenBLAS within FP32 summation error; auto mode records one of
+// the two ways for each.
+TEST(CpuKernels, DirectConvolutionsRunAndAgreeWithIm2col) {
+  if (!cpu::onednn_available()) GTEST_SKIP() << cpu::onednn_summary();
+  ConvGeometry g;
+  g.n = 5, g.h = g.w = 9, g.c = 16, g.k = 24, g.r = g.s = 3, g.stride = 1, g.pad = 1;
+  const auto x = random_normal(g.x_shape().numel(), 1), w = random_normal(g.w_shape().numel(), 2, 0.1f);
+  const auto dy = random_normal(g.y_shape().numel(), 3);
+  auto run = [&](CpuBackend& b) {
+    Tensor tx = make_tensor(b, g.x_shape(), DType::F32, x), tw = make_tensor(b, g.w_shape(), DType::F32, w);
+    Tensor tdy = make_tensor(b, g.y_shape(), DType::F32, dy);
+    Tensor y = b.empty(g.y_shape(), DType::F32, MemCategory::Data), dx = b.empty(g.x_shape(), DType::F32, MemCategory::Data);
+    Tensor dw = b.empty(g.w_shape(), DType::F32, MemCategory::Data);
+    b.conv2d_forward(g, tx, tw, y);
+    b.conv2d_backward_data(g, tdy, tw, dx);
+    b.conv2d_backward_filter(g, tx, tdy, dw, false);
+    return std::vector<std::vector<float>>{to_host(b, y), to_host(b, dx), to_host(b, dw)};
+  };
+  CpuBackend ref, direct, automatic;
+  ref.force_kernel(cpu::GemmKernel::OpenBlas);
+  direct.force_kernel(cpu::GemmKernel::OneDnnF32, std::string(cpu::kDirect));
+  const auto a = run(ref), d = run(direct);
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_LT(normalized_error(a[i], d[i]), 1e-5) << "output " << i;
+  int direct_choices = 0;
+  for (const KernelChoice& c : direct.kernel_choices()) direct_choices += c.second == cpu::kDirect;
+  EXPECT_EQ(direct_choices, 3) << "forward, data gradient, filter gradient";
+  TempDir cache;
+  setenv("AMPGAN_CACHE_DIR", cache.path().c_str(), 1);
+  run(automatic);
+  unsetenv("AMPGAN_CACHE_DIR");
+  int conv_choices = 0;
+  for (const KernelChoice& c : automatic.kernel_choices())
+    conv_choices += c.first.find(" conv ") != std::string::npos && (c.second == cpu::kDirect || c.second == cpu::kIm2col);
+  EXPECT_EQ(conv_choices, 3);
+}

@@ -6,9 +6,13 @@
 // pool of core/common/parallel.h.
 #pragma once
 
+#include <functional>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "core/backend/backend.h"
+#include "core/backend/cpu/cpu_conv_onednn.h"
 #include "core/backend/cpu/cpu_kernel_plan.h"
 
 namespace ampgan {
@@ -24,8 +28,9 @@ class CpuBackend : public Backend, private Allocator {
   void set_cpu_kernels(CpuKernels mode) override { plan_.set_mode(mode); }
   std::vector<KernelChoice> kernel_choices() const override { return plan_.choices(); }
   void reuse_kernel_choices(const std::vector<KernelChoice>& recorded) override { plan_.reuse(recorded); }
-  // One kernel for every product (cpu_kernel_plan.h), for the tests that compare kernels.
-  void force_kernel(cpu::GemmKernel k) { plan_.force(k); }
+  // One kernel for every product and, with conv, one way for every convolution (cpu::kIm2col or
+  // cpu::kDirect; cpu_kernel_plan.h), for the tests that compare kernels.
+  void force_kernel(cpu::GemmKernel k, std::optional<std::string> conv = std::nullopt) { plan_.force(k, conv); }
 
   Tensor empty(Shape shape, DType dtype, MemCategory category) override;
   void upload(Tensor& dst, const void* host, size_t nbytes) override;
@@ -106,6 +111,28 @@ class CpuBackend : public Backend, private Allocator {
   void release(Storage& s) override;
   // Grow-only FP32 scratch buffers, counted as workspace memory.
   float* scratch(int slot, size_t floats);
+  enum ScratchSlot {
+    kCol, kWeights, kRowsF, kAccum, kGemmA, kGemmB, kGemmC, kTiles,  // im2col's (cpu_linalg.cpp)
+    kPacked, kPackedLast, kPartials                                   // direct's (cpu_conv.cpp)
+  };
+
+  // A convolution's two ways (cpu_conv.cpp chooses, per direction, geometry and dtype). Each
+  // reserve_* requests the scratch its way would, so that the memory a step needs does not
+  // depend on the way chosen (it may differ between batch sizes; the largest-batch prediction
+  // fits a line to the memory).
+  void reserve_im2col(cpu::ConvDirection d, const ConvGeometry& g, DType dt);
+  void conv_forward_im2col(const ConvGeometry& g, const Tensor& x, const Tensor& w, Tensor& y);
+  void conv_backward_data_im2col(const ConvGeometry& g, const Tensor& dy, const Tensor& w, Tensor& dx);
+  void conv_backward_filter_im2col(const ConvGeometry& g, const Tensor& x, const Tensor& dy, Tensor& dw,
+                                   bool accumulate);
+  bool reserve_direct(cpu::ConvDirection d, const ConvGeometry& g, DType dt);  // false: no direct way here
+  void conv_forward_direct(const ConvGeometry& g, const Tensor& x, const Tensor& w, Tensor& y);
+  void conv_backward_data_direct(const ConvGeometry& g, const Tensor& dy, const Tensor& w, Tensor& dx);
+  void conv_backward_filter_direct(const ConvGeometry& g, const Tensor& x, const Tensor& dy, Tensor& dw,
+                                   bool accumulate);
+  // Runs run(way) with the plan's way for this convolution, measuring the ways first when new.
+  void conv_planned(cpu::ConvDirection d, const ConvGeometry& g, DType dt, const std::function<void(bool direct)>& run,
+                    const std::function<void()>& restore);
 
   std::vector<Tensor> scratch_;
   cpu::KernelPlan plan_;

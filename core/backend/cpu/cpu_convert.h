@@ -1,7 +1,8 @@
 // Bulk conversions between FP32 and the 16-bit formats for the CPU backend's inner loops.
-// On x86-64, FP16 uses F16C and BF16 AVX2 integer arithmetic, 8 values at a time (IEEE
-// round-to-nearest-even, bit-identical to core/tensor/half.h -- tests/test_cpu_convert.cpp
-// checks it); elsewhere the shared scalar functions are used.
+// On x86-64, FP16 uses F16C and BF16 AVX2 integer arithmetic, 8 values at a time, or 16 with
+// AVX-512 (IEEE round-to-nearest-even, bit-identical to core/tensor/half.h --
+// tests/test_cpu_convert.cpp checks it, on whichever path this CPU takes: run it with
+// AMPGAN_CPU_FEATURES=avx2 too); elsewhere the shared scalar functions are used.
 #pragma once
 
 #include <cstdint>

@@ -29,15 +29,18 @@ void dispatch_act(ew::Act a, F&& f) {
 
 }  // namespace
 
+// The loops take alpha by value: captured by reference, a store to buf might change it, which
+// keeps the loop from vectorizing.
 void CpuBackend::activation_forward(ew::Act act, float alpha, const Tensor& x, Tensor& y) {
   require(x.dtype() == y.dtype() && x.numel() == y.numel(), "activation_forward", "mismatch");
   const DType dt = x.dtype();
-  dispatch_act(act, [&](auto a) {
-    parallel_for(x.numel(), kGrain, [&](int64_t b, int64_t e) {
-      tiles(b, e, [&](int64_t t, int64_t n, float* buf) {
-        cpu::widen(dt, cpu::at(x.data(), dt, t), buf, n);
-        for (int64_t i = 0; i < n; ++i) buf[i] = ew::act_forward(a.value, alpha, buf[i]);
-        cpu::narrow(dt, buf, cpu::at(y.data(), dt, t), n);
+  dispatch_act(act, [&, alpha](auto a) {
+    parallel_for(x.numel(), kGrain, [&, alpha](int64_t b, int64_t e) {
+      tiles(b, e, [&, alpha](int64_t t, int64_t n, float* buf) {
+        const float* in = cpu::tile_in(dt, x.data(), t, n, buf);
+        float* out = cpu::tile_out(dt, y.data(), t, buf);
+        for (int64_t i = 0; i < n; ++i) out[i] = ew::act_forward(a.value, alpha, in[i]);
+        cpu::tile_done(dt, out, y.data(), t, n);
       });
     });
   });
@@ -49,14 +52,15 @@ void CpuBackend::activation_backward(ew::Act act, float alpha, const Tensor& y, 
               dy.numel() == dx.numel(),
           "activation_backward", "mismatch");
   const DType dt = y.dtype();
-  dispatch_act(act, [&](auto a) {
-    parallel_for(y.numel(), kGrain, [&](int64_t b, int64_t e) {
+  dispatch_act(act, [&, alpha](auto a) {
+    parallel_for(y.numel(), kGrain, [&, alpha](int64_t b, int64_t e) {
       float ybuf[kTile];
-      tiles(b, e, [&](int64_t t, int64_t n, float* buf) {
-        cpu::widen(dt, cpu::at(y.data(), dt, t), ybuf, n);
-        cpu::widen(dt, cpu::at(dy.data(), dt, t), buf, n);
-        for (int64_t i = 0; i < n; ++i) buf[i] = ew::act_backward(a.value, alpha, ybuf[i], buf[i]);
-        cpu::narrow(dt, buf, cpu::at(dx.data(), dt, t), n);
+      tiles(b, e, [&, alpha](int64_t t, int64_t n, float* buf) {
+        const float* yv = cpu::tile_in(dt, y.data(), t, n, ybuf);
+        const float* g = cpu::tile_in(dt, dy.data(), t, n, buf);
+        float* out = cpu::tile_out(dt, dx.data(), t, buf);
+        for (int64_t i = 0; i < n; ++i) out[i] = ew::act_backward(a.value, alpha, yv[i], g[i]);
+        cpu::tile_done(dt, out, dx.data(), t, n);
       });
     });
   });

@@ -15,7 +15,7 @@
 #if defined(AMPGAN_HAVE_ONEDNN)
 #include <omp.h>
 
-#include <dnnl.hpp>
+#include "core/backend/cpu/cpu_onednn.h"
 #endif
 
 namespace ampgan::cpu {
@@ -63,11 +63,7 @@ void openblas(const GemmShape& s, const float* a, const float* b, float* c) {
 
 #if defined(AMPGAN_HAVE_ONEDNN)
 
-namespace {
-
-using dnnl::memory;
-
-dnnl::engine& engine() {
+dnnl::engine& onednn_engine() {
   static dnnl::engine e = [] {
     // As on a CPU without AVX-512 where cpu_features() says so (AMPGAN_CPU_FEATURES=avx2).
     if (!cpu_features().avx512f) {
@@ -81,6 +77,24 @@ dnnl::engine& engine() {
   }();
   return e;
 }
+
+OnednnThread::OnednnThread() : stream(onednn_engine()) { omp_set_num_threads(1); }
+
+dnnl::memory OnednnThread::scratchpad(const dnnl::memory::desc& desc) {
+  if (scratch.size() < desc.get_size()) scratch.resize(desc.get_size());
+  return dnnl::memory(desc, onednn_engine(), scratch.data());
+}
+
+OnednnThread& onednn_thread() {
+  thread_local OnednnThread t;
+  return t;
+}
+
+namespace {
+
+using dnnl::memory;
+
+dnnl::engine& engine() { return onednn_engine(); }
 
 // One product's primitive, made once per shape and kernel and shared by every thread (oneDNN
 // primitives may run concurrently; each thread brings its own stream and scratchpad).
@@ -109,7 +123,7 @@ std::shared_ptr<Matmul> make(GemmKernel k, const GemmShape& s) {
   try {
     dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(m->a, m->b, m->c), attr, engine());
     m->impl = pd.impl_info_str();
-    m->jit = m->impl.rfind("ref", 0) != 0;
+    m->jit = is_jit(m->impl.c_str());
     m->scratch = pd.scratchpad_desc();
     m->prim = dnnl::matmul(pd);
   } catch (const dnnl::error& e) {
@@ -131,18 +145,6 @@ std::shared_ptr<Matmul> matmul_for(GemmKernel k, const GemmShape& s) {
   auto m = make(k, s);
   std::unique_lock lock(mu);
   return cache.emplace(key, std::move(m)).first->second;
-}
-
-// Each calling thread runs oneDNN single-threaded: the backend's pool is the only source of
-// parallelism, so OpenMP never starts a team whose spinning threads would compete with it.
-struct ThreadState {
-  dnnl::stream stream{engine()};
-  std::vector<uint8_t> scratch;
-  ThreadState() { omp_set_num_threads(1); }
-};
-ThreadState& thread_state() {
-  thread_local ThreadState t;
-  return t;
 }
 
 }  // namespace
@@ -180,12 +182,11 @@ void gemm_serial(GemmKernel k, const GemmShape& s, const void* a, const void* b,
   if (!m->jit)
     throw Error(std::string("oneDNN has no fast ") + gemm_kernel_name(k) + " product for " + s.key() + ": " + m->impl,
                 "--cpu-kernels", "use --cpu-kernels auto or openblas");
-  ThreadState& t = thread_state();
-  if (t.scratch.size() < m->scratch.get_size()) t.scratch.resize(m->scratch.get_size());
+  OnednnThread& t = onednn_thread();
   // oneDNN takes non-const handles; it only reads A and B.
   memory ma(m->a, engine(), const_cast<void*>(a)), mb(m->b, engine(), const_cast<void*>(b)), mc(m->c, engine(), c);
-  memory ms(m->scratch, engine(), t.scratch.data());
-  m->prim.execute(t.stream, {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}, {DNNL_ARG_SCRATCHPAD, ms}});
+  m->prim.execute(t.stream, {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc},
+                             {DNNL_ARG_SCRATCHPAD, t.scratchpad(m->scratch)}});
 }
 
 #else  // no oneDNN in this build

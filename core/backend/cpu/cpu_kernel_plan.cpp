@@ -84,79 +84,89 @@ std::filesystem::path host_file() {
   return cache_dir() / name;
 }
 
-std::map<std::string, GemmKernel> parse(const std::string& text) {
-  std::map<std::string, GemmKernel> out;
+std::map<std::string, std::string> parse(const std::string& text) {
+  std::map<std::string, std::string> out;
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) {
     const size_t tab = line.find('\t');
-    GemmKernel k;
-    if (line.empty() || line[0] == '#' || tab == std::string::npos || !parse_gemm_kernel(line.substr(tab + 1), &k))
-      continue;
-    out[line.substr(0, tab)] = k;
+    if (line.empty() || line[0] == '#' || tab == std::string::npos) continue;
+    out[line.substr(0, tab)] = line.substr(tab + 1);
   }
   return out;
 }
 
 // This host's choices: looked up (and added) under an exclusive lock on the file, so that two
 // processes starting together measure a shape once and agree. Without a writable cache folder
-// the choice is only this process's.
-GemmKernel host_choice(const std::string& key, const std::function<GemmKernel()>& measure,
-                       const std::function<bool(GemmKernel)>& usable) {
+// the choice is only this process's. A recorded choice that cannot run here (another build, a
+// kernel that no longer exists) is measured again. measure may be empty: then nothing is
+// measured, and "" returned where nothing usable is recorded.
+std::string host_choice(const std::string& key, const std::function<std::string()>& measure,
+                        const std::function<bool(const std::string&)>& usable) {
   static std::mutex mu;
-  static std::map<std::string, GemmKernel> known;
+  static std::map<std::string, std::string> known;
   std::lock_guard lock(mu);
   auto it = known.find(key);
-  if (it != known.end()) return it->second;
+  if (it != known.end() && usable(it->second)) return it->second;
   std::error_code ec;
   const std::filesystem::path file = host_file();
   std::filesystem::create_directories(file.parent_path(), ec);
   const int fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (fd >= 0 && ::flock(fd, LOCK_EX) == 0) {
-    std::string text;
-    char buf[4096];
-    for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) text.append(buf, static_cast<size_t>(n));
-    for (const auto& [k, v] : parse(text))
-      if (usable(v)) known[k] = v;
-    it = known.find(key);
-    if (it == known.end()) {
-      const GemmKernel k = measure();
-      known[key] = k;
-      std::string line;
-      if (text.empty()) line = "# AMP GAN Studio: the CPU backend's fastest kernel per product on " + host_signature() + "\n";
-      line += key + "\t" + gemm_kernel_name(k) + "\n";
-      ::lseek(fd, 0, SEEK_END);
-      if (::write(fd, line.data(), line.size()) < 0) {
-        // A full or read-only cache only costs a measurement next time.
-      }
-    }
-    ::close(fd);  // releases the lock
-    return known[key];
+  if (fd < 0 || ::flock(fd, LOCK_EX) != 0) {
+    if (fd >= 0) ::close(fd);
+    if (!measure) return "";
+    return known[key] = measure();
   }
-  if (fd >= 0) ::close(fd);
-  return known[key] = measure();
+  std::string text;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) text.append(buf, static_cast<size_t>(n));
+  for (const auto& [k, v] : parse(text)) known[k] = v;
+  it = known.find(key);
+  std::string out;
+  if (it != known.end() && usable(it->second)) {
+    out = it->second;
+  } else if (measure) {
+    out = known[key] = measure();
+    std::string line;
+    if (text.empty()) line = "# AMP GAN Studio: the CPU backend's fastest kernel per product on " + host_signature() + "\n";
+    line += key + "\t" + out + "\n";
+    ::lseek(fd, 0, SEEK_END);
+    if (::write(fd, line.data(), line.size()) < 0) {
+      // A full or read-only cache only costs a measurement next time.
+    }
+  }
+  ::close(fd);  // releases the lock
+  return out;
 }
 
 std::string plan_key(const GemmShape& s, DType dt) { return std::string(dtype_name(dt)) + " " + s.key(); }
+
+bool contains(const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); }
 
 }  // namespace
 
 void KernelPlan::set_mode(CpuKernels mode) {
   std::lock_guard lock(mu_);
-  if (mode != mode_ || forced_kernel_) chosen_.clear();
+  if (mode != mode_ || kernel_ || conv_) chosen_.clear();
   mode_ = mode;
-  forced_kernel_ = false;
+  kernel_.reset();
+  conv_.reset();
 }
 
-void KernelPlan::force(GemmKernel k) {
+CpuKernels KernelPlan::mode() const {
+  std::lock_guard lock(mu_);
+  return mode_;
+}
+
+void KernelPlan::force(GemmKernel k, std::optional<std::string> conv) {
   std::lock_guard lock(mu_);
   chosen_.clear();
-  forced_kernel_ = true;
   kernel_ = k;
+  conv_ = std::move(conv);
 }
 
 GemmKernel KernelPlan::forced(const GemmShape& s, DType dt) const {
-  if (forced_kernel_) {
-    const GemmKernel k = kernel_ == GemmKernel::OneDnnBf16 && dt != DType::BF16 ? GemmKernel::OneDnnF32 : kernel_;
+  if (kernel_) {
+    const GemmKernel k = *kernel_ == GemmKernel::OneDnnBf16 && dt != DType::BF16 ? GemmKernel::OneDnnF32 : *kernel_;
     if (!onednn_supports(k, s))
       throw Error(std::string(gemm_kernel_name(k)) + " cannot run " + s.key() + " here (" + onednn_summary() + ")",
                   "the CPU kernel", "choose another kernel");
@@ -171,49 +181,92 @@ GemmKernel KernelPlan::forced(const GemmShape& s, DType dt) const {
               "use --cpu-kernels auto or openblas");
 }
 
-GemmKernel KernelPlan::choose(const GemmShape& s, DType dt) {
-  const std::string key = plan_key(s, dt);
+std::string KernelPlan::choose_among(const std::string& key, const std::vector<std::string>& candidates,
+                                     const std::function<std::string()>& fastest) {
+  {
+    std::lock_guard lock(mu_);
+    auto it = chosen_.find(key);
+    if (it != chosen_.end()) return it->second;
+    auto rec = recorded_.find(key);
+    if (rec != recorded_.end() && contains(candidates, rec->second)) return chosen_[key] = rec->second;
+  }
+  // Not under mu_: measuring a convolution chooses the products it runs.
+  const std::string k = host_choice(key, fastest, [&](const std::string& v) { return contains(candidates, v); });
   std::lock_guard lock(mu_);
-  auto it = chosen_.find(key);
-  if (it != chosen_.end()) return it->second;
-  auto usable = [&](GemmKernel k) {
-    const auto c = gemm_candidates(dt);
-    return std::find(c.begin(), c.end(), k) != c.end() && onednn_supports(k, s);
-  };
-  GemmKernel k;
-  auto rec = recorded_.find(key);
-  if (mode_ != CpuKernels::Auto || forced_kernel_) {
-    k = forced(s, dt);
-  } else if (rec != recorded_.end() && usable(rec->second)) {
-    k = rec->second;
-  } else {
-    k = host_choice(key, [&] {
-      GemmKernel best = GemmKernel::OpenBlas;
+  return chosen_[key] = k;
+}
+
+GemmKernel KernelPlan::choose(const GemmShape& s, DType dt) {
+  {
+    std::lock_guard lock(mu_);
+    if (mode_ != CpuKernels::Auto || kernel_) {
+      const GemmKernel k = forced(s, dt);
+      chosen_[plan_key(s, dt)] = gemm_kernel_name(k);
+      return k;
+    }
+  }
+  std::vector<std::string> names;
+  for (GemmKernel c : gemm_candidates(dt))
+    if (onednn_supports(c, s)) names.push_back(gemm_kernel_name(c));
+  const std::string name = choose_among(plan_key(s, dt), names, [&] {
+    std::string best = gemm_kernel_name(GemmKernel::OpenBlas);
+    double best_s = 1e30;
+    for (const std::string& c : names) {
+      GemmKernel k;
+      parse_gemm_kernel(c, &k);
+      const double t = time_gemm(k, s);
+      if (t < best_s) best_s = t, best = c;
+    }
+    return best;
+  });
+  GemmKernel k = GemmKernel::OpenBlas;
+  parse_gemm_kernel(name, &k);
+  return k;
+}
+
+std::string KernelPlan::choose_conv(const std::string& key, const std::vector<std::string>& candidates,
+                                    const std::function<double(const std::string&)>& time) {
+  {
+    std::lock_guard lock(mu_);
+    auto it = chosen_.find(key);
+    if (it != chosen_.end()) return it->second;
+    std::string way;
+    if (conv_ && contains(candidates, *conv_)) way = *conv_;
+    else if (kernel_ || mode_ == CpuKernels::OpenBlas) way = kIm2col;
+    else if (mode_ == CpuKernels::OneDnn) way = contains(candidates, kDirect) ? kDirect : kIm2col;
+    else if (candidates.size() == 1) way = candidates.front();
+    else if (auto rec = recorded_.find(key); rec != recorded_.end() && contains(candidates, rec->second)) way = rec->second;
+    if (!way.empty()) return chosen_[key] = way;
+  }
+  auto usable = [&](const std::string& v) { return contains(candidates, v); };
+  std::string way = host_choice(key, {}, usable);
+  if (way.empty()) {
+    // Each way once untimed first, outside the host record's lock: it plans the products it runs
+    // (which takes that lock) and makes its primitives. Then timed, under the lock.
+    for (const std::string& c : candidates) time(c);
+    way = host_choice(key, [&] {
+      std::string best = candidates.front();
       double best_s = 1e30;
-      for (GemmKernel c : gemm_candidates(dt)) {
-        if (!onednn_supports(c, s)) continue;
-        const double t = time_gemm(c, s);
+      for (const std::string& c : candidates) {
+        const double t = time(c);
         if (t < best_s) best_s = t, best = c;
       }
       return best;
     }, usable);
   }
-  return chosen_[key] = k;
+  std::lock_guard lock(mu_);
+  return chosen_[key] = way;
 }
 
 std::vector<std::pair<std::string, std::string>> KernelPlan::choices() const {
   std::lock_guard lock(mu_);
-  std::vector<std::pair<std::string, std::string>> out;
-  for (const auto& [k, v] : chosen_) out.emplace_back(k, gemm_kernel_name(v));
-  return out;
+  return {chosen_.begin(), chosen_.end()};
 }
 
 void KernelPlan::reuse(const std::vector<std::pair<std::string, std::string>>& recorded) {
   std::lock_guard lock(mu_);
   for (const auto& [key, name] : recorded) {
-    GemmKernel k;
-    if (!parse_gemm_kernel(name, &k)) continue;
-    recorded_[key] = k;
+    recorded_[key] = name;
     chosen_.erase(key);
   }
 }

@@ -26,6 +26,7 @@
 #include "core/backend/cpu/cpu_backend.h"
 #include "core/backend/cpu/cpu_convert.h"
 #include "core/backend/cpu/cpu_dispatch.h"
+#include "core/backend/cpu/cpu_conv_onednn.h"
 #include "core/backend/cpu/cpu_gemm.h"
 #include "core/common/error.h"
 #include "core/common/parallel.h"
@@ -40,8 +41,6 @@ namespace {
 // im2col buffers of the wide-filter gradient are cut into chunks of whole samples of at most
 // this many floats (32 MiB).
 constexpr int64_t kColBudget = int64_t{8} << 20;
-
-enum Scratch { kCol = 0, kWeights = 1, kRowsF = 2, kAccum = 3, kGemmA = 4, kGemmB = 5, kGemmC = 6, kTiles = 7 };
 
 // One tile of im2col rows: 256 KiB, half of a Zen core's L2 (4x larger tiles made the filter
 // gradient slower, 4x smaller changed little).
@@ -84,24 +83,30 @@ int64_t samples_per_chunk(const ConvGeometry& g) {
 int64_t tile_rows(int64_t rsc) { return std::clamp<int64_t>(kTileFloats / rsc / 8 * 8, 64, 4096); }
 
 // col(rows [r0, r1) of the flattened (n, out_h, out_w) output positions, r*s*c) from x (NHWC), in
-// form f; out-of-image taps are zero. Serial: called inside one tile's task.
+// form f; out-of-image taps are zero. A filter row's taps are consecutive pixels of x at any
+// stride, so each is one copy of (taps inside the image) * c values, not one per tap: with 16
+// channels a tap is 64 bytes, and a copy call per tap took a fifth of a ResNet step. Serial:
+// called inside one tile's task.
 void im2col_rows(const ConvGeometry& g, const Tensor& x, Form f, int64_t r0, int64_t r1, void* col) {
   const int oh = g.out_h(), ow = g.out_w();
-  const int64_t rsc = int64_t{g.r} * g.s * g.c;
+  const int64_t rsc = int64_t{g.r} * g.s * g.c, sc = int64_t{g.s} * g.c;
   for (int64_t row = r0; row < r1; ++row) {
     const int n = static_cast<int>(row / (int64_t{oh} * ow));
     const int pos = static_cast<int>(row % (int64_t{oh} * ow)), oy = pos / ow, ox = pos % ow;
     void* dst = offset_by(col, f, (row - r0) * rsc);
+    const int ix0 = ox * g.stride - g.pad;
+    const int j0 = std::max(0, -ix0), j1 = std::min(g.s, g.w - ix0);  // taps inside the image
     for (int i = 0; i < g.r; ++i) {
       const int iy = oy * g.stride - g.pad + i;
-      for (int j = 0; j < g.s; ++j) {
-        const int ix = ox * g.stride - g.pad + j;
-        void* d = offset_by(dst, f, (int64_t{i} * g.s + j) * g.c);
-        if (iy < 0 || iy >= g.h || ix < 0 || ix >= g.w)
-          std::memset(d, 0, f.elem() * g.c);  // +0 in FP32 and in BF16
-        else
-          load(f, cpu::at(x.data(), x.dtype(), ((int64_t{n} * g.h + iy) * g.w + ix) * g.c), d, g.c);
+      void* d = offset_by(dst, f, i * sc);
+      if (iy < 0 || iy >= g.h || j1 <= j0) {
+        std::memset(d, 0, f.elem() * sc);  // +0 in FP32 and in BF16
+        continue;
       }
+      if (j0 > 0) std::memset(d, 0, f.elem() * j0 * g.c);
+      load(f, cpu::at(x.data(), x.dtype(), ((int64_t{n} * g.h + iy) * g.w + ix0 + j0) * g.c),
+           offset_by(d, f, int64_t{j0} * g.c), int64_t{j1 - j0} * g.c);
+      if (j1 < g.s) std::memset(offset_by(d, f, int64_t{j1} * g.c), 0, f.elem() * (g.s - j1) * g.c);
     }
   }
 }
@@ -262,10 +267,11 @@ void flip_weights(const ConvGeometry& g, const Tensor& w, Form f, void* wt) {
 }
 
 // Samples per tile of the scattering data gradient: its columns (spatial x rsc floats) fit a
-// tile, at least one sample.
+// tile, at least one sample. Not capped by the batch: the scratch is then the same at every
+// batch size (the largest-batch prediction fits a line to the memory of small batches).
 int64_t col2im_samples_per_tile(const ConvGeometry& g) {
   const int64_t cols = int64_t{g.out_h()} * g.out_w() * g.r * g.s * g.c;
-  return std::clamp<int64_t>(kTileFloats / std::max<int64_t>(1, cols), 1, g.n);
+  return std::max<int64_t>(1, kTileFloats / std::max<int64_t>(1, cols));
 }
 GemmShape backward_data_shape(const ConvGeometry& g, int64_t rows) {
   const int rsc = g.r * g.s * g.c;
@@ -348,11 +354,35 @@ void CpuBackend::gemm(bool trans_a, bool trans_b, int m, int n, int k, float alp
   if (c.dtype() != DType::F32) narrow(cf, c, 0, int64_t{m} * n);
 }
 
-void CpuBackend::conv2d_forward(const ConvGeometry& g, const Tensor& x, const Tensor& w, Tensor& y) {
-  check(x.dtype() == w.dtype() && w.dtype() == y.dtype(), "conv2d_forward", "dtypes differ");
-  check(x.numel() == g.x_shape().numel() && w.numel() == g.w_shape().numel() &&
-            y.numel() == g.y_shape().numel(),
-        "conv2d_forward", "shapes do not match the geometry");
+// ---- the im2col way of each convolution (cpu_conv.cpp chooses between it and oneDNN's) ----
+
+void CpuBackend::reserve_im2col(cpu::ConvDirection d, const ConvGeometry& g, DType dt) {
+  const int64_t rsc = int64_t{g.r} * g.s * g.c, spatial = int64_t{g.out_h()} * g.out_w();
+  if (dt != DType::F32) scratch(kWeights, size_t(g.k) * rsc);
+  if (d == cpu::ConvDirection::Forward) {
+    scratch(kTiles, size_t(forward_scratch(g)));
+  } else if (d == cpu::ConvDirection::BackwardData) {
+    if (backward_data_as_forward(g)) {
+      scratch(kWeights, size_t(g.k) * rsc);
+      scratch(kTiles, size_t(forward_scratch(flipped(g))));
+    } else {
+      const int64_t spt = col2im_samples_per_tile(g), sample = int64_t{g.h} * g.w * g.c;
+      scratch(kTiles, size_t(task_count() * (spt * spatial * (rsc + (dt == DType::F32 ? 0 : g.k)) +
+                                              (dt == DType::F32 ? 0 : spt * sample))));
+    }
+  } else {
+    if (dt != DType::F32) scratch(kAccum, size_t(g.k * rsc));
+    if (filter_tiles(g)) {
+      scratch(kTiles, size_t(kGroups * g.k * rsc + task_count() * tile_rows(rsc) * (rsc + g.k)));
+    } else {
+      const int64_t rows = std::min<int64_t>(g.n, samples_per_chunk(g)) * spatial;
+      scratch(kCol, size_t(rows * rsc));
+      if (dt != DType::F32) scratch(kRowsF, size_t(rows * g.k));
+    }
+  }
+}
+
+void CpuBackend::conv_forward_im2col(const ConvGeometry& g, const Tensor& x, const Tensor& w, Tensor& y) {
   const int64_t rsc = int64_t{g.r} * g.s * g.c, rows = int64_t{g.n} * g.out_h() * g.out_w();
   const GemmKernel kern = plan_.choose(forward_shape(g, std::min(rows, tile_rows(rsc))), x.dtype());
   const Form f = Form::of(kern, x.dtype());
@@ -365,12 +395,7 @@ void CpuBackend::conv2d_forward(const ConvGeometry& g, const Tensor& x, const Te
   forward_tiled(g, x, kern, wop, y, scratch(kTiles, size_t(forward_scratch(g))));
 }
 
-void CpuBackend::conv2d_backward_data(const ConvGeometry& g, const Tensor& dy, const Tensor& w,
-                                      Tensor& dx) {
-  check(dy.dtype() == w.dtype() && w.dtype() == dx.dtype(), "conv2d_backward_data", "dtypes differ");
-  check(dx.numel() == g.x_shape().numel() && w.numel() == g.w_shape().numel() &&
-            dy.numel() == g.y_shape().numel(),
-        "conv2d_backward_data", "shapes do not match the geometry");
+void CpuBackend::conv_backward_data_im2col(const ConvGeometry& g, const Tensor& dy, const Tensor& w, Tensor& dx) {
   const int64_t rsc = int64_t{g.r} * g.s * g.c, spatial = int64_t{g.out_h()} * g.out_w();
   if (backward_data_as_forward(g)) {
     const ConvGeometry fg = flipped(g);
@@ -411,12 +436,8 @@ void CpuBackend::conv2d_backward_data(const ConvGeometry& g, const Tensor& dy, c
   });
 }
 
-void CpuBackend::conv2d_backward_filter(const ConvGeometry& g, const Tensor& x, const Tensor& dy,
-                                        Tensor& dw, bool accumulate) {
-  check(x.dtype() == dy.dtype() && dy.dtype() == dw.dtype(), "conv2d_backward_filter", "dtypes differ");
-  check(x.numel() == g.x_shape().numel() && dw.numel() == g.w_shape().numel() &&
-            dy.numel() == g.y_shape().numel(),
-        "conv2d_backward_filter", "shapes do not match the geometry");
+void CpuBackend::conv_backward_filter_im2col(const ConvGeometry& g, const Tensor& x, const Tensor& dy, Tensor& dw,
+                                             bool accumulate) {
   const int64_t rsc = int64_t{g.r} * g.s * g.c, spatial = int64_t{g.out_h()} * g.out_w();
   float* dwf = dw.dtype() == DType::F32 ? dw.as<float>() : scratch(kAccum, size_t(g.k * rsc));
   if (dw.dtype() != DType::F32 && accumulate) widen(dw, 0, g.k * rsc, dwf);
@@ -492,11 +513,11 @@ void CpuBackend::bias_add(Tensor& y, const Tensor& b) {
     float buf[cpu::kTile];
     for (int64_t r = r0; r < r1; ++r)
       for (int64_t c0 = 0; c0 < c; c0 += cpu::kTile) {
-        const int64_t m = std::min<int64_t>(cpu::kTile, c - c0);
-        void* v = cpu::at(y.data(), dt, r * c + c0);
-        cpu::widen(dt, v, buf, m);
-        for (int64_t j = 0; j < m; ++j) buf[j] += bv[c0 + j];
-        cpu::narrow(dt, buf, v, m);
+        const int64_t m = std::min<int64_t>(cpu::kTile, c - c0), at = r * c + c0;
+        const float* in = cpu::tile_in(dt, y.data(), at, m, buf);
+        float* out = cpu::tile_out(dt, y.data(), at, buf);
+        for (int64_t j = 0; j < m; ++j) out[j] = in[j] + bv[c0 + j];
+        cpu::tile_done(dt, out, y.data(), at, m);
       }
   });
 }
@@ -513,8 +534,8 @@ void CpuBackend::bias_backward(const Tensor& dy, Tensor& db, bool accumulate) {
     for (int64_t r = r0; r < r1; ++r)
       for (int64_t c0 = 0; c0 < c; c0 += cpu::kTile) {
         const int64_t m = std::min<int64_t>(cpu::kTile, c - c0);
-        cpu::widen(dt, cpu::at(dy.data(), dt, r * c + c0), buf, m);
-        for (int64_t j = 0; j < m; ++j) p[c0 + j] += buf[j];
+        const float* g = cpu::tile_in(dt, dy.data(), r * c + c0, m, buf);
+        for (int64_t j = 0; j < m; ++j) p[c0 + j] += g[j];
       }
   });
   float* out = db.as<float>();

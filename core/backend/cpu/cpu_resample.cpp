@@ -27,10 +27,11 @@ void CpuBackend::add(const Tensor& a, const Tensor& b, Tensor& y) {
   parallel_for(y.numel(), kGrain, [&](int64_t i0, int64_t i1) {
     float bb[kTile];
     tiles(i0, i1, [&](int64_t t, int64_t n, float* buf) {
-      cpu::widen(dt, cpu::at(a.data(), dt, t), buf, n);
-      cpu::widen(dt, cpu::at(b.data(), dt, t), bb, n);
-      for (int64_t i = 0; i < n; ++i) buf[i] += bb[i];
-      cpu::narrow(dt, buf, cpu::at(y.data(), dt, t), n);
+      const float* av = cpu::tile_in(dt, a.data(), t, n, buf);
+      const float* bv = cpu::tile_in(dt, b.data(), t, n, bb);
+      float* out = cpu::tile_out(dt, y.data(), t, buf);
+      for (int64_t i = 0; i < n; ++i) out[i] = av[i] + bv[i];
+      cpu::tile_done(dt, out, y.data(), t, n);
     });
   });
 }
