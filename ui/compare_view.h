@@ -14,8 +14,8 @@
 #include <QWidget>
 
 #include "core/amp/precision.h"
+#include "core/run/run_summary.h"
 #include "ui/live_plot.h"
-#include "ui/run_stats.h"
 #include "ui/ui_types.h"
 
 class QCheckBox;

@@ -26,7 +26,6 @@
 #include <QString>
 
 #include "core/run/session.h"
-#include "ui/model_view.h"
 #include "ui/ui_types.h"
 
 namespace ampgan::ui {

@@ -1,7 +1,5 @@
 #include "ui/ui_types.h"
 
-#include "ui/model_view.h"
-
 #include "core/amp/loss_scaler.h"
 
 #include <cmath>

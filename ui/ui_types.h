@@ -12,7 +12,9 @@
 #include <QMetaType>
 #include <QString>
 #include <QStringList>
+#include <QVector>
 
+#include "core/amp/precision.h"
 #include "core/backend/backend.h"
 #include "core/io/image_io.h"
 #include "core/common/error.h"
@@ -96,6 +98,24 @@ struct OpenedRun {
   QStringList checkpoints;
 };
 
+// The layers of G and D as the Model view lists them (dtype under the current precision and
+// policy); the worker sends one when a run starts and at each precision or policy switch.
+struct ModelLayerRow {
+  QString network;  // "G", "D"
+  QString name;     // "D.2", as in layers.csv and --fp32-layers
+  QString type;     // "Conv2d"
+  int block = 0;
+  qint64 parameters = 0;
+  QString dtype;    // "f32", "f16", "bf16"
+  bool fp32_by_policy = false;  // kept in FP32 while its network runs in half
+};
+
+struct ModelDescription {
+  Precision precision = Precision::FP32;
+  QVector<ModelLayerRow> layers;
+  QString policy;  // the policy in words ("FP32 layers: D.2; half blocks: all; clamp: off")
+};
+
 // Engine image -> QImage (deep copy) and back.
 QImage to_qimage(const io::Image8& img);
 io::Image8 from_qimage(const QImage& img);
@@ -113,5 +133,6 @@ Q_DECLARE_METATYPE(ampgan::ui::RunStartInfo)
 Q_DECLARE_METATYPE(ampgan::ui::RunEndInfo)
 Q_DECLARE_METATYPE(ampgan::ui::UiError)
 Q_DECLARE_METATYPE(ampgan::ui::SampleShot)
+Q_DECLARE_METATYPE(ampgan::ui::ModelDescription)
 Q_DECLARE_METATYPE(std::shared_ptr<const ampgan::ui::OpenedRun>)
 Q_DECLARE_METATYPE(ampgan::ui::MaxBatchPtr)
