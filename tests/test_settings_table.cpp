@@ -200,7 +200,7 @@ TEST(SettingsTable, ManPageAndHelpCoverEveryOption) {
     if (!s.flag) continue;
     const std::string option = std::string("--") + s.flag;
     EXPECT_TRUE(has_word(man, option)) << "packaging/man/ampgan.1 does not document " << option;
-    // ampgan-studio takes every row's option too (ui/app_options.cpp).
+    // ampgan-studio takes every row's option too (ui/window/app_options.cpp).
     EXPECT_TRUE(has_word(studio_man, option)) << "packaging/man/ampgan-studio.1 does not list " << option;
     EXPECT_TRUE(has_word(help, option)) << "ampgan train --help does not list " << option;
     const size_t section = help.find("\n" + std::string(s.section) + ":\n");
