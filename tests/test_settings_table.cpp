@@ -1,7 +1,7 @@
 // The settings table (core/run/settings_table.h): every row round-trips through JSON
 // (config.json, --config files, presets, the studio's saved settings) and through the
 // `ampgan train` options, and the man page documents every row's option. The studio's panel
-// half of the round trip is tests/ui/test_studio.cpp, settingsPanelRoundTripsEveryRow.
+// half of the round trip is tests/ui/test_settings.cpp, settingsPanelRoundTripsEveryRow.
 #include <fstream>
 #include <set>
 #include <sstream>
