@@ -106,8 +106,8 @@ void PlotsPanel::drawOverlays() {
     const int k = nth[s.plot]++;
     // Curves of one run share its hue; a lighter or darker shade tells them apart (as the live
     // ones are told apart by colour). Solid pens only: QCustomPlot strokes a dashed or dotted
-    // line as one path, which cost the D(x) chart 180 ms per replot with three overlays of 100k
-    // points; solid lines go its fast way, segment by segment.
+    // line as one path, slow on overlays of many points; solid lines go its fast way, segment by
+    // segment.
     for (const RunOverlay& ov : overlays_) {
       const QColor color = k == 0 ? ov.color : k == 1 ? ov.color.lighter(145) : ov.color.darker(150);
       if (ov.members.empty()) continue;

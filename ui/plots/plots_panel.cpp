@@ -293,7 +293,7 @@ void PlotsPanel::setHistory(const std::vector<StepMetrics>& rows) {
 
 void PlotsPanel::redrawAll() {
   // The axes are right at once; the replots follow one chart per event-loop pass (onTick), not
-  // all in one (a 100k-point run with overlays: ~100 ms of drawing the window would not react in).
+  // all in one, so the window keeps reacting while a long run with overlays is drawn.
   for (LivePlot* p : allPlots()) {
     p->setFollow(true);
     p->rescaleNow();
@@ -378,11 +378,11 @@ void PlotsPanel::resetViews() {
 void PlotsPanel::onTick() {
   // One chart per tick, round-robin over the dirty, visible ones: each replot is an event-loop
   // pass of its own, so input, the worker's batches of rows and the other charts interleave with
-  // it. (A replot budget per tick still put two or three charts, their queued replots and a batch
-  // of rows into one pass: 55-65 ms stalls with three 100k-point overlays.) The next tick comes
-  // 3x this replot's time later, so drawing keeps to about a quarter of the GUI thread, and no
-  // chart redraws more often than every min_interval_ms_ (20 a second). Right after a history
-  // load (catch_up_) the charts are drawn back to back, still one per pass.
+  // it (several charts in one pass hold the window until all are drawn, long enough to feel with
+  // large overlays). The next tick comes 3x this replot's time later, so drawing keeps to about
+  // a quarter of the GUI thread, and no chart redraws more often than every min_interval_ms_
+  // (20 a second). Right after a history load (catch_up_) the charts are drawn back to back,
+  // still one per pass.
   const QList<LivePlot*> plots = allPlots();
   const int n = static_cast<int>(plots.size());
   const qint64 now = clock_.elapsed();

@@ -84,8 +84,8 @@ class PlotsPanel : public QWidget {
   HistogramPlot* histogram(char network) const { return network == 'G' ? hist_g_ : hist_d_; }
   QList<LivePlot*> allPlots() const;  // including the histograms, in grid order
   QStringList plotIds() const { return order_; }
-  // A deque: appending to a long run never copies its whole history on the GUI thread (a
-  // vector's reallocation at 100k rows was a 35 ms stall).
+  // A deque: appending to a long run never copies its whole history on the GUI thread (as a
+  // vector's reallocation would, in one go).
   const std::deque<StepMetrics>& rows() const { return rows_; }
   int switchCount() const { return switch_count_; }
   // Number of refresh() calls so far (the benchmark and tests read it).

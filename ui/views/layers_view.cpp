@@ -89,7 +89,7 @@ void LayersView::reload() {
 }
 
 // Only the rows written since the last read are parsed: the file grows by one row per tensor at
-// every logged step, and re-reading all of it on the GUI thread got slower as a run went on.
+// every logged step, and re-reading all of it on the GUI thread would get slower as a run goes on.
 void LayersView::readNewRows() {
   if (!dir_.isEmpty()) {
     try {

@@ -1,4 +1,4 @@
-// The Layers view (issue 13): a layers x steps heatmap of log2 max |g| (the unscaled gradient's
+// The Layers view: a layers x steps heatmap of log2 max |g| (the unscaled gradient's
 // largest magnitude per parameter tensor) against FP16's range, from the run folder's layers.csv,
 // and a table of every tensor at the selected step. Cells where the gradient held inf/NaN are
 // drawn above the range (the top colour) and listed as such in the table.

@@ -98,7 +98,7 @@ void LivePlot::mouseMoveEvent(QMouseEvent* e) {
 void LivePlot::mousePressEvent(QMouseEvent* e) {
   QCustomPlot::mousePressEvent(e);
   if (e->button() != Qt::LeftButton) return;
-  // The nearest marker point within 6 pixels (issue 13: an overflow marker selects its layer).
+  // The nearest marker point within 6 pixels (an overflow marker selects the layer where it started).
   const QPointF pos = e->position();
   QCPGraph* best = nullptr;
   double best_d = 6.0, best_key = 0;

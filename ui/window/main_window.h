@@ -180,10 +180,10 @@ class MainWindow : public QMainWindow {
   RunsPanel* runs_panel_ = nullptr;
   bool runs_stale_ = false;  // a run ended since the Runs tab last read its folder
   QTabWidget* tabs_ = nullptr;
-  LayersView* layers_ = nullptr;   // issue 13: per-layer gradient statistics
-  ModelView* model_ = nullptr;     // issue 13: each layer's dtype under the policy
+  LayersView* layers_ = nullptr;   // per-layer gradient statistics
+  ModelView* model_ = nullptr;     // each layer's dtype under the policy
   int layers_every_ = 0;           // the current run's layers.csv interval
-  AlertBanner* alerts_ = nullptr;  // issue 13: alerts with a remedy, above the tabs
+  AlertBanner* alerts_ = nullptr;  // alerts with a remedy, above the tabs
   QDockWidget *settings_dock_ = nullptr, *samples_dock_ = nullptr, *log_dock_ = nullptr;
   PrecisionActions* precision_ = nullptr;  // the one exclusive precision choice
   QAction *start_ = nullptr, *pause_ = nullptr, *step_act_ = nullptr, *stop_ = nullptr, *compare_act_ = nullptr,
