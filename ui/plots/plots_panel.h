@@ -23,9 +23,11 @@
 
 class QAction;
 class QGridLayout;
+class QHBoxLayout;
 class QLabel;
 class QScrollArea;
 class QSlider;
+class QToolButton;
 
 namespace ampgan::ui {
 
@@ -107,6 +109,14 @@ class PlotsPanel : public QWidget {
     double ema_state = 0;
     int ema_n = 0;
   };
+  // The constructor's parts (plots_charts.cpp), in the order it calls them: the bar above the
+  // charts, the scroll area holding their grid, then the charts by theme.
+  QHBoxLayout* makeToolbar();
+  QToolButton* makeViewButton();
+  QScrollArea* makeChartArea();
+  void addTrainingCharts();
+  void addAmpCharts();
+  void addCostChart();
   LivePlot* makePlot(const QString& id, const QString& title, const QString& tooltip);
   void addCurve(LivePlot* p, const QString& name, const QColor& c, std::function<double(const StepMetrics&)> get,
                 bool smoothed, bool positive_only = false, bool right_axis = false);
