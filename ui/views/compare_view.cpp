@@ -47,6 +47,32 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   outer->addWidget(scroll);
   auto* v = new QVBoxLayout(body);
   v->setContentsMargins(4, 4, 4, 4);
+  v->addLayout(makeControls());
+  status_ = new QLabel(tr("Press Run comparison (Ctrl+R)."));
+  status_->setStyleSheet(QStringLiteral("color: gray"));
+  status_->setMinimumWidth(50);  // long messages must not widen the window
+  v->addWidget(status_);
+
+  auto* split = new QSplitter(Qt::Vertical);
+  split->setObjectName(QStringLiteral("compareSplitter"));
+  split->addWidget(makeTable());
+  split->addWidget(makeChartsAndSamples());
+  split->setStretchFactor(0, 0);
+  split->setStretchFactor(1, 1);
+  split->setCollapsible(0, false);
+  split->setSizes({table_->minimumHeight(), 100000});  // the table as small as two rows need
+  v->addWidget(split, 1);
+
+  timer_.setInterval(100);
+  connect(&timer_, &QTimer::timeout, this, [this] {
+    for (LivePlot* p : plots_)
+      if (p->isDirty() && p->isVisible()) p->refresh();
+  });
+  timer_.start();
+}
+
+// The bar above the table: the AMP mode, the steps, Largest batch, Run comparison, Copy table.
+QHBoxLayout* CompareView::makeControls() {
   auto* bar = new QHBoxLayout;
   auto* intro = new QLabel(tr("Train the settings twice: <b>FP32</b> and"));
   intro->setToolTip(tr("Both runs use the settings on the left (same seed, same data order, same initial "
@@ -83,14 +109,11 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   connect(copy, &QPushButton::clicked, this, [this] { QApplication::clipboard()->setText(tableAsText()); });
   bar->addWidget(copy);
   bar->addStretch(1);
-  v->addLayout(bar);
-  status_ = new QLabel(tr("Press Run comparison (Ctrl+R)."));
-  status_->setStyleSheet(QStringLiteral("color: gray"));
-  status_->setMinimumWidth(50);  // long messages must not widen the window
-  v->addWidget(status_);
+  return bar;
+}
 
-  auto* split = new QSplitter(Qt::Vertical);
-  split->setObjectName(QStringLiteral("compareSplitter"));
+// The table's columns are the ones `ampgan compare` prints (compare_columns()).
+QTableWidget* CompareView::makeTable() {
   table_ = new QTableWidget(0, kNumColumns);
   QStringList headers;
   for (const std::string& c : compare_columns()) headers << QString::fromStdString(c);
@@ -113,8 +136,11 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   table_->setMinimumHeight(table_->horizontalHeader()->sizeHint().height() + 2 * table_->verticalHeader()->defaultSectionSize() +
                            table_->horizontalScrollBar()->sizeHint().height() + 2 * table_->frameWidth() + 4);
   table_->setVerticalScrollBarPolicy(Qt::ScrollBarAsNeeded);
-  split->addWidget(table_);
+  return table_;
+}
 
+// The six overlaid charts in a grid and, beside them, the newest sample grid of each run.
+QWidget* CompareView::makeChartsAndSamples() {
   auto* plots = new QWidget;
   auto* grid = new QGridLayout(plots);
   grid->setContentsMargins(0, 0, 0, 0);
@@ -146,19 +172,7 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
     sv->addWidget(grids_[i], 1);
   }
   hb->addLayout(sv, 1);
-  split->addWidget(bottom);
-  split->setStretchFactor(0, 0);
-  split->setStretchFactor(1, 1);
-  split->setCollapsible(0, false);
-  split->setSizes({table_->minimumHeight(), 100000});  // the table as small as two rows need
-  v->addWidget(split, 1);
-
-  timer_.setInterval(100);
-  connect(&timer_, &QTimer::timeout, this, [this] {
-    for (LivePlot* p : plots_)
-      if (p->isDirty() && p->isVisible()) p->refresh();
-  });
-  timer_.start();
+  return bottom;
 }
 
 void CompareView::addOverlayPlot(const QString& id, const QString& title, int log_base, const QString& ylabel) {

@@ -20,6 +20,7 @@
 
 class QCheckBox;
 class QComboBox;
+class QHBoxLayout;
 class QLabel;
 class QPushButton;
 class QSpinBox;
@@ -72,6 +73,10 @@ class CompareView : public QWidget {
     double ema_d = 0, ema_g = 0;
     int ema_n = 0;
   };
+  // The constructor's parts, top to bottom.
+  QHBoxLayout* makeControls();
+  QTableWidget* makeTable();
+  QWidget* makeChartsAndSamples();
   void addOverlayPlot(const QString& id, const QString& title, int log_base, const QString& ylabel);
   void updateTable();
   void setRow(int row, int i, const CompareRun& baseline);
