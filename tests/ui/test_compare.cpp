@@ -67,7 +67,7 @@ class TestCompare : public UiTestCase {
     QVERIFY(std::fabs(a[0].d_real - b[0].d_real) < 0.02);
   }
 
-  // Issue 17: Compare with Largest batch ticked and a small CPU budget: both rows get the cell,
+  // Compare with Largest batch ticked and a small CPU budget: both rows get the cell,
   // equal to the core search on the same settings, progress reaches the view and the status bar,
   // and the verdict names the budget and the ratio.
   void compareShowsTheLargestBatch() {

@@ -51,8 +51,8 @@ class TestPlots : public UiTestCase {
     for (const QString& l : labels) QVERIFY2(!l.contains(QStringLiteral("e")), qPrintable(l));
   }
 
-  // Switch labels piled up over the data: now each switch is a one-character glyph above the
-  // data area, and its label is hover text.
+  // Each precision switch is a one-character glyph above the data area (labels would pile up
+  // over the curves), and its label is hover text.
   void switchMarkersAreGlyphsAboveTheData() {
     PlotsPanel panel;
     panel.resize(1200, 900);
@@ -74,8 +74,8 @@ class TestPlots : public UiTestCase {
     }
   }
 
-  // SWD (tens) and FD (thousands) on two autoscaled axes of one chart lay on top of each other:
-  // now each has its own chart.
+  // SWD (tens) and FD (thousands) each have their own chart: on two autoscaled axes of one chart
+  // they would lie on top of each other.
   void swdAndFdHaveTheirOwnCharts() {
     PlotsPanel panel;
     panel.resize(1200, 900);
@@ -93,7 +93,7 @@ class TestPlots : public UiTestCase {
     QVERIFY(swd->yAxis->range().upper < 10);
   }
 
-  // A narrow log2 axis repeated one label ("2^0 2^0 2^0").
+  // A narrow log2 axis has distinct labels, never one label repeated ("2^0 2^0 2^0").
   void log2TicksAreDistinct() {
     Log2Ticker t;
     for (const QCPRange r : {QCPRange(std::exp2(-0.5), std::exp2(0.5)), QCPRange(std::exp2(15.5), std::exp2(16.5)),
@@ -119,7 +119,7 @@ class TestPlots : public UiTestCase {
     QCOMPARE(shown.count(QStringLiteral("2^0")), 1);
   }
 
-  // A chart exported as PNG was the widget's size (317×222) with the hover marker in it.
+  // A chart exported as PNG has the size asked for, not the widget's, and no hover marker in it.
   void plotExportHasChosenSizeWithoutHover() {
     PlotsPanel panel;
     panel.resize(950, 700);
@@ -182,16 +182,10 @@ class TestPlots : public UiTestCase {
     QCOMPARE(bytes.count("/Type /Page\n") + bytes.count("/Type /Page\r") + bytes.count("/Type /Page "), 10LL);
   }
 
-  // Per-chart log/linear, x = step or wall time on every chart, a linked crosshair that exports
-  // leave out.
-  // Overlays are thinned once when they are set, keeping each bucket's extremes, and drawn with
-  // solid pens (QCustomPlot strokes dashed lines as one slow path): three runs of 100k rows
-  // must not make every live replot walk 300k points.
-  // The panel's replot budget per tick put two or three charts' queued replots (and a batch of
-  // rows) into one event-loop pass, and a history load queued all ten at once: with three
-  // 100k-point overlays such a pass held the GUI 55-65 ms. Now each replot is a pass of its own;
-  // a history load still draws every chart at once after the other, and live rows keep every
-  // time chart updating, none more than 20 times a second.
+  // Each replot is an event-loop pass of its own (several charts in one pass, with large
+  // overlays, hold the GUI long enough to feel); a history load still draws every chart, one
+  // after the other, and live rows keep every time chart updating, none more than 20 times a
+  // second.
   void chartsReplotOnePerEventLoopPass() {
     PlotsPanel panel;
     panel.resize(1200, 900);
@@ -248,6 +242,9 @@ class TestPlots : public UiTestCase {
     }
   }
 
+  // Overlays are thinned once when they are set, keeping each bucket's extremes, and drawn with
+  // solid pens (QCustomPlot strokes dashed lines as one slow path): three runs of 100k rows
+  // must not make every live replot walk 300k points.
   void overlaysAreThinnedOnceWithSolidPens() {
     PlotsPanel panel;
     panel.resize(1200, 800);
@@ -284,6 +281,8 @@ class TestPlots : public UiTestCase {
             dout->series(QStringLiteral("big · D(G(z))"))->pen().color());
   }
 
+  // Per-chart log/linear, x = step or wall time on every chart, a linked crosshair that exports
+  // leave out.
   void plotAxesWallTimeLogAndCrosshair() {
     PlotsPanel panel;
     panel.resize(1200, 900);

@@ -289,8 +289,6 @@ class TestResume : public UiTestCase {
     QVERIFY(QFileInfo(QDir(branch).filePath(QStringLiteral("samples/step_000010.png"))).isFile());
   }
 
-  // The quick-tour preset shows the AMP story at once: overflows (skipped steps) within the
-  // first steps, the loss scale backing off from 2^24.
   // Resuming into a branch copies the run folder on a thread of its own: the window keeps
   // handling events, the status bar shows the copy's progress, Stop (or the bar's Cancel)
   // cancels it without leaving a half-made branch, and the resume follows a finished copy.

@@ -107,7 +107,6 @@ class TestSettings : public UiTestCase {
     QVERIFY(w.configPanel()->rangeProblems().isEmpty());
   }
 
-  // A preset sets every field it names and resets the others to the defaults.
   // The model is a setting like any other: chosen in the panel, it reaches the run's config with
   // its recipe (hinge, TTUR, beta1 0); a shown config keeps its own values.
   void modelChoiceReachesTheRunConfig() {
@@ -193,6 +192,7 @@ class TestSettings : public UiTestCase {
       QVERIFY2(amp->toolTip().contains(QLatin1String(word)), word);
   }
 
+  // A preset sets every field it names and resets the others to the defaults.
   void presetResetsFieldsItDoesNotName() {
     ConfigPanel p;
     QVERIFY(p.loadPresets(QStringLiteral(":/presets.json")));
@@ -243,6 +243,8 @@ class TestSettings : public UiTestCase {
     }
   }
 
+  // The quick-tour preset shows the AMP story at once: overflows (skipped steps) within the
+  // first steps, the loss scale backing off from 2^24.
   void quickTourPresetShowsOverflowsEarly() {
     MainWindow w(no_settings());
     w.show();

@@ -22,9 +22,9 @@ class TestViews : public UiTestCase {
   Q_OBJECT
 
  private slots:
-  // Issue 13: a run whose every fp16 step overflows at the floor shows an alert with a remedy
-  // above the tabs, and the Layers view fills from layers.csv: one column per overflow step,
-  // one row per gradient tensor, and a table for the selected step.
+  // A run whose every fp16 step overflows at the floor shows an alert with a remedy above the
+  // tabs, and the Layers view fills from layers.csv: one column per overflow step, one row per
+  // gradient tensor, and a table for the selected step.
   void layersViewAndAlertDuringOverflows() {
     MainWindow w(no_settings());
     w.resize(1400, 900);
@@ -61,8 +61,8 @@ class TestViews : public UiTestCase {
     QVERIFY(!w.alertBanner()->isVisible());
   }
 
-  // Issue 13: the Model view lists every layer with its dtype under the per-layer policy and
-  // follows a policy switch made in the settings panel mid-run; clicking an overflow marker on the
+  // The Model view lists every layer with its dtype under the per-layer policy and follows a
+  // policy switch made in the settings panel mid-run; clicking an overflow marker on the
   // loss-scale plot selects the layer where that overflow started in the Layers view.
   void modelViewFollowsPolicyAndMarkerSelectsLayer() {
     MainWindow w(no_settings());
