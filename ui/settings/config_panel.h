@@ -1,7 +1,7 @@
 // Every setting of a run (RunConfig) as controls, grouped as a person thinks about them: data,
 // model, optimiser, precision, loss scaler, device, bookkeeping. The fields are made from the
-// settings table's rows (group, label, type, range; ui/settings/setting_fields.h); the dataset picker,
-// the precision mode and the device list are built here. Each AMP term carries a tooltip
+// settings table's rows (group, label, type, range; ui/settings/setting_fields.h); the dataset
+// picker, the precision mode and the device list are built here. Each AMP term carries a tooltip
 // from the glossary. While a run is going, only what the engine can change between steps stays
 // editable (precision, learning rates, the step target); edits of those are signalled so the
 // window can forward them to the worker.

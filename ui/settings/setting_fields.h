@@ -1,7 +1,7 @@
 // The settings panel's fields, made from the rows of the settings table
 // (core/run/settings_table.h): a control per row by its type, range and choices, with the input
-// guards of ui/widgets/input_guards.h (a typed 5e-5 is kept, a value out of range is marked and reported,
-// never capped), shown from a RunConfig and read back into one.
+// guards of ui/widgets/input_guards.h (a typed 5e-5 is kept, a value out of range is marked and
+// reported, never capped), shown from a RunConfig and read back into one.
 #pragma once
 
 #include <vector>
