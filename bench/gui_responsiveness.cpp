@@ -32,10 +32,10 @@
 #include <QThread>
 #include <QTimer>
 
-#include "ui/config_panel.h"
-#include "ui/main_window.h"
-#include "ui/plots_panel.h"
-#include "ui/runs_panel.h"
+#include "ui/plots/plots_panel.h"
+#include "ui/runs/runs_panel.h"
+#include "ui/settings/config_panel.h"
+#include "ui/window/main_window.h"
 
 using namespace ampgan;
 using namespace ampgan::ui;

@@ -1,7 +1,7 @@
 // The settings table (core/run/settings_table.h): every row round-trips through JSON
 // (config.json, --config files, presets, the studio's saved settings) and through the
 // `ampgan train` options, and the man page documents every row's option. The studio's panel
-// half of the round trip is tests/ui/test_studio.cpp, settingsPanelRoundTripsEveryRow.
+// half of the round trip is tests/ui/test_settings.cpp, settingsPanelRoundTripsEveryRow.
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -200,7 +200,7 @@ TEST(SettingsTable, ManPageAndHelpCoverEveryOption) {
     if (!s.flag) continue;
     const std::string option = std::string("--") + s.flag;
     EXPECT_TRUE(has_word(man, option)) << "packaging/man/ampgan.1 does not document " << option;
-    // ampgan-studio takes every row's option too (ui/app_options.cpp).
+    // ampgan-studio takes every row's option too (ui/window/app_options.cpp).
     EXPECT_TRUE(has_word(studio_man, option)) << "packaging/man/ampgan-studio.1 does not list " << option;
     EXPECT_TRUE(has_word(help, option)) << "ampgan train --help does not list " << option;
     const size_t section = help.find("\n" + std::string(s.section) + ":\n");

@@ -1,13 +1,13 @@
-// ampgan-studio: the desktop application. See ui/main_window.h for the window and
-// ui/app_options.h for the command line (--start and friends, for demos and screenshots).
+// ampgan-studio: the desktop application. See ui/window/main_window.h for the window and
+// ui/window/app_options.h for the command line (--start and friends, for demos and screenshots).
 #include <cstdio>
 #include <cstring>
 
 #include <QApplication>
 #include <QTimer>
 
-#include "ui/app_options.h"
-#include "ui/main_window.h"
+#include "ui/window/app_options.h"
+#include "ui/window/main_window.h"
 
 int main(int argc, char** argv) {
   using namespace ampgan::ui;

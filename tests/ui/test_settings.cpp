@@ -1,0 +1,271 @@
+// The settings panel (settings/): input guards, ranges, the model choice, every row of the
+// settings table through the panel, and presets.
+#include <QComboBox>
+#include <QDir>
+#include <QLineEdit>
+#include <QSignalSpy>
+#include <QWheelEvent>
+#include <QtTest>
+
+#include "core/run/settings_table.h"
+#include "tests/ui/ui_test_support.h"
+#include "ui/plots/plots_panel.h"
+#include "ui/settings/config_panel.h"
+
+using namespace ampgan;
+using namespace ampgan::ui;
+using namespace ampgan::ui::test;
+
+class TestSettings : public UiTestCase {
+  Q_OBJECT
+
+ private slots:
+  // The wheel over a field without focus changes nothing (it scrolls the panel); with focus
+  // it still works.
+  void wheelDoesNotChangeUnfocusedFields() {
+    ConfigPanel p;
+    p.resize(300, 500);
+    p.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&p));
+    auto* prec = p.findChild<QComboBox*>(QStringLiteral("precision"));
+    auto* batch = p.findChild<QSpinBox*>(QStringLiteral("batch"));
+    QVERIFY(prec && batch);
+    QCOMPARE(prec->focusPolicy(), Qt::StrongFocus);
+    const RunConfig before = p.config();
+    QSignalSpy edited(&p, &ConfigPanel::precisionEdited);
+    auto wheel = [](QWidget* w) {
+      const QPointF at(w->width() / 2.0, w->height() / 2.0);
+      QWheelEvent e(at, w->mapToGlobal(at), QPoint(), QPoint(0, -120), Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase,
+                    false);
+      QCoreApplication::sendEvent(w, &e);
+    };
+    for (int i = 0; i < 3; ++i) {
+      wheel(prec);
+      wheel(batch);
+    }
+    QVERIFY(p.config().precision == before.precision);
+    QCOMPARE(p.config().batch, before.batch);
+    QCOMPARE(edited.count(), 0);
+    // Focused, the wheel is meant: it changes the value.
+    p.activateWindow();
+    if (QTest::qWaitForWindowActive(&p)) {
+      batch->setFocus();
+      QTRY_VERIFY(batch->hasFocus());
+      wheel(batch);
+      QVERIFY(p.config().batch != before.batch);
+    }
+  }
+
+  // Learning rates take scientific notation, as typed.
+  void learningRateAcceptsScientificNotation() {
+    ConfigPanel p;
+    p.show();
+    auto* lr = p.findChild<QDoubleSpinBox*>(QStringLiteral("lrG"));
+    QVERIFY(lr);
+    lr->findChild<QLineEdit*>()->selectAll();
+    QTest::keyClicks(lr, QStringLiteral("5e-5"));
+    QTest::keyClick(lr, Qt::Key_Return);
+    QCOMPARE(p.config().lr_g, 5e-5f);
+    RunConfig c = p.config();
+    c.lr_d = 3.5e-6f;
+    p.setConfig(c);
+    QCOMPARE(p.config().lr_d, 3.5e-6f);
+    QVERIFY(p.rangeProblems().isEmpty());
+  }
+
+  // A batch of 100000 is kept as typed, marked, and refused with a message: never capped.
+  void outOfRangeIsRefusedNotCapped() {
+    MainWindow w(no_settings());
+    QList<UiError> shown;
+    w.setErrorPresenter([&](const UiError& e) { shown << e; });
+    w.show();
+    const QString root = path(QStringLiteral("runs-range"));
+    w.configPanel()->setConfig(tiny(root, 5));
+    auto* batch = w.configPanel()->findChild<QSpinBox*>(QStringLiteral("batch"));
+    QVERIFY(batch);
+    QSignalSpy refused(w.configPanel(), &ConfigPanel::inputRefused);
+    batch->findChild<QLineEdit*>()->selectAll();
+    QTest::keyClicks(batch, QStringLiteral("100000"));
+    QTest::keyClick(batch, Qt::Key_Return);
+    QCOMPARE(w.configPanel()->config().batch, 100000);
+    QVERIFY(refused.count() >= 1);
+    QVERIFY2(refused.last().at(0).toString().contains(QStringLiteral("65536")), qPrintable(refused.last().at(0).toString()));
+    QVERIFY(!w.startTraining());
+    QCOMPARE(shown.size(), 1);
+    QVERIFY2(shown[0].text().contains(QStringLiteral("100000")) && shown[0].text().contains(QStringLiteral("Batch")),
+             qPrintable(shown[0].text()));
+    QVERIFY(!w.busy());
+    QVERIFY(!QDir(root).exists());
+    // Settings from elsewhere (CLI, presets) are not capped either.
+    RunConfig c = tiny(root, 5);
+    c.batch = 100000;
+    w.configPanel()->setConfig(c);
+    QCOMPARE(w.configPanel()->config().batch, 100000);
+    QCOMPARE(w.configPanel()->rangeProblems().size(), 1);
+    c.batch = 8;
+    w.configPanel()->setConfig(c);
+    QVERIFY(w.configPanel()->rangeProblems().isEmpty());
+  }
+
+  // The model is a setting like any other: chosen in the panel, it reaches the run's config with
+  // its recipe (hinge, TTUR, beta1 0); a shown config keeps its own values.
+  void modelChoiceReachesTheRunConfig() {
+    ConfigPanel p;
+    auto* model = p.findChild<QComboBox*>(QStringLiteral("model"));
+    QVERIFY(model);
+    QVERIFY(p.config().model == ModelFamily::DCGAN);
+    model->setCurrentIndex(model->findData(QStringLiteral("resnet")));
+    RunConfig c = p.config();
+    QVERIFY(c.model == ModelFamily::ResNet);
+    QVERIFY(c.loss == LossKind::Hinge);
+    QCOMPARE(c.lr_d, 4e-4f);
+    QCOMPARE(c.beta1, 0.0f);
+    QCOMPARE(c.n_dis, 5);
+    QCOMPARE(c.ema_decay, 0.999f);  // the whole recipe, as ampgan train --model resnet sets it
+    QCOMPARE(c.ema_rampup, 10.0f);
+    RunConfig shown = c;
+    shown.lr_d = 3e-4f;
+    shown.model = ModelFamily::DCGAN;
+    p.setConfig(shown);
+    shown.model = ModelFamily::ResNet;
+    p.setConfig(shown);
+    QCOMPARE(p.config().lr_d, 3e-4f);  // not overwritten by the recipe
+    QVERIFY(p.config().model == ModelFamily::ResNet);
+  }
+
+  // Every row of the settings table through the panel: a config holding the row's example is
+  // shown and read back unchanged. Rows the panel has no field for (--lr, the EMA, the world size)
+  // ride along in its copy of the shown config; every other row is read from its widget.
+  void settingsPanelRoundTripsEveryRow() {
+    ConfigPanel p;
+    RunConfig base;
+    base.runs_root = path(QStringLiteral("runs-rows")).toStdString();  // the studio's own, not a row
+    for (const Setting& s : settings()) {
+      const QString key = QString::fromLatin1(s.key);
+      RunConfig c = base;
+      set_setting(c, s, setting_example(s), "test");
+      if (key == QStringLiteral("gpu")) c.backend = "cuda";  // the device list holds a GPU with cuda only
+      QVERIFY2(c.to_json() != base.to_json() || c.out_dir != base.out_dir, qPrintable(key));
+      p.setConfig(c);
+      const RunConfig r = p.config();
+      QVERIFY2(r.to_json() == c.to_json(), qPrintable(key + QStringLiteral(": ") + QString::fromStdString(r.to_json().dump())));
+      QCOMPARE(r.out_dir, c.out_dir);
+      QCOMPARE(r.runs_root, c.runs_root);
+      if (s.panel != PanelGroup::None && s.widget != PanelWidget::Custom) {
+        auto* w = p.findChild<QWidget*>(QString::fromLatin1(s.object_name ? s.object_name : s.key));
+        QVERIFY2(w, qPrintable(key + QStringLiteral(" has no field")));
+        QVERIFY2(!w->toolTip().isEmpty(), qPrintable(key + QStringLiteral(" has no tooltip")));
+      }
+      p.setConfig(base);
+      QVERIFY2(p.config().to_json() == base.to_json(), qPrintable(key + QStringLiteral(" stuck")));
+    }
+    // An edit in a generated field reaches the config, within the allowed range.
+    auto* interval = p.findChild<QSpinBox*>(QStringLiteral("growth_interval"));
+    QVERIFY(interval);
+    interval->setValue(17);
+    QCOMPARE(p.config().scaler.growth_interval, 17);
+    QVERIFY(p.rangeProblems().isEmpty());
+    interval->setValue(0);
+    QCOMPARE(p.rangeProblems().size(), 1);
+    interval->setValue(17);
+    // A real field whose 0 means off says so ("0" read as a clamp to zero), and typing works
+    // both ways.
+    auto* clamp = p.findChild<QDoubleSpinBox*>(QStringLiteral("conv_clamp"));
+    QVERIFY(clamp);
+    QCOMPARE(clamp->value(), 0.0);
+    QCOMPARE(clamp->text(), QStringLiteral("off"));
+    clamp->selectAll();
+    QTest::keyClicks(clamp, QStringLiteral("256"));
+    QTest::keyClick(clamp, Qt::Key_Return);
+    QCOMPARE(p.config().conv_clamp, 256.0f);
+    clamp->selectAll();
+    QTest::keyClicks(clamp, QStringLiteral("off"));
+    QTest::keyClick(clamp, Qt::Key_Return);
+    QCOMPARE(clamp->text(), QStringLiteral("off"));
+    QCOMPARE(p.config().conv_clamp, 0.0f);
+    QVERIFY(p.rangeProblems().isEmpty());
+    // The AMP strategy's choices fit a narrow combo; the tooltip explains each.
+    auto* amp = p.findChild<QComboBox*>(QStringLiteral("amp_strategy"));
+    QVERIFY(amp);
+    for (int i = 0; i < amp->count(); ++i) QVERIFY2(amp->itemText(i).size() <= 12, qPrintable(amp->itemText(i)));
+    for (const char* word : {"Automatic", "Loss scaling", "nan_to_num", "None"})
+      QVERIFY2(amp->toolTip().contains(QLatin1String(word)), word);
+  }
+
+  // A preset sets every field it names and resets the others to the defaults.
+  void presetResetsFieldsItDoesNotName() {
+    ConfigPanel p;
+    QVERIFY(p.loadPresets(QStringLiteral(":/presets.json")));
+    const QString tiny_preset = p.presetNames().filter(QStringLiteral("Tiny")).value(0);
+    QVERIFY(!tiny_preset.isEmpty());
+    RunConfig c = tiny(path(QStringLiteral("runs-preset")), 77);
+    c.lr_g = 1e-3f;
+    c.seed = 42;
+    c.width = 100;
+    c.eval_every = 50;
+    c.scaler.growth_interval = 17;
+    c.loss = LossKind::Hinge;
+    p.setConfig(c);
+    QVERIFY(p.applyPreset(tiny_preset));
+    const RunConfig r = p.config(), d;
+    QCOMPARE(r.width, 8);          // named
+    QCOMPARE(r.eval_every, 0);     // named
+    QCOMPARE(r.steps, int64_t{300});
+    QCOMPARE(r.lr_g, d.lr_g);      // not named: the default again
+    QCOMPARE(r.seed, d.seed);
+    QCOMPARE(r.scaler.growth_interval, d.scaler.growth_interval);
+    QVERIFY(r.loss == d.loss);
+    QCOMPARE(r.runs_root, c.runs_root);  // where runs go is not part of a preset
+  }
+
+  void presetsAndIcon() {
+    MainWindow w(no_settings());
+    QVERIFY(!w.windowIcon().isNull());
+    QVERIFY2(w.configPanel()->presetNames().size() >= 5, "resources/presets.json was not loaded");
+    const QString tiny_preset = w.configPanel()->presetNames().filter(QStringLiteral("Tiny")).value(0);
+    QVERIFY(!tiny_preset.isEmpty());
+    QVERIFY(w.configPanel()->applyPreset(tiny_preset));
+    const RunConfig c = w.configPanel()->config();
+    QCOMPARE(c.width, 8);
+    QCOMPARE(c.batch, 8);
+    QVERIFY(c.precision == Precision::FP16);
+    QVERIFY(!w.configPanel()->applyPreset(QStringLiteral("no such preset")));
+    // Every preset is a valid configuration.
+    for (const QString& name : w.configPanel()->presetNames()) {
+      QVERIFY2(w.configPanel()->applyPreset(name), qPrintable(name));
+      RunConfig p = w.configPanel()->config();
+      if (p.dataset.empty()) p.dataset = "synthetic";
+      try {
+        p.validate();
+      } catch (const std::exception& e) {
+        QFAIL(qPrintable(name + QStringLiteral(": ") + QString::fromUtf8(e.what())));
+      }
+    }
+  }
+
+  // The quick-tour preset shows the AMP story at once: overflows (skipped steps) within the
+  // first steps, the loss scale backing off from 2^24.
+  void quickTourPresetShowsOverflowsEarly() {
+    MainWindow w(no_settings());
+    w.show();
+    const QString tour = w.configPanel()->presetNames().filter(QStringLiteral("Quick tour")).value(0);
+    QVERIFY(!tour.isEmpty());
+    QVERIFY(w.configPanel()->applyPreset(tour));
+    RunConfig c = w.configPanel()->config();
+    QCOMPARE(c.precision, Precision::FP16);
+    QCOMPARE(c.scaler.init_scale, 16777216.0f);
+    c.runs_root = path(QStringLiteral("tour-runs")).toStdString();
+    w.configPanel()->setConfig(c);
+    QVERIFY(w.startTraining());
+    QTRY_VERIFY_WITH_TIMEOUT(w.plots()->rows().size() >= 30, kTimeout);
+    w.stopTraining();
+    int skipped = 0;
+    for (int i = 0; i < 30; ++i) skipped += w.plots()->rows()[i].skipped_d || w.plots()->rows()[i].skipped_g;
+    QVERIFY2(skipped >= 3, qPrintable(QString::number(skipped)));
+    QVERIFY(w.plots()->rows()[29].scale_d < 16777216.0);
+    QTRY_VERIFY_WITH_TIMEOUT(!w.busy(), kTimeout);
+  }
+};
+
+QTEST_MAIN(TestSettings)
+#include "test_settings.moc"

@@ -1,0 +1,58 @@
+// Exports of the current run: the sample grid shown, the metrics as CSV and the charts as
+// PNG/PDF, with the dialogs that ask where. Every default path comes from the RunController,
+// so an export is always proposed inside, and filled from, the one current run.
+#pragma once
+
+#include <functional>
+
+#include <QObject>
+#include <QString>
+
+#include "ui/widgets/plot_export.h"
+
+class QStatusBar;
+class QWidget;
+
+namespace ampgan::ui {
+
+class CompareView;
+class EventLog;
+class PlotsPanel;
+class RunController;
+class SampleView;
+
+class RunExports : public QObject {
+  Q_OBJECT
+
+ public:
+  struct Parts {
+    RunController* runs = nullptr;
+    SampleView* samples = nullptr;
+    PlotsPanel* plots = nullptr;
+    CompareView* compare = nullptr;
+    EventLog* log = nullptr;
+    QStatusBar* status = nullptr;
+    QWidget* dialog_parent = nullptr;
+    std::function<void(const QString& during, const QString& what, const QString& hint)> report;
+    std::function<bool()> busy;  // a run is going: its metrics.csv is not final yet
+  };
+  RunExports(Parts parts, QObject* parent = nullptr);
+
+  bool exportGrid(const QString& path, int factor);  // the grid shown in the Samples dock
+  bool exportMetricsCsv(const QString& path);
+  // One chart (ids as PlotsPanel's, plus hist_g/hist_d and the Compare tab's) at `size`.
+  bool exportPlot(const QString& id, const QString& path, const PlotExportSize& size = {});
+  // Every Live chart: kind Pdf (one page each), GridPng (one sheet, 3 per row) or Pngs (a file
+  // each into the folder `path`). Returns how many charts were written.
+  enum class AllPlots { Pdf, GridPng, Pngs };
+  int exportAllPlots(const QString& path, AllPlots kind, const PlotExportSize& size = {});
+
+  void chooseAndExportGrid();
+  void chooseAndExportCsv();
+  void chooseAndExportPlots();
+
+ private:
+  Parts p_;
+};
+
+}  // namespace ampgan::ui
