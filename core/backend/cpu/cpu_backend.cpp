@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <optional>
 
 #include "core/backend/cpu/cpu_convert.h"
 #include "core/backend/cpu/cpu_dispatch.h"
@@ -24,7 +25,26 @@ using cpu::kTile;
 using cpu::require;
 using cpu::tiles;
 
-CpuBackend::CpuBackend() { warm_openblas(); }
+namespace {
+
+// AMPGAN_CPU_KERNELS, or nothing.
+std::optional<CpuKernels> kernels_from_environment() {
+  const char* env = std::getenv("AMPGAN_CPU_KERNELS");
+  if (!env || !*env) return std::nullopt;
+  CpuKernels k;
+  if (!parse_cpu_kernels(env, &k))
+    throw Error("unknown value '" + std::string(env) + "'", "AMPGAN_CPU_KERNELS", "use auto, openblas or onednn, or unset it");
+  return k;
+}
+
+}  // namespace
+
+CpuBackend::CpuBackend() {
+  warm_openblas();
+  if (const auto k = kernels_from_environment()) plan_.set_mode(*k);
+}
+
+void CpuBackend::set_cpu_kernels(CpuKernels mode) { plan_.set_mode(kernels_from_environment().value_or(mode)); }
 CpuBackend::~CpuBackend() { scratch_.clear(); }
 
 std::string CpuBackend::name() const {

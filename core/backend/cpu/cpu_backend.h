@@ -25,7 +25,9 @@ class CpuBackend : public Backend, private Allocator {
 
   DeviceKind kind() const override { return DeviceKind::CPU; }
   std::string name() const override;
-  void set_cpu_kernels(CpuKernels mode) override { plan_.set_mode(mode); }
+  // AMPGAN_CPU_KERNELS=auto|openblas|onednn, where set, overrides every set_cpu_kernels() (the
+  // settings' --cpu-kernels): for running the whole suite, or any command, on one kind of kernel.
+  void set_cpu_kernels(CpuKernels mode) override;
   std::vector<KernelChoice> kernel_choices() const override { return plan_.choices(); }
   void reuse_kernel_choices(const std::vector<KernelChoice>& recorded) override { plan_.reuse(recorded); }
   // One kernel for every product and, with conv, one way for every convolution (cpu::kIm2col or

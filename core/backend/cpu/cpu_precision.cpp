@@ -40,6 +40,7 @@ std::string cpu_precision_support(const std::string& precision, CpuKernels mode)
     std::string s = "emulated: stored as BF16 (half the memory), computed in FP32; no speed-up expected";
     if (!f.avx512_bf16 && !f.amx_bf16) return s + " (this CPU has no AVX512-BF16 or AMX-BF16)";
     if (mode == CpuKernels::OpenBlas) return s + " (--cpu-kernels openblas; this CPU has AVX512-BF16, which oneDNN uses)";
+    if (!cpu::onednn_available()) return s + " (this CPU has AVX512-BF16; this build has no oneDNN, which would use it)";
     return s + " (this CPU has AVX512-BF16, but " + cpu::onednn_summary() + " has no BF16 kernel here)";
   }
   if (precision == "fp16") {
