@@ -37,10 +37,10 @@ void Trainer::enqueue_extra_d_steps(Context& gctx) {
     const Tensor& fake = g_->forward(gctx, z_);
     d_step(extra_real_[k], fake);
     if (cfg_.shared_scaler) scaler_d_->update(backend_, scalars_, {kSlotFoundInfD});
-    const int own = extra_d_slot0_ + kExtraDSlots * static_cast<int>(k);
-    backend_.copy_scalar(scalars_, kSlotFoundInfD, scalars_, own);
-    backend_.copy_scalar(scalars_, kSlotReplacedD, scalars_, own + 1);
-    backend_.copy_scalar(scalars_, kSlotReplacedD + 1, scalars_, own + 2);
+    const int own = layout_.extra_d(static_cast<int>(k));
+    backend_.copy_scalar(scalars_, kSlotFoundInfD, scalars_, own + StepScalarsLayout::kExtraFoundInf);
+    for (int half = 0; half < 2; ++half)  // a count's [lo, hi]
+      backend_.copy_scalar(scalars_, kSlotReplacedD + half, scalars_, own + StepScalarsLayout::kExtraReplaced + half);
   }
   if (!extra_real_.empty()) backend_.fill(scalars_head_, 0.0f);
 }

@@ -43,17 +43,13 @@ Trainer::Trainer(Backend& backend, const TrainerConfig& cfg)
       const std::string tensor = dot == std::string::npos ? p->name : p->name.substr(dot + 1);
       tensor_names_.push_back({net, std::string(net) + "." + layer, tensor, p->shape.numel()});
     }
-  tensors_d_ = static_cast<int>(d_->parameters().size());
-  d_net_ = {d_.get(), adam_d_.get(), scaler_d_.get(),
-            {kSlotScaleD, kSlotFoundInfD, kSlotSumSqD, kSlotZerosD, kSlotSubnormalsD, kSlotCountD, kSlotReplacedD,
-             kSlotCount}};
-  g_net_ = {g_.get(), adam_g_.get(), cfg_.shared_scaler ? scaler_d_.get() : scaler_g_.get(),
-            {kSlotScaleG, kSlotFoundInfG, kSlotSumSqG, kSlotZerosG, kSlotSubnormalsG, kSlotCountG, kSlotReplacedG,
-             kSlotCount + kTensorStatSlots * tensors_d_}};
-  // After the step's slots, kTensorStatSlots per gradient tensor (Backend::grad_stats).
-  extra_d_slot0_ = kSlotCount + kTensorStatSlots * static_cast<int>(tensor_names_.size());
-  scalars_ = backend_.empty(Shape{extra_d_slot0_ + kExtraDSlots * (cfg_.n_dis - 1)}, DType::F32, MemCategory::Data);
-  scalars_head_ = scalars_.view(Shape{extra_d_slot0_});
+  for (const TensorName& t : tensor_names_) tensor_numel_.push_back(t.numel);
+  layout_ = StepScalarsLayout(static_cast<int>(tensor_names_.size()), static_cast<int>(d_->parameters().size()),
+                              cfg_.n_dis - 1);
+  d_net_ = {d_.get(), adam_d_.get(), scaler_d_.get(), layout_.d()};
+  g_net_ = {g_.get(), adam_g_.get(), cfg_.shared_scaler ? scaler_d_.get() : scaler_g_.get(), layout_.g()};
+  scalars_ = backend_.empty(Shape{layout_.size()}, DType::F32, MemCategory::Data);
+  scalars_head_ = scalars_.view(Shape{layout_.head()});
   counter_ = backend_.empty(Shape{2}, DType::F32, MemCategory::Data);  // [lo, hi]: see ew::count_load
   hist_ = backend_.empty(Shape{ew::kHistBins}, DType::F32, MemCategory::Workspace);
   allocate_extra_real();
@@ -228,40 +224,7 @@ std::vector<StepMetrics> Trainer::collect(bool wait) {
     StepMetrics m;
     m.step = p.step;
     m.precision = p.precision;
-    m.loss_d = s[kSlotLossDReal] + s[kSlotLossDFake];
-    m.loss_g = s[kSlotLossG];
-    m.d_real = s[kSlotDReal];
-    m.d_fake = s[kSlotDFake];
-    m.scale_d = s[kSlotScaleD];
-    m.scale_g = s[kSlotScaleG];
-    // The norms, underflow and per-tensor statistics are the last D step's; skips and replaced
-    // values count every D step of the iteration.
-    m.skipped_d = s[kSlotFoundInfD] != 0.0f;
-    m.skipped_g = s[kSlotFoundInfG] != 0.0f;
-    m.grad_norm_d = s[kSlotFoundInfD] != 0.0f ? NAN : std::sqrt(s[kSlotSumSqD]);
-    m.grad_norm_g = m.skipped_g ? NAN : std::sqrt(s[kSlotSumSqG]);
-    // In FP32, as when the counts were single floats (the same bits while they are below 2^24).
-    auto underflow = [s](int zeros, int subnormals, int count) -> double {
-      const uint64_t n = ew::count_load(s + count);
-      return n ? static_cast<float>(ew::count_load(s + zeros) + ew::count_load(s + subnormals)) / static_cast<float>(n)
-               : 0.0;
-    };
-    m.underflow_d = underflow(kSlotZerosD, kSlotSubnormalsD, kSlotCountD);
-    m.underflow_g = underflow(kSlotZerosG, kSlotSubnormalsG, kSlotCountG);
-    m.replaced_d = ew::count_load(s + kSlotReplacedD);
-    for (int k = 0; k < cfg_.n_dis - 1; ++k) {
-      const float* x = s + extra_d_slot0_ + kExtraDSlots * k;
-      m.skipped_d += x[0] != 0.0f;
-      m.replaced_d += ew::count_load(x + 1);
-    }
-    m.replaced_g = ew::count_load(s + kSlotReplacedG);
-    if (cfg_.tensor_stats) m.tensors.resize(tensor_names_.size());
-    for (size_t k = 0; k < m.tensors.size(); ++k) {
-      const float* o = s + kSlotCount + kTensorStatSlots * k;
-      const uint64_t n = static_cast<uint64_t>(tensor_names_[k].numel);
-      m.tensors[k] = {o[kTensorMaxAbs], ew::count_load(o + kTensorNonFinite),
-                      n ? static_cast<double>(ew::count_load(o + kTensorUnderflow)) / static_cast<double>(n) : 0.0};
-    }
+    layout_.decode(s, cfg_.tensor_stats ? &tensor_numel_ : nullptr, m);
     // Step time: from the step's start, or from the previous step's completion when steps
     // overlapped on the device (then the interval between completions is the throughput).
     auto from = p.start;

@@ -1,6 +1,6 @@
 // The training step: n_dis discriminator updates (each on its own real batch + a detached
 // generated batch; 1 for DCGAN, 5 in SNGAN's recipe) then one generator update (non-saturating
-// or hinge loss), each network with its own loss scaler and Adam, in the chosen precision. This is DESIGN.md's "mixed-precision training step" in code:
+// or hinge loss), each network with its own loss scaler and Adam, in the chosen precision. This is docs/DESIGN.md's "mixed-precision training step" in code:
 //
 //   z ~ N(0, 1)                      (Philox stream of this iteration, drawn on the device)
 //   fake = G(z)
@@ -26,6 +26,7 @@
 #include "core/optim/adam.h"
 #include "core/train/step_graph.h"
 #include "core/train/step_metrics.h"
+#include "core/train/step_scalars.h"
 #include "core/train/step_sync.h"
 
 namespace ampgan {
@@ -50,15 +51,7 @@ struct TrainerConfig {
   uint64_t seed = 0;
 };
 
-// Where one network's step writes in the step's scalars (StepSlot, step_metrics.h).
-struct NetworkSlots {
-  int scale;                                        // the loss scale the step used
-  int found_inf, sum_sq, zeros, subnormals, count;  // Backend::grad_stats
-  int replaced;                                     // nan_to_num's count (AmpStrategy::NanToNum)
-  int tensors;                                      // its first per-tensor statistics slot
-};
-
-// One network's half of the step (DESIGN.md: each network has its own loss scaler and Adam):
+// One network's half of the step (docs/DESIGN.md: each network has its own loss scaler and Adam):
 // its model, optimizer, scaler and slots. D and G differ only in these, so the two halves of
 // the step are written alike (Trainer::check_gradients, Trainer::optimizer_step).
 struct NetworkStep {
@@ -174,17 +167,15 @@ class Trainer {
   Tensor real_;      // [B,H,W,C] compute (real_f32_ itself in FP32)
   Tensor z_;         // [B,1,1,nz] compute: latents, drawn on the device from counter_
   Tensor dlogits_;   // [B,1] FP32: d(S * loss)/d(logits), written by each gan_loss
-  Tensor scalars_;   // [kSlotCount + kTensorStatSlots * T + kExtraDSlots * (n_dis - 1)] FP32: the step's results
+  StepScalarsLayout layout_;  // where each result sits in scalars_ (step_scalars.h)
+  Tensor scalars_;            // [layout_.size()] FP32: the step's results
   Tensor counter_;   // [2] FP32 [lo, hi] count (ew::count_load): iterations on the device
   Tensor hist_;      // [ew::kHistBins] FP32: a gradient exponent histogram
   int64_t iteration_ = 0;
   std::vector<TensorName> tensor_names_;
-  int tensors_d_ = 0;  // D's tensor count: D's per-tensor slots come first, at kSlotCount
-  // n_dis > 1: after the per-tensor slots, kExtraDSlots per extra D step (its found-inf flag and
-  // its replaced count), kept while the later steps clear the slots before them
-  // (scalars_head_, a view of those): collect() adds them to the iteration's row.
-  static constexpr int kExtraDSlots = 3;
-  int extra_d_slot0_ = 0;
+  std::vector<int64_t> tensor_numel_;  // each gradient tensor's size, in tensor_names_ order
+  // The slots every D step and the G step rewrite (a view of scalars_): the extra D steps of
+  // n_dis > 1 clear them before the next D step, keeping what they must in their own slots.
   Tensor scalars_head_;
   dist::StepSync* sync_ = nullptr;
 
