@@ -1,5 +1,5 @@
 // The DCGAN generator and discriminator (Radford et al., 2016), layer for layer the models of
-// the PyTorch peer (../shared/peers/pytorch_dcgan.py, copied to bench/peers/), so that both run
+// the PyTorch peer (bench/peers/pytorch_dcgan.py), so that both run
 // the same work and exported weights load into the peer. Width W, latent 100, L = log2(res) - 2:
 //   G: ConvT(100 -> W*2^(L-1), k4 s1 p0) BN ReLU, (L-1) x [ConvT k4 s2 p1 halving, BN, ReLU],
 //      ConvT(-> nc, k4 s2 p1), Tanh.

@@ -1,7 +1,7 @@
 // TrainingWorker: the only object that touches an engine Session. It lives on its own QThread
 // (moved there by the MainWindow) and creates, steps and finishes Sessions there.
 //
-// Two kinds of input, following DESIGN.md's threading rule "the GUI never waits for the engine":
+// Two kinds of input, following docs/DESIGN.md's threading rule "the GUI never waits for the engine":
 // - Starting something (a run, a resume, a comparison, reading a run folder) is a queued call
 //   (QMetaObject::invokeMethod with Qt::QueuedConnection) that occupies the worker until done.
 // - While a run is going, the loop inside that call does not return to the event loop, so
