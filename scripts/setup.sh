@@ -23,7 +23,7 @@ packages=(
 )
 if [[ "${1:-}" == "--dev" ]]; then
   packages+=(python3 python3-torch desktop-file-utils appstream lintian dpkg-dev fakeroot file xvfb xauth
-             clang-14 libclang-rt-14-dev llvm-14)
+             clang-14 libclang-rt-14-dev llvm-14 clang-format-14 clang-tidy-14)
 fi
 
 missing=()
