@@ -142,9 +142,18 @@ void print_profile(const std::vector<Profiled>& prof, Backend& backend) {
   print_kernel_choices(backend);
 }
 
-}  // namespace
+// What `ampgan bench` was asked for.
+struct BenchRequest {
+  TrainerConfig tc;
+  std::vector<Precision> precisions;
+  long long steps = 20, warmup = 3, rounds = 1;
+  CpuKernels kernels = CpuKernels::Auto;
+  std::string backend = "auto";
+  int gpu = 0;
+  bool profile = false, json = false, stats_cost = false;
+};
 
-int cmd_bench(int argc, char** argv) {
+Args bench_args() {
   Args a("bench", "ampgan bench [OPTIONS]",
          "Times the GAN training step (one D and one G update) on random data in each precision,\n"
          "side by side in one process, and reports the median step time, images/s, the ratio to\n"
@@ -174,155 +183,175 @@ int cmd_bench(int argc, char** argv) {
       .flag("tensor-stats-cost", "run each precision also without the per-tensor gradient statistics\n"
                                      "(layers.csv, the overflow locator), interleaved, to measure their cost")
       .flag("json", "one JSON object per precision instead of the table");
+  return a;
+}
+
+// The request from the parsed options; `precisions` stays empty for "all" (the backend decides).
+BenchRequest bench_request(const Args& a) {
+  BenchRequest r;
+  TrainerConfig& tc = r.tc;
+  tc.family = parse_model_family(a.str("model", "dcgan"));
+  if (tc.family == ModelFamily::ResNet) tc.model.latent = 128;  // SNGAN's and BigGAN's z
+  tc.model.res = static_cast<int>(a.integer("res", 32));
+  tc.model.channels = static_cast<int>(a.integer("nc", 1));
+  tc.model.width = static_cast<int>(a.integer("width", 64));
+  tc.batch = static_cast<int>(a.integer("batch", 64));
+  tc.use_graphs = !a.has("no-cuda-graphs");
+  tc.seed = static_cast<uint64_t>(a.integer("seed", 0));
+  tc.model.validate();
+  r.steps = a.integer("steps", 20);
+  r.warmup = a.integer("warmup", 3);
+  r.rounds = a.integer("rounds", 1);
+  if (r.steps < 1 || r.warmup < 0 || r.rounds < 1)
+    throw Error("--steps and --rounds must be at least 1, --warmup at least 0", "ampgan bench");
+  if (tc.batch < 2) throw Error("batch size must be at least 2", "--batch");
+  if (!parse_cpu_kernels(a.str("cpu-kernels", "auto"), &r.kernels))
+    throw Error("unknown CPU kernels '" + a.str("cpu-kernels", "") + "'", "--cpu-kernels", "use auto, openblas or onednn");
+  if (a.has("memory-budget") && !a.has("max-batch"))
+    throw Error("--memory-budget only applies to --max-batch", "--memory-budget", "add --max-batch");
+  if (a.has("memory-budget") && !(a.real("memory-budget", 0) > 0))
+    throw Error("the memory budget must be a positive number of MiB", "--memory-budget", "e.g. --memory-budget 2048");
+  if (const std::string p = a.str("precision", "all"); p != "all") r.precisions = {parse_precision(p)};
+  r.backend = a.str("backend", "auto");
+  r.gpu = static_cast<int>(a.integer("gpu", 0));
+  r.profile = a.has("profile");
+  r.json = a.has("json");
+  r.stats_cost = a.has("tensor-stats-cost");
+  return r;
+}
+
+// Every precision (with and without per-tensor statistics, for --tensor-stats-cost) trained in
+// turn, round after round, on the same random "images" in [-1, 1]: only the step is timed, as in
+// the PyTorch peer.
+std::vector<Result> time_precisions(Backend& backend, const BenchRequest& r, const std::vector<float>& real) {
+  std::vector<Result> results;
+  for (Precision pr : r.precisions) {
+    results.push_back({pr, true, {}, {}, 0});
+    if (r.stats_cost) results.push_back({pr, false, {}, {}, 0});
+  }
+  for (long long round = 0; round < r.rounds; ++round)
+    for (Result& res : results) {
+      backend.synchronize();
+      backend.reset_peak_memory();
+      TrainerConfig c = r.tc;
+      c.precision = res.precision;
+      c.tensor_stats = res.tensor_stats;
+      Trainer t(backend, c);
+      for (long long s = 0; s < r.warmup; ++s) t.step(real.data());
+      t.collect(true);
+      auto take = [&](const std::vector<StepMetrics>& rows) {
+        for (const StepMetrics& m : rows) {
+          res.step_ms.push_back(m.step_ms);
+          res.skipped += m.skipped_d + m.skipped_g;
+        }
+      };
+      for (long long s = 0; s < r.steps; ++s) {
+        t.step(real.data());
+        take(t.collect(false));
+      }
+      take(t.collect(true));
+      if (round == 0) res.mem = backend.memory_stats();
+    }
+  return results;
+}
+
+void print_results(const std::vector<Result>& results, const BenchRequest& r, Backend& backend) {
+  const TrainerConfig& tc = r.tc;
+  double fp32_ms = 0;
+  for (const Result& res : results)
+    if (res.precision == Precision::FP32 && res.tensor_stats) fp32_ms = res.median();
+  const char* kCats[] = {"master_fp32", "half_copies", "gradients", "adam_moments", "activations", "workspace", "data"};
+  if (!r.json) {
+    std::printf("%s-%d (nc %d, width %d), batch %d on %s\n%lld timed steps after %lld warm-up, %lld round(s)\n\n",
+                tc.family == ModelFamily::ResNet ? "ResNet" : "DCGAN", tc.model.res, tc.model.channels, tc.model.width,
+                tc.batch, backend.name().c_str(), r.steps, r.warmup, r.rounds);
+    std::printf("%-9s %10s %10s %8s %9s | peak MiB: %7s %7s %7s %7s %8s %8s %7s\n", "precision", "step ms", "images/s",
+                "vs fp32", "overflows", "master", "half", "grads", "adam", "activ.", "workspace", "total");
+  }
+  for (const Result& res : results) {
+    const double med = res.median();
+    const double ips = med > 0 ? tc.batch * 1000.0 / med : 0;
+    const double speedup = fp32_ms > 0 && med > 0 ? fp32_ms / med : 0;
+    const auto& pk = res.mem.peak;
+    if (r.json) {
+      nlohmann::json j;
+      j["backend"] = backend.kind() == DeviceKind::CUDA ? "cuda" : "cpu";
+      j["device"] = backend.name();
+      j["precision"] = precision_name(res.precision);
+      j["tensor_stats"] = res.tensor_stats;
+      j["model"] = model_family_name(tc.family);
+      j["res"] = tc.model.res;
+      j["nc"] = tc.model.channels;
+      j["width"] = tc.model.width;
+      j["batch"] = tc.batch;
+      j["steps"] = res.step_ms.size();
+      j["step_ms_median"] = med;
+      j["images_per_s"] = ips;
+      if (fp32_ms > 0) j["speedup_vs_fp32"] = speedup;
+      j["overflows"] = res.skipped;
+      nlohmann::json m;
+      for (size_t c = 0; c < 7; ++c) m[kCats[c]] = pk[c];
+      m["total"] = res.mem.peak_total;
+      j["peak_mem_bytes"] = m;
+      std::printf("%s\n", j.dump().c_str());
+    } else {
+      char ratio[16] = "-";
+      if (fp32_ms > 0) std::snprintf(ratio, sizeof ratio, "%.2fx", speedup);
+      const std::string label = std::string(precision_name(res.precision)) + (res.tensor_stats ? "" : "-nostat");
+      std::printf("%-9s %10.1f %10.1f %8s %9d | %17.1f %7.1f %7.1f %7.1f %8.1f %8.1f %7.1f\n", label.c_str(), med, ips,
+                  ratio, res.skipped, mib(pk[0]), mib(pk[1]), mib(pk[2]), mib(pk[3]), mib(pk[4]), mib(pk[5]),
+                  mib(res.mem.peak_total));
+    }
+  }
+  if (r.json) return;
+  std::printf("\nPeaks are per category over each precision's run; 'total' is the peak of the sum.\n");
+  if (backend.kind() == DeviceKind::CPU) {
+    std::printf("CPU: %s\n", cpu_features().summary().c_str());
+    for (const Result& res : results)
+      if (is_mixed(res.precision) && res.tensor_stats)
+        std::printf("  %s: %s\n", precision_name(res.precision),
+                    cpu_precision_support(precision_name(res.precision), r.kernels).c_str());
+  }
+}
+
+}  // namespace
+
+int cmd_bench(int argc, char** argv) {
+  Args a = bench_args();
   return guarded("bench", [&] {
     if (!a.parse_or_help(argc, argv, 2)) return 0;
-    TrainerConfig tc;
-    tc.family = parse_model_family(a.str("model", "dcgan"));
-    if (tc.family == ModelFamily::ResNet) tc.model.latent = 128;  // SNGAN's and BigGAN's z
-    tc.model.res = static_cast<int>(a.integer("res", 32));
-    tc.model.channels = static_cast<int>(a.integer("nc", 1));
-    tc.model.width = static_cast<int>(a.integer("width", 64));
-    tc.batch = static_cast<int>(a.integer("batch", 64));
-    tc.use_graphs = !a.has("no-cuda-graphs");
-    tc.seed = static_cast<uint64_t>(a.integer("seed", 0));
-    tc.model.validate();
-    const long long steps = a.integer("steps", 20), warmup = a.integer("warmup", 3), rounds = a.integer("rounds", 1);
-    if (steps < 1 || warmup < 0 || rounds < 1) throw Error("--steps and --rounds must be at least 1, --warmup at least 0", "ampgan bench");
-    if (tc.batch < 2) throw Error("batch size must be at least 2", "--batch");
-    std::string note;
-    CpuKernels kernels = CpuKernels::Auto;
-    if (!parse_cpu_kernels(a.str("cpu-kernels", "auto"), &kernels))
-      throw Error("unknown CPU kernels '" + a.str("cpu-kernels", "") + "'", "--cpu-kernels", "use auto, openblas or onednn");
+    BenchRequest r = bench_request(a);
     const auto new_backend = [&](std::string* why) {
-      std::unique_ptr<Backend> b = create_backend(a.str("backend", "auto"), why, static_cast<int>(a.integer("gpu", 0)));
-      b->set_cpu_kernels(kernels);
+      std::unique_ptr<Backend> b = create_backend(r.backend, why, r.gpu);
+      b->set_cpu_kernels(r.kernels);
       return b;
     };
+    std::string note;
     auto backend = new_backend(&note);
-    const bool json = a.has("json");
     if (!note.empty()) std::fprintf(stderr, "note: %s\n", note.c_str());
-
-    if (a.has("memory-budget") && !a.has("max-batch"))
-      throw Error("--memory-budget only applies to --max-batch", "--memory-budget", "add --max-batch");
-    if (a.has("memory-budget") && !(a.real("memory-budget", 0) > 0))
-      throw Error("the memory budget must be a positive number of MiB", "--memory-budget", "e.g. --memory-budget 2048");
-
-    std::vector<Precision> precisions;
-    const std::string p = a.str("precision", "all");
-    if (p == "all") {
-      precisions = {Precision::FP32};
-      if (backend->kind() == DeviceKind::CUDA) precisions.push_back(Precision::TF32);
-      precisions.push_back(Precision::FP16);
-      precisions.push_back(Precision::BF16);
-    } else {
-      precisions = {parse_precision(p)};
+    if (r.precisions.empty()) {  // all this backend offers
+      r.precisions = {Precision::FP32};
+      if (backend->kind() == DeviceKind::CUDA) r.precisions.push_back(Precision::TF32);
+      r.precisions.push_back(Precision::FP16);
+      r.precisions.push_back(Precision::BF16);
     }
-
     if (a.has("max-batch"))
-      return run_max_batch([&] { return new_backend(nullptr); }, tc, precisions, a.has("memory-budget") ? a.real("memory-budget", 0) : 0,
-                           static_cast<int>(a.integer("batch", 8)), static_cast<int>(a.integer("gpu", 0)), json);
-
-    // Random "images" in [-1, 1]: only the step is timed, as in the PyTorch peer.
-    const size_t per_batch = static_cast<size_t>(tc.batch) * tc.model.res * tc.model.res * tc.model.channels;
+      return run_max_batch([&] { return new_backend(nullptr); }, r.tc, r.precisions,
+                           a.has("memory-budget") ? a.real("memory-budget", 0) : 0,
+                           static_cast<int>(a.integer("batch", 8)), r.gpu, r.json);
+    const size_t per_batch = static_cast<size_t>(r.tc.batch) * r.tc.model.res * r.tc.model.res * r.tc.model.channels;
     std::vector<float> real(per_batch);
-    for (size_t i = 0; i < per_batch; ++i) real[i] = std::clamp(0.5f * philox_normal(tc.seed, rng_stream::kBenchData, i), -1.0f, 1.0f);
-
-    // With --tensor-stats-cost each precision runs twice per round, with and without.
-    const bool stats_cost = a.has("tensor-stats-cost");
-    std::vector<Result> results;
-    for (Precision pr : precisions) {
-      results.push_back({pr, true, {}, {}, 0});
-      if (stats_cost) results.push_back({pr, false, {}, {}, 0});
-    }
-    for (long long r = 0; r < rounds; ++r) {
-      for (size_t i = 0; i < results.size(); ++i) {
-        Result& res = results[i];
-        backend->synchronize();
-        backend->reset_peak_memory();
-        TrainerConfig c = tc;
-        c.precision = res.precision;
-        c.tensor_stats = res.tensor_stats;
-        {
-          Trainer t(*backend, c);
-          for (long long s = 0; s < warmup; ++s) t.step(real.data());
-          t.collect(true);
-          for (long long s = 0; s < steps; ++s) {
-            t.step(real.data());
-            for (const StepMetrics& m : t.collect(false)) {
-              res.step_ms.push_back(m.step_ms);
-              res.skipped += m.skipped_d + m.skipped_g;
-            }
-          }
-          for (const StepMetrics& m : t.collect(true)) {
-            res.step_ms.push_back(m.step_ms);
-            res.skipped += m.skipped_d + m.skipped_g;
-          }
-          if (r == 0) res.mem = backend->memory_stats();
-        }
-      }
-    }
-
-    double fp32_ms = 0;
-    for (const Result& r : results)
-      if (r.precision == Precision::FP32 && r.tensor_stats) fp32_ms = r.median();
-    const char* kCats[] = {"master_fp32", "half_copies", "gradients", "adam_moments", "activations", "workspace", "data"};
-    if (!json) {
-      std::printf("%s-%d (nc %d, width %d), batch %d on %s\n%lld timed steps after %lld warm-up, %lld round(s)\n\n",
-                  tc.family == ModelFamily::ResNet ? "ResNet" : "DCGAN", tc.model.res, tc.model.channels, tc.model.width, tc.batch, backend->name().c_str(), steps, warmup, rounds);
-      std::printf("%-9s %10s %10s %8s %9s | peak MiB: %7s %7s %7s %7s %8s %8s %7s\n", "precision", "step ms", "images/s",
-                  "vs fp32", "overflows", "master", "half", "grads", "adam", "activ.", "workspace", "total");
-    }
-    for (const Result& r : results) {
-      const double med = r.median();
-      const double ips = med > 0 ? tc.batch * 1000.0 / med : 0;
-      const double speedup = fp32_ms > 0 && med > 0 ? fp32_ms / med : 0;
-      const auto& pk = r.mem.peak;
-      if (json) {
-        nlohmann::json j;
-        j["backend"] = backend->kind() == DeviceKind::CUDA ? "cuda" : "cpu";
-        j["device"] = backend->name();
-        j["precision"] = precision_name(r.precision);
-        j["tensor_stats"] = r.tensor_stats;
-        j["model"] = model_family_name(tc.family);
-        j["res"] = tc.model.res;
-        j["nc"] = tc.model.channels;
-        j["width"] = tc.model.width;
-        j["batch"] = tc.batch;
-        j["steps"] = r.step_ms.size();
-        j["step_ms_median"] = med;
-        j["images_per_s"] = ips;
-        if (fp32_ms > 0) j["speedup_vs_fp32"] = speedup;
-        j["overflows"] = r.skipped;
-        nlohmann::json m;
-        for (size_t c = 0; c < 7; ++c) m[kCats[c]] = pk[c];
-        m["total"] = r.mem.peak_total;
-        j["peak_mem_bytes"] = m;
-        std::printf("%s\n", j.dump().c_str());
-      } else {
-        char ratio[16] = "-";
-        if (fp32_ms > 0) std::snprintf(ratio, sizeof ratio, "%.2fx", speedup);
-        const std::string label = std::string(precision_name(r.precision)) + (r.tensor_stats ? "" : "-nostat");
-        std::printf("%-9s %10.1f %10.1f %8s %9d | %17.1f %7.1f %7.1f %7.1f %8.1f %8.1f %7.1f\n", label.c_str(),
-                    med, ips, ratio, r.skipped, mib(pk[0]), mib(pk[1]), mib(pk[2]), mib(pk[3]), mib(pk[4]), mib(pk[5]),
-                    mib(r.mem.peak_total));
-      }
-    }
-    if (!json) {
-      std::printf("\nPeaks are per category over each precision's run; 'total' is the peak of the sum.\n");
-      if (backend->kind() == DeviceKind::CPU) {
-        std::printf("CPU: %s\n", cpu_features().summary().c_str());
-        for (const Result& r : results)
-          if (is_mixed(r.precision) && r.tensor_stats)
-            std::printf("  %s: %s\n", precision_name(r.precision), cpu_precision_support(precision_name(r.precision), kernels).c_str());
-      }
-    }
-    if (a.has("profile")) {
+    for (size_t i = 0; i < per_batch; ++i)
+      real[i] = std::clamp(0.5f * philox_normal(r.tc.seed, rng_stream::kBenchData, i), -1.0f, 1.0f);
+    const std::vector<Result> results = time_precisions(*backend, r, real);
+    print_results(results, r, *backend);
+    if (r.profile) {
       std::vector<Profiled> prof;
-      for (const Result& r : results) {
-        if (!r.tensor_stats) continue;
-        TrainerConfig c = tc;
-        c.precision = r.precision;
-        prof.push_back(profile_steps(*backend, c, real, steps));
+      for (const Result& res : results) {
+        if (!res.tensor_stats) continue;
+        TrainerConfig c = r.tc;
+        c.precision = res.precision;
+        prof.push_back(profile_steps(*backend, c, real, r.steps));
       }
       print_profile(prof, *backend);
     }

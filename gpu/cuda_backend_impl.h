@@ -42,6 +42,8 @@ inline void require(bool ok, const char* op, const std::string& what) {
 inline GradDesc grad_desc(const Tensor& t) { return GradDesc{t.data(), t.numel(), static_cast<int32_t>(t.dtype())}; }
 
 class ReadbackPool;
+struct ConvCandidate;  // cuda_linalg.cpp: one cuDNN algorithm as ranked or timed
+struct ConvCalls;      // cuda_linalg.cpp: one direction's cuDNN calls
 
 class CudaBackend final : public Backend, private Allocator {
  public:
@@ -176,6 +178,10 @@ class CudaBackend final : public Backend, private Allocator {
   void check_device_tensor(const Tensor& t, const char* op, const char* what) const;
 
   ConvPlan& conv_plan(int op, const ConvGeometry& g, DType dt);
+  std::unique_ptr<ConvPlan> conv_descriptors(int op, const ConvGeometry& g, DType dt, int cp, int kp,
+                                             cudnnMathType_t math);
+  std::vector<ConvCandidate> timed_candidates(int op, const ConvGeometry& g, DType dt, const ConvPlan& plan,
+                                          const ConvCalls& calls, size_t ws_bytes);
   void run_conv(int op, const ConvGeometry& g, const Tensor& a, const Tensor& b, Tensor& out, bool accumulate);
 
   int device_ = 0;

@@ -95,8 +95,10 @@ void check(bool ok, const char* op, const std::string& what) {
   if (!ok) throw Error(std::string("CUDA backend: ") + op + ": " + what, "", "this is a bug in the caller");
 }
 
+}  // namespace
+
 // The heuristics' candidates for one operation, best first.
-struct Candidate {
+struct ConvCandidate {
   int algo;
   cudnnStatus_t status;
   size_t memory;
@@ -105,7 +107,131 @@ struct Candidate {
   float ms = -1.0f;  // measured by cudnnFind*Ex, or -1 (heuristics only)
 };
 
+namespace {
 constexpr size_t kMaxConvWorkspace = size_t{512} << 20;
+}  // namespace
+
+// A plan's descriptors, as the cuDNN calls take them.
+struct ConvDescs {
+  cudnnTensorDescriptor_t x, y;
+  cudnnFilterDescriptor_t w;
+  cudnnConvolutionDescriptor_t conv;
+};
+
+template <class Perf>
+void append_candidates(const Perf* perf, int n, bool timed, std::vector<ConvCandidate>& out) {
+  for (int i = 0; i < n; ++i)
+    out.push_back({static_cast<int>(perf[i].algo), perf[i].status, perf[i].memory, perf[i].determinism,
+                   perf[i].mathType, timed ? perf[i].time : -1.0f});
+}
+
+// The three directions' cuDNN calls behind one interface, so that choosing an algorithm is written
+// once (CudaBackend::conv_plan): the heuristics' ranking, the workspace an algorithm needs, a timed
+// trial of the algorithms on scratch operands (cudnnFind*Ex, fastest first), and whether an
+// algorithm is GEMM-style (FP32 accumulation, one rounding of the output: the CPU's arithmetic).
+struct ConvCalls {
+  virtual ~ConvCalls() = default;
+  virtual cudnnStatus_t heuristics(cudnnHandle_t h, const ConvDescs& d, std::vector<ConvCandidate>& out) const = 0;
+  virtual cudnnStatus_t workspace(cudnnHandle_t h, const ConvDescs& d, int algo, size_t* bytes) const = 0;
+  // x, w, y: scratch operands of the plan's shapes.
+  virtual cudnnStatus_t find(cudnnHandle_t h, const ConvDescs& d, void* x, void* w, void* y, void* ws,
+                             size_t ws_bytes, std::vector<ConvCandidate>& out) const = 0;
+  virtual bool gemm_style(int algo) const = 0;
+};
+
+struct ForwardCalls final : ConvCalls {
+  cudnnStatus_t heuristics(cudnnHandle_t h, const ConvDescs& d, std::vector<ConvCandidate>& out) const override {
+    cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+    int n = 0;
+    const cudnnStatus_t st =
+        cudnnGetConvolutionForwardAlgorithm_v7(h, d.x, d.w, d.conv, d.y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &n, perf);
+    if (st == CUDNN_STATUS_SUCCESS) append_candidates(perf, n, false, out);
+    return st;
+  }
+  cudnnStatus_t workspace(cudnnHandle_t h, const ConvDescs& d, int algo, size_t* bytes) const override {
+    return cudnnGetConvolutionForwardWorkspaceSize(h, d.x, d.w, d.conv, d.y,
+                                                   static_cast<cudnnConvolutionFwdAlgo_t>(algo), bytes);
+  }
+  cudnnStatus_t find(cudnnHandle_t h, const ConvDescs& d, void* x, void* w, void* y, void* ws, size_t ws_bytes,
+                     std::vector<ConvCandidate>& out) const override {
+    cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+    int n = 0;
+    const cudnnStatus_t st = cudnnFindConvolutionForwardAlgorithmEx(
+        h, d.x, x, d.w, w, d.conv, d.y, y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &n, perf, ws, ws_bytes);
+    if (st == CUDNN_STATUS_SUCCESS) append_candidates(perf, n, true, out);
+    return st;
+  }
+  bool gemm_style(int algo) const override {
+    return algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM || algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM ||
+           algo == CUDNN_CONVOLUTION_FWD_ALGO_GEMM || algo == CUDNN_CONVOLUTION_FWD_ALGO_DIRECT;
+  }
+};
+
+struct BackwardDataCalls final : ConvCalls {
+  cudnnStatus_t heuristics(cudnnHandle_t h, const ConvDescs& d, std::vector<ConvCandidate>& out) const override {
+    cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+    int n = 0;
+    const cudnnStatus_t st = cudnnGetConvolutionBackwardDataAlgorithm_v7(
+        h, d.w, d.y, d.conv, d.x, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &n, perf);
+    if (st == CUDNN_STATUS_SUCCESS) append_candidates(perf, n, false, out);
+    return st;
+  }
+  cudnnStatus_t workspace(cudnnHandle_t h, const ConvDescs& d, int algo, size_t* bytes) const override {
+    return cudnnGetConvolutionBackwardDataWorkspaceSize(h, d.w, d.y, d.conv, d.x,
+                                                        static_cast<cudnnConvolutionBwdDataAlgo_t>(algo), bytes);
+  }
+  cudnnStatus_t find(cudnnHandle_t h, const ConvDescs& d, void* x, void* w, void* y, void* ws, size_t ws_bytes,
+                     std::vector<ConvCandidate>& out) const override {
+    cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+    int n = 0;
+    const cudnnStatus_t st = cudnnFindConvolutionBackwardDataAlgorithmEx(
+        h, d.w, w, d.y, y, d.conv, d.x, x, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &n, perf, ws, ws_bytes);
+    if (st == CUDNN_STATUS_SUCCESS) append_candidates(perf, n, true, out);
+    return st;
+  }
+  bool gemm_style(int algo) const override {
+    return algo == CUDNN_CONVOLUTION_BWD_DATA_ALGO_0 || algo == CUDNN_CONVOLUTION_BWD_DATA_ALGO_1;
+  }
+};
+
+struct BackwardFilterCalls final : ConvCalls {
+  cudnnStatus_t heuristics(cudnnHandle_t h, const ConvDescs& d, std::vector<ConvCandidate>& out) const override {
+    cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+    int n = 0;
+    const cudnnStatus_t st = cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+        h, d.x, d.y, d.conv, d.w, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &n, perf);
+    if (st == CUDNN_STATUS_SUCCESS) append_candidates(perf, n, false, out);
+    return st;
+  }
+  cudnnStatus_t workspace(cudnnHandle_t h, const ConvDescs& d, int algo, size_t* bytes) const override {
+    return cudnnGetConvolutionBackwardFilterWorkspaceSize(h, d.x, d.y, d.conv, d.w,
+                                                          static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo), bytes);
+  }
+  cudnnStatus_t find(cudnnHandle_t h, const ConvDescs& d, void* x, void* w, void* y, void* ws, size_t ws_bytes,
+                     std::vector<ConvCandidate>& out) const override {
+    cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+    int n = 0;
+    const cudnnStatus_t st = cudnnFindConvolutionBackwardFilterAlgorithmEx(
+        h, d.x, x, d.y, y, d.conv, d.w, w, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &n, perf, ws, ws_bytes);
+    if (st == CUDNN_STATUS_SUCCESS) append_candidates(perf, n, true, out);
+    return st;
+  }
+  bool gemm_style(int algo) const override {
+    return algo == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0 || algo == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1 ||
+           algo == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3;
+  }
+};
+
+namespace {
+
+const ConvCalls& conv_calls(int op) {
+  static const ForwardCalls fwd;
+  static const BackwardDataCalls bwd_data;
+  static const BackwardFilterCalls bwd_filter;
+  if (op == 0) return fwd;
+  if (op == 1) return bwd_data;
+  return bwd_filter;
+}
 
 }  // namespace
 
@@ -154,6 +280,33 @@ void CudaBackend::gemm(bool trans_a, bool trans_b, int m, int n, int k, float al
 
 // ---- convolutions ---------------------------------------------------------------------------------
 
+// Descriptors of one channel layout (cp input, kp output channels), or nullptr where cuDNN
+// computes another output shape (a bug).
+std::unique_ptr<CudaBackend::ConvPlan> CudaBackend::conv_descriptors(int op, const ConvGeometry& g, DType dt, int cp,
+                                                                     int kp, cudnnMathType_t math) {
+  auto plan = std::make_unique<ConvPlan>();
+  plan->cp = cp;
+  plan->kp = kp;
+  const cudnnDataType_t type = cudnn_type(dt);
+  AMPGAN_CUDNN(cudnnCreateTensorDescriptor(&plan->x));
+  AMPGAN_CUDNN(cudnnCreateTensorDescriptor(&plan->y));
+  AMPGAN_CUDNN(cudnnCreateFilterDescriptor(&plan->w));
+  AMPGAN_CUDNN(cudnnCreateConvolutionDescriptor(&plan->conv));
+  AMPGAN_CUDNN(cudnnSetTensor4dDescriptor(plan->x, CUDNN_TENSOR_NHWC, type, g.n, cp, g.h, g.w));
+  AMPGAN_CUDNN(cudnnSetFilter4dDescriptor(plan->w, type, CUDNN_TENSOR_NHWC, kp, cp, g.r, g.s));  // KRSC
+  AMPGAN_CUDNN(cudnnSetConvolution2dDescriptor(plan->conv, g.pad, g.pad, g.stride, g.stride, 1, 1,
+                                               CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+  AMPGAN_CUDNN(cudnnSetConvolutionMathType(plan->conv, math));
+  int on = 0, oc = 0, oh = 0, ow = 0;
+  AMPGAN_CUDNN(cudnnGetConvolution2dForwardOutputDim(plan->conv, plan->x, plan->w, &on, &oc, &oh, &ow));
+  if (on != g.n || oc != kp || oh != g.out_h() || ow != g.out_w())
+    throw Error("cuDNN computes a different output shape for " + describe(op, g, dt) + ": (" + std::to_string(on) +
+                    ", " + std::to_string(oh) + ", " + std::to_string(ow) + ", " + std::to_string(oc) + ")",
+                "", "this is a bug in the CUDA backend");
+  AMPGAN_CUDNN(cudnnSetTensor4dDescriptor(plan->y, CUDNN_TENSOR_NHWC, type, g.n, kp, oh, ow));
+  return plan;
+}
+
 CudaBackend::ConvPlan& CudaBackend::conv_plan(int op, const ConvGeometry& g, DType dt) {
   const bool half = dt != DType::F32;
   const cudnnMathType_t math = half ? CUDNN_TENSOR_OP_MATH : allow_tf32_ ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH;
@@ -175,76 +328,19 @@ CudaBackend::ConvPlan& CudaBackend::conv_plan(int op, const ConvGeometry& g, DTy
   else layouts = {exact, padded};
   if (layouts[0] == layouts[1]) layouts.pop_back();
 
+  const ConvCalls& calls = conv_calls(op);
   std::string tried;
   for (const auto& [cp, kp] : layouts) {
-    auto plan = std::make_unique<ConvPlan>();
-    plan->cp = cp;
-    plan->kp = kp;
-    const cudnnDataType_t type = cudnn_type(dt);
-    AMPGAN_CUDNN(cudnnCreateTensorDescriptor(&plan->x));
-    AMPGAN_CUDNN(cudnnCreateTensorDescriptor(&plan->y));
-    AMPGAN_CUDNN(cudnnCreateFilterDescriptor(&plan->w));
-    AMPGAN_CUDNN(cudnnCreateConvolutionDescriptor(&plan->conv));
-    AMPGAN_CUDNN(cudnnSetTensor4dDescriptor(plan->x, CUDNN_TENSOR_NHWC, type, g.n, cp, g.h, g.w));
-    AMPGAN_CUDNN(cudnnSetFilter4dDescriptor(plan->w, type, CUDNN_TENSOR_NHWC, kp, cp, g.r, g.s));  // KRSC
-    AMPGAN_CUDNN(cudnnSetConvolution2dDescriptor(plan->conv, g.pad, g.pad, g.stride, g.stride, 1, 1,
-                                                 CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
-    AMPGAN_CUDNN(cudnnSetConvolutionMathType(plan->conv, math));
-    int on = 0, oc = 0, oh = 0, ow = 0;
-    AMPGAN_CUDNN(cudnnGetConvolution2dForwardOutputDim(plan->conv, plan->x, plan->w, &on, &oc, &oh, &ow));
-    if (on != g.n || oc != kp || oh != g.out_h() || ow != g.out_w())
-      throw Error("cuDNN computes a different output shape for " + describe(op, g, dt) + ": (" + std::to_string(on) +
-                      ", " + std::to_string(oh) + ", " + std::to_string(ow) + ", " + std::to_string(oc) + ")",
-                  "", "this is a bug in the CUDA backend");
-    AMPGAN_CUDNN(cudnnSetTensor4dDescriptor(plan->y, CUDNN_TENSOR_NHWC, type, g.n, kp, oh, ow));
-
-    std::vector<Candidate> cands;
-    int got = 0;
-    cudnnStatus_t heuristics = CUDNN_STATUS_SUCCESS;
-    if (op == kForward) {
-      cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-      heuristics = cudnnGetConvolutionForwardAlgorithm_v7(cudnn_, plan->x, plan->w, plan->conv, plan->y,
-                                                          CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &got, perf);
-      if (heuristics == CUDNN_STATUS_SUCCESS)
-        for (int i = 0; i < got; ++i)
-          cands.push_back({perf[i].algo, perf[i].status, perf[i].memory, perf[i].determinism, perf[i].mathType});
-    } else if (op == kBackwardData) {
-      cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-      heuristics = cudnnGetConvolutionBackwardDataAlgorithm_v7(cudnn_, plan->w, plan->y, plan->conv, plan->x,
-                                                               CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &got, perf);
-      if (heuristics == CUDNN_STATUS_SUCCESS)
-        for (int i = 0; i < got; ++i)
-          cands.push_back({perf[i].algo, perf[i].status, perf[i].memory, perf[i].determinism, perf[i].mathType});
-    } else {
-      cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
-      heuristics = cudnnGetConvolutionBackwardFilterAlgorithm_v7(cudnn_, plan->x, plan->y, plan->conv, plan->w,
-                                                                 CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &got, perf);
-      if (heuristics == CUDNN_STATUS_SUCCESS)
-        for (int i = 0; i < got; ++i)
-          cands.push_back({perf[i].algo, perf[i].status, perf[i].memory, perf[i].determinism, perf[i].mathType});
-    }
+    std::unique_ptr<ConvPlan> plan = conv_descriptors(op, g, dt, cp, kp, math);
+    const ConvDescs d{plan->x, plan->y, plan->w, plan->conv};
+    std::vector<ConvCandidate> cands;
     // A layout cuDNN rejects outright (NOT_SUPPORTED, say) is one more layout tried: go on to
     // the next one instead of failing the plan.
-    if (heuristics != CUDNN_STATUS_SUCCESS) {
+    if (const cudnnStatus_t st = calls.heuristics(cudnn_, d, cands); st != CUDNN_STATUS_SUCCESS) {
       tried += " [channels " + std::to_string(cp) + "->" + std::to_string(kp) + ": heuristics " +
-               cudnnGetErrorString(heuristics) + "]";
+               cudnnGetErrorString(st) + "]";
       continue;
     }
-
-    // The workspace an algorithm really needs (CUDNN_STATUS_NOT_SUPPORTED rules it out).
-    auto workspace_for = [&](int algo, size_t* bytes) {
-      cudnnStatus_t st;
-      if (op == kForward)
-        st = cudnnGetConvolutionForwardWorkspaceSize(cudnn_, plan->x, plan->w, plan->conv, plan->y,
-                                                     static_cast<cudnnConvolutionFwdAlgo_t>(algo), bytes);
-      else if (op == kBackwardData)
-        st = cudnnGetConvolutionBackwardDataWorkspaceSize(cudnn_, plan->w, plan->y, plan->conv, plan->x,
-                                                          static_cast<cudnnConvolutionBwdDataAlgo_t>(algo), bytes);
-      else
-        st = cudnnGetConvolutionBackwardFilterWorkspaceSize(cudnn_, plan->x, plan->y, plan->conv, plan->w,
-                                                            static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo), bytes);
-      return st == CUDNN_STATUS_SUCCESS;
-    };
 
     // The math type each algorithm runs with: the one cuDNN evaluated it with (a descriptor left
     // at the requested type can make the workspace query and the run disagree with the ranking).
@@ -260,15 +356,20 @@ CudaBackend::ConvPlan& CudaBackend::conv_plan(int op, const ConvGeometry& g, DTy
       *use = rated;
       return true;
     };
-    // Takes cand if it runs with its math type within the workspace cap.
-    auto take = [&](const Candidate& cand) {
+    // The workspace cand needs with its math type, if it runs within the cap (CUDNN_STATUS_NOT_
+    // SUPPORTED from the size query rules it out).
+    auto usable = [&](const ConvCandidate& cand, cudnnMathType_t* cm, size_t* bytes) {
+      if (cand.status != CUDNN_STATUS_SUCCESS || !math_for(cand.math, cm)) return false;
+      AMPGAN_CUDNN(cudnnSetConvolutionMathType(plan->conv, *cm));
+      *bytes = 0;
+      if (calls.workspace(cudnn_, d, cand.algo, bytes) != CUDNN_STATUS_SUCCESS) return false;
+      *bytes = std::max(*bytes, cand.memory);
+      return *bytes <= kMaxConvWorkspace;
+    };
+    auto take = [&](const ConvCandidate& cand) {
       cudnnMathType_t cm;
-      if (cand.status != CUDNN_STATUS_SUCCESS || !math_for(cand.math, &cm)) return false;
-      AMPGAN_CUDNN(cudnnSetConvolutionMathType(plan->conv, cm));
-      size_t bytes = 0;
-      if (!workspace_for(cand.algo, &bytes)) return false;
-      bytes = std::max(bytes, cand.memory);
-      if (bytes > kMaxConvWorkspace) return false;
+      size_t bytes;
+      if (!usable(cand, &cm, &bytes)) return false;
       plan->algo = cand.algo;
       plan->math = cm;
       plan->ws_bytes = bytes;
@@ -288,93 +389,60 @@ CudaBackend::ConvPlan& CudaBackend::conv_plan(int op, const ConvGeometry& g, DTy
 
     // Fastest first: time the candidates once (cudnnFind*Ex, which runs each of them on scratch
     // operands of the plan's shapes), as PyTorch's cudnn.benchmark does. Any failure falls back
-    // to the heuristics' order below.
-    auto timed_candidates = [&]() {
-      std::vector<Candidate> out;
-      // Workspace for the trials: what the largest usable heuristic candidate needs, within the
-      // cap (Find skips algorithms that need more). Plans grow the same workspace anyway.
+    // to the heuristics' order below. The trials' workspace: what the largest usable heuristic
+    // candidate needs, within the cap (Find skips algorithms that need more).
+    if (!deterministic_) {
       size_t ws_bytes = 0;
-      for (const Candidate& cand : cands) {
+      for (const ConvCandidate& cand : cands) {
         cudnnMathType_t cm;
-        size_t bytes = 0;
-        if (cand.status != CUDNN_STATUS_SUCCESS || !math_for(cand.math, &cm)) continue;
-        AMPGAN_CUDNN(cudnnSetConvolutionMathType(plan->conv, cm));
-        if (!workspace_for(cand.algo, &bytes)) continue;
-        bytes = std::max(bytes, cand.memory);
-        if (bytes <= kMaxConvWorkspace) ws_bytes = std::max(ws_bytes, bytes);
+        size_t bytes;
+        if (usable(cand, &cm, &bytes)) ws_bytes = std::max(ws_bytes, bytes);
       }
       AMPGAN_CUDNN(cudnnSetConvolutionMathType(plan->conv, math));  // Find tries what it allows
-      void* ws = ws_bytes ? workspace(kWsConv, ws_bytes, op_name(op)) : nullptr;
-      // Zeroed scratch operands of the plan's shapes: uninitialised memory could hold NaNs or
-      // subnormals, which would time slow paths; the real tensors must not be overwritten.
-      Tensor tx = empty(Shape{g.n, g.h, g.w, cp}, dt, MemCategory::Workspace);
-      Tensor tw = empty(Shape{kp, g.r, g.s, cp}, dt, MemCategory::Workspace);
-      Tensor ty = empty(Shape{g.n, g.out_h(), g.out_w(), kp}, dt, MemCategory::Workspace);
-      for (Tensor* t : {&tx, &tw, &ty}) AMPGAN_CUDA(cudaMemsetAsync(t->data(), 0, t->nbytes(), stream_));
-      int n = 0;
-      cudnnStatus_t st;
-      auto collect = [&](const auto* perf) {
-        for (int i = 0; i < n; ++i)
-          out.push_back({static_cast<int>(perf[i].algo), perf[i].status, perf[i].memory, perf[i].determinism,
-                         perf[i].mathType, perf[i].time});
-      };
-      if (op == kForward) {
-        cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-        st = cudnnFindConvolutionForwardAlgorithmEx(cudnn_, plan->x, tx.data(), plan->w, tw.data(), plan->conv, plan->y,
-                                                    ty.data(), CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &n, perf, ws, ws_bytes);
-        if (st == CUDNN_STATUS_SUCCESS) collect(perf);
-      } else if (op == kBackwardData) {
-        cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-        st = cudnnFindConvolutionBackwardDataAlgorithmEx(cudnn_, plan->w, tw.data(), plan->y, ty.data(), plan->conv,
-                                                         plan->x, tx.data(), CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &n,
-                                                         perf, ws, ws_bytes);
-        if (st == CUDNN_STATUS_SUCCESS) collect(perf);
-      } else {
-        cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
-        st = cudnnFindConvolutionBackwardFilterAlgorithmEx(cudnn_, plan->x, tx.data(), plan->y, ty.data(), plan->conv,
-                                                           plan->w, tw.data(), CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
-                                                           &n, perf, ws, ws_bytes);
-        if (st == CUDNN_STATUS_SUCCESS) collect(perf);
-      }
-      if (st != CUDNN_STATUS_SUCCESS && log_conv_plans())
-        std::fprintf(stderr, "conv plan: %s: timing the candidates failed (%s); using the heuristics' order\n",
-                     describe(op, g, dt).c_str(), cudnnGetErrorString(st));
-      return out;  // fastest first
-    };
-    if (!deterministic_)
-      for (const Candidate& cand : timed_candidates())
+      for (const ConvCandidate& cand : timed_candidates(op, g, dt, *plan, calls, ws_bytes))
         if (take(cand)) {
           char how[48];
           std::snprintf(how, sizeof how, "timed %.3f ms", static_cast<double>(cand.ms));
           return keep(how);
         }
+    }
 
     // Deterministic first, by the heuristics' ranking (no trial runs): GEMM-style algorithms
-    // (FP32 accumulation, one rounding of the output: the CPU's arithmetic; a replayed step equals
-    // the eager one bit for bit), then any deterministic one (FFT, Winograd), then anything cuDNN
-    // runs.
-    auto gemm_style = [&](int algo) {
-      if (op == kForward)
-        return algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM || algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM ||
-               algo == CUDNN_CONVOLUTION_FWD_ALGO_GEMM || algo == CUDNN_CONVOLUTION_FWD_ALGO_DIRECT;
-      if (op == kBackwardData) return algo == CUDNN_CONVOLUTION_BWD_DATA_ALGO_0 || algo == CUDNN_CONVOLUTION_BWD_DATA_ALGO_1;
-      return algo == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0 || algo == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1 ||
-             algo == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3;
-    };
+    // (the CPU's arithmetic; a replayed step equals the eager one bit for bit), then any
+    // deterministic one (FFT, Winograd), then anything cuDNN runs.
     for (int pass = 0; pass < 3; ++pass)
-      for (const Candidate& cand : cands) {
+      for (const ConvCandidate& cand : cands) {
         if (pass < 2 && cand.determinism != CUDNN_DETERMINISTIC) continue;
-        if (pass == 0 && !gemm_style(cand.algo)) continue;
+        if (pass == 0 && !calls.gemm_style(cand.algo)) continue;
         if (take(cand)) return keep("by heuristics");
       }
     tried += " [channels " + std::to_string(cp) + "->" + std::to_string(kp) + ":";
-    for (const Candidate& cand : cands)
+    for (const ConvCandidate& cand : cands)
       tried += " algo " + std::to_string(cand.algo) + " " + cudnnGetErrorString(cand.status);
     tried += "]";
   }
   throw Error("cuDNN offers no usable algorithm for " + describe(op, g, dt) + " with " + math_name(math) +
                   " math;" + tried,
               name_, "try another precision; please report this with 'ampgan devices'");
+}
+
+// Every candidate cudnnFind*Ex times on zeroed scratch operands of the plan's shapes, fastest
+// first (empty if the trial fails). Zeroed: uninitialised memory could hold NaNs or subnormals,
+// which would time slow paths; the real tensors must not be overwritten.
+std::vector<ConvCandidate> CudaBackend::timed_candidates(int op, const ConvGeometry& g, DType dt, const ConvPlan& plan,
+                                                     const ConvCalls& calls, size_t ws_bytes) {
+  void* ws = ws_bytes ? workspace(kWsConv, ws_bytes, op_name(op)) : nullptr;
+  Tensor tx = empty(Shape{g.n, g.h, g.w, plan.cp}, dt, MemCategory::Workspace);
+  Tensor tw = empty(Shape{plan.kp, g.r, g.s, plan.cp}, dt, MemCategory::Workspace);
+  Tensor ty = empty(Shape{g.n, g.out_h(), g.out_w(), plan.kp}, dt, MemCategory::Workspace);
+  for (Tensor* t : {&tx, &tw, &ty}) AMPGAN_CUDA(cudaMemsetAsync(t->data(), 0, t->nbytes(), stream_));
+  std::vector<ConvCandidate> out;
+  const cudnnStatus_t st = calls.find(cudnn_, {plan.x, plan.y, plan.w, plan.conv}, tx.data(), tw.data(), ty.data(), ws,
+                                      ws_bytes, out);
+  if (st != CUDNN_STATUS_SUCCESS && log_conv_plans())
+    std::fprintf(stderr, "conv plan: %s: timing the candidates failed (%s); using the heuristics' order\n",
+                 describe(op, g, dt).c_str(), cudnnGetErrorString(st));
+  return out;
 }
 
 void CudaBackend::run_conv(int op, const ConvGeometry& g, const Tensor& a, const Tensor& b, Tensor& out,
