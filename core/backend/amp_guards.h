@@ -1,6 +1,6 @@
 // What the CPU (core/backend/cpu/cpu_amp_guards.cpp) and CUDA (gpu/kernels_amp_guards.cu)
 // versions of the AMP safeguards share: the argument checks. The arithmetic is ew::clamp_value,
-// ew::clamp_grad and ew::nan_to_num_value (core/backend/elementwise.h).
+// ew::clamp_grad and ew::nan_to_num_value (core/backend/ew/amp_guards.h).
 #pragma once
 
 #include <string>
