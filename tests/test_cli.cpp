@@ -534,6 +534,29 @@ TEST(CliRunLock, OneWriterPerRunFolder) {
   EXPECT_EQ(count_lines(run / "metrics.csv", "step,"), 1u);
 }
 
+// Deleting run.lock while a run trains must not let a second writer in: the folder itself is
+// locked, and the writer writes run.lock again at its next step.
+TEST(CliRunLock, DeletingRunLockDoesNotLetASecondWriterIn) {
+  TempDir tmp;
+  const fs::path run = tmp / "run";
+  const pid_t first = spawn_cli("train --dataset synthetic --steps 100000 --checkpoint-every 2 --sample-every 0 --out " +
+                                    run.string() + kTiny, tmp / "first.log");
+  ASSERT_GT(first, 0);
+  ASSERT_TRUE(wait_until([&] { return fs::exists(run / "checkpoints/step_000002.safetensors"); }))
+      << io::read_file(tmp / "first.log");
+  fs::remove(run / "run.lock");
+  expect_refused("resume " + quote(run) + " --steps " + std::to_string(newest_step(run) + 2) + " --quiet", {"in use"});
+  ASSERT_TRUE(wait_until([&] { return fs::exists(run / "run.lock") && io::read_file(run / "run.lock") != ""; }));
+  EXPECT_NE(io::read_file(run / "run.lock").find("\"pid\":" + std::to_string(first)), std::string::npos)
+      << io::read_file(run / "run.lock");
+  expect_refused("resume " + quote(run) + " --steps " + std::to_string(newest_step(run) + 2) + " --quiet",
+                 {"in use", "pid " + std::to_string(first)});
+  kill(first, SIGINT);
+  EXPECT_EQ(wait_exit(first), 130) << io::read_file(tmp / "first.log");
+  EXPECT_EQ(count_lines(run / "metrics.csv", "step,"), 1u);
+  EXPECT_EQ(io::read_file(run / "events.jsonl").find("\"type\":\"resume\""), std::string::npos) << "a second writer resumed the run";
+}
+
 // A writer killed with SIGKILL leaves its description in run.lock but no lock: the next writer
 // takes over and says so in the event log.
 TEST(CliRunLock, StaleLockOfAKilledWriterIsTakenOver) {

@@ -18,6 +18,7 @@
 #include "core/common/error.h"
 #include "core/io/atomic_file.h"
 #include "core/io/image_io.h"
+#include "core/io/run_lock.h"
 #include "core/io/safetensors.h"
 #include "core/tensor/half.h"
 #include "tests/test_support.h"
@@ -64,6 +65,39 @@ std::vector<uint8_t> bytes_of(const std::vector<T>& v) {
 }
 
 }  // namespace
+
+// ---- the run folder's lock --------------------------------------------------------------------
+
+// Deleting or replacing run.lock while a writer holds the folder must not let a second writer
+// in: the folder itself is locked, and the holder writes run.lock again at its next step.
+TEST(RunLock, DeletingOrReplacingTheLockFileDoesNotLiftTheLock) {
+  TempDir dir("ampgan-lock");
+  RunLock first(dir.path(), "first writer");
+  fs::remove(dir / "run.lock");
+  std::string e = error_of([&] { RunLock second(dir.path(), "second writer"); });
+  EXPECT_NE(e.find("in use"), std::string::npos) << e;
+  EXPECT_NE(e.find("run.lock was deleted"), std::string::npos) << e;
+  EXPECT_NE(run_lock_holder(dir.path()), "");
+  first.refresh();  // writes run.lock again, naming the holder
+  EXPECT_NE(read_file(dir / "run.lock").find("first writer"), std::string::npos);
+  // A file written in its place changes nothing either.
+  write_file_atomic(dir / "run.lock", "");
+  e = error_of([&] { RunLock second(dir.path(), "second writer"); });
+  EXPECT_NE(e.find("in use"), std::string::npos) << e;
+  first.refresh();
+  EXPECT_NE(read_file(dir / "run.lock").find("first writer"), std::string::npos);
+}
+
+// A writer whose folder was moved away would write by path into whatever is there now.
+TEST(RunLock, AMovedFolderStopsItsWriter) {
+  TempDir dir("ampgan-lock");
+  fs::create_directory(dir / "run");
+  RunLock lock(dir / "run", "writer");
+  fs::rename(dir / "run", dir / "moved");
+  fs::create_directory(dir / "run");
+  const std::string e = error_of([&] { lock.refresh(); });
+  EXPECT_NE(e.find("moved, deleted or replaced"), std::string::npos) << e;
+}
 
 // ---- atomic files -----------------------------------------------------------------------------
 

@@ -60,6 +60,7 @@ void Session::emit_event(RunEvent e) {
 }
 
 void Session::step() {
+  if (lock_) lock_->refresh();  // a deleted run.lock is written again; a moved folder stops the run
   if (parallel_) parallel_->next_step(true);
   // n_dis batches a step; under data parallelism each rank trains on its slice of each.
   trainer_->step([this] { return parallel_ ? parallel_->slice(loader_->next()) : loader_->next(); });
