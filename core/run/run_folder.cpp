@@ -1,9 +1,13 @@
 #include "core/run/run_folder.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
+#include <system_error>
 
 #include "core/common/error.h"
 #include "core/common/timestamp.h"
@@ -156,8 +160,19 @@ double RunFolder::trim_logs(int64_t step) const {
 }
 
 fs::path RunFolder::set_aside(const std::vector<fs::path>& files, int64_t step) const {
-  const fs::path dir = checkpoints_dir() / ("superseded-after-" + std::to_string(step) + "-" + local_timestamp());
-  io::ensure_writable_dir(dir);
+  // mkdir, not create_directories: a folder of that name (two resumes in one second) is never
+  // shared, so one set-aside history can never overwrite another's copies.
+  io::ensure_writable_dir(checkpoints_dir());
+  const std::string base = "superseded-after-" + std::to_string(step) + "-" + local_timestamp();
+  fs::path dir;
+  for (int n = 1;; ++n) {
+    dir = checkpoints_dir() / (n == 1 ? base : base + "-" + std::to_string(n));
+    if (::mkdir(dir.c_str(), 0755) == 0) break;
+    const int err = errno;
+    if (err != EEXIST || n == 1000)
+      throw Error("could not create a folder for the superseded history: " + std::system_category().message(err),
+                  dir.string(), "check that the run folder is writable and the disk is not full");
+  }
   for (const char* log : log_names())
     if (fs::exists(dir_ / log)) io::write_file_atomic(dir / log, io::read_file(dir_ / log));
   for (const fs::path& f : files) {

@@ -59,8 +59,9 @@ class RunFolder {
   // Keeps the rows and events of steps <= step (the history a resume from `step` continues) and
   // returns the largest time_s kept, the clock the continued run counts on from.
   double trim_logs(int64_t step) const;
-  // Moves `files` (later checkpoints) and copies of the logs into
-  // checkpoints/superseded-after-<step>-<time>/, and returns that folder.
+  // Moves `files` (later checkpoints) and copies of the logs into a new folder
+  // checkpoints/superseded-after-<step>-<time>/ (-2, -3, ... when that name is taken: every
+  // set-aside history keeps its own), and returns that folder.
   std::filesystem::path set_aside(const std::vector<std::filesystem::path>& files, int64_t step) const;
 
  private:
