@@ -759,3 +759,43 @@ TEST(CliBadInput, FifosAndDevicesAreNotRead) {
   ASSERT_EQ(mkfifo((tmp / "run/config.json").c_str(), 0644), 0);
   refused("resume " + quote(tmp / "run") + " --steps 4", {"FIFO", "config.json"});
 }
+
+// A symbolic link planted in place of a run file (even a dangling one) must not make resume
+// create or append to a file outside the run folder; the refusal changes nothing.
+TEST(CliBadInput, LinksInPlaceOfRunFilesAreRefused) {
+  TempDir tmp;
+  const fs::path run = tmp / "run";
+  ASSERT_EQ(cli("train --dataset synthetic --steps 2 --hist-every 1 --layers-every 1 --out " + quote(run) + kTiny).status, 0);
+  fs::create_directories(tmp / "outside");
+  const std::string config = io::read_file(run / "config.json");
+  for (const char* name : {"events.jsonl", "layers.csv", "histograms.csv", "metrics.csv"}) {
+    SCOPED_TRACE(name);
+    const std::string kept = io::read_file(run / name);
+    fs::remove(run / name);
+    fs::create_symlink(tmp / "outside" / name, run / name);
+    expect_refused("resume " + quote(run) + " --steps 4", {name, "symbolic link", "nothing was changed"});
+    EXPECT_FALSE(fs::exists(tmp / "outside" / name)) << "resume wrote outside the run folder";
+    EXPECT_EQ(io::read_file(run / "config.json"), config);
+    EXPECT_EQ(newest_step(run), 2);
+    fs::remove(run / name);
+    io::write_file_atomic(run / name, kept);
+  }
+  EXPECT_EQ(cli("resume " + quote(run) + " --steps 4").status, 0);
+}
+
+// A deleted metrics.csv: resume starts a new one with its header (and says so), and later
+// resumes read it (they used to fail after training, on a file without a header).
+TEST(Cli, ResumeAfterMetricsCsvWasDeleted) {
+  TempDir tmp;
+  const fs::path run = tmp / "run";
+  ASSERT_EQ(cli("train --dataset synthetic --steps 2 --out " + quote(run) + kTiny).status, 0);
+  fs::remove(run / "metrics.csv");
+  const Result r = cli("resume " + quote(run) + " --steps 4");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(count_lines(run / "metrics.csv", "step,"), 1u);
+  EXPECT_EQ(metric_rows(run), 2u);
+  EXPECT_NE(io::read_file(run / "events.jsonl").find("metrics.csv was missing"), std::string::npos);
+  const Result again = cli("resume " + quote(run) + " --steps 6");
+  EXPECT_EQ(again.status, 0) << again.out;
+  EXPECT_EQ(metric_rows(run), 4u);
+}

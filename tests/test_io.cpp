@@ -3,6 +3,7 @@
 
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 
 #include <cmath>
 #include <cstring>
@@ -215,6 +216,18 @@ TEST(AppendLog, PartialLineLongerThanTheScanBlockAndNoCompleteLine) {
   EXPECT_EQ(log.size(), 0u);
   log.append_line("step,loss");
   EXPECT_EQ(read_file(q), "step,loss\n");
+}
+
+// A log never follows a link: a dangling one in its place would create a file elsewhere.
+TEST(AppendLog, NeverFollowsASymbolicLink) {
+  TempDir d;
+  fs::create_symlink(d / "elsewhere.csv", d / "log.csv");
+  const std::string e = error_of([&] { AppendLog log(d / "log.csv"); });
+  EXPECT_NE(e.find("symbolic link"), std::string::npos) << e;
+  EXPECT_FALSE(fs::exists(d / "elsewhere.csv"));
+  ASSERT_EQ(::mkfifo((d / "fifo.csv").c_str(), 0644), 0);
+  const std::string f = error_of([&] { AppendLog log(d / "fifo.csv"); });
+  EXPECT_NE(f.find("not a regular file"), std::string::npos) << f;
 }
 
 TEST(AppendLog, MoveKeepsWorking) {

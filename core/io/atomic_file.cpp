@@ -71,7 +71,8 @@ std::atomic<uint64_t> g_tmp_counter{0};
 void write_file_atomic(const fs::path& path, std::string_view bytes) {
   const fs::path tmp = path.string() + ".tmp-" + std::to_string(::getpid()) + "-" +
                        std::to_string(g_tmp_counter.fetch_add(1));
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // O_EXCL | O_NOFOLLOW: a file or link planted under the temporary name is never written through.
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) fail("Could not write the file", path, errno);
 
   int err = write_all(fd, bytes.data(), bytes.size());
@@ -149,14 +150,29 @@ std::string read_file(const fs::path& path, uint64_t max_bytes) {
 
 AppendLog::AppendLog(const fs::path& p) : path_(p) {
   // O_RDWR (not O_WRONLY): opening must read the tail to find an incomplete last line.
-  fd_ = ::open(p.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd_ < 0) fail("Could not open the log file for writing", p, errno);
+  // O_NOFOLLOW: a log is the run folder's own file; a symbolic link planted in its place (even a
+  // dangling one) would make the run create and append to a file outside the folder.
+  fd_ = ::open(p.c_str(), O_RDWR | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+  if (fd_ < 0) {
+    const int err = errno;
+    if (err == ELOOP)
+      throw Error("Could not open the log file for writing: it is a symbolic link", p.string(),
+                  "A run's logs are its own files; remove the link (a copy of what it points to may take its place)");
+    fail("Could not open the log file for writing", p, err);
+  }
   struct stat st {};
   if (::fstat(fd_, &st) != 0) {
     const int err = errno;
     close_fd();
     fail("Could not open the log file for writing", p, err);
   }
+  if (!S_ISREG(st.st_mode)) {
+    close_fd();
+    throw Error("Could not open the log file for writing: it is not a regular file", p.string(),
+                "Remove it (a FIFO or device in a run folder is not a log) and try again");
+  }
+  const int flags = ::fcntl(fd_, F_GETFL);
+  if (flags >= 0) (void)::fcntl(fd_, F_SETFL, flags & ~O_NONBLOCK);
   const uint64_t size = static_cast<uint64_t>(st.st_size);
 
   // Find the end of the last complete line, scanning backwards in blocks.

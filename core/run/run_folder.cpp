@@ -61,6 +61,30 @@ bool RunFolder::has_checkpoint() const {
   return false;
 }
 
+void RunFolder::check_own_files() const {
+  std::vector<const char*> names = log_names();
+  names.insert(names.begin(), kConfig);
+  for (const char* name : names) {
+    const fs::path p = dir_ / name;
+    std::error_code ec;
+    const fs::file_status st = fs::symlink_status(p, ec);
+    if (ec || !fs::exists(st) || fs::is_regular_file(st)) continue;
+    std::string what = "not a regular file";
+    if (fs::is_symlink(st)) {
+      const fs::path target = fs::read_symlink(p, ec);
+      what = "a symbolic link" + (ec ? std::string() : " to " + target.string()) +
+             (fs::exists(p, ec) ? std::string() : " (which does not exist)");
+    } else if (fs::is_directory(st)) {
+      what = "a folder";
+    } else if (fs::is_fifo(st)) {
+      what = "a FIFO (named pipe)";
+    }
+    throw Error(std::string(name) + " is " + what + "; a run's files must be its own regular files, so that "
+                    "nothing is written outside the run folder (nothing was changed)",
+                p.string(), "remove it, or put a copy of the file it stands for in its place, and try again");
+  }
+}
+
 RunConfig RunFolder::read_config() const {
   std::error_code ec;
   if (!fs::is_directory(dir_, ec))
@@ -128,7 +152,8 @@ double RunFolder::trim_logs(int64_t step) const {
     std::string current;
     for (const std::string& c : now) current += (current.empty() ? "" : ",") + c;
     const std::string pad = upgrade ? std::string(now.size() - cols.size(), ',') : std::string();
-    out = (upgrade ? current : header) + "\n";
+    // An emptied file stays empty: the log's opener writes the header then.
+    if (!header.empty()) out = (upgrade ? current : header) + "\n";
     const auto time_col = std::find(cols.begin(), cols.end(), "time_s") - cols.begin();
     while (std::getline(in, line)) {
       if (line.empty()) continue;

@@ -116,6 +116,8 @@ class Session {
   void evaluate(StepMetrics& row);
 
   void take_lock(const SessionOptions& opt);
+  // The four logs (metrics.csv with its header when it is new or was deleted), for create and resume.
+  void open_logs();
   // A "warning" event naming the stale temporary files removed at start (sweep_stale_temporaries).
   void report_swept(const std::vector<std::filesystem::path>& swept, int64_t step);
   // Data-parallel start (core/run/session_parallel.cpp): the ranks check their settings and

@@ -51,6 +51,14 @@ void check_same_run(const RunConfig& ck, const RunConfig& run, const fs::path& f
 }
 }  // namespace
 
+void Session::open_logs() {
+  metrics_log_ = std::make_unique<io::AppendLog>(folder_.metrics());
+  if (metrics_log_->size() == 0) metrics_log_->append_line(csv_header());  // new, or deleted since
+  events_log_ = std::make_unique<io::AppendLog>(folder_.events());
+  layers_log_ = std::make_unique<LayersLog>(folder_.layers(), trainer_->tensor_names());
+  hist_log_ = std::make_unique<HistogramsLog>(folder_.histograms());
+}
+
 void Session::take_lock(const SessionOptions& opt) {
   lock_ = std::make_unique<io::RunLock>(folder_.dir(), opt.writer.empty() ? io::this_command_line() : opt.writer);
 }
@@ -115,12 +123,9 @@ std::unique_ptr<Session> Session::create(const RunConfig& cfg, const SessionOpti
   }
   io::ensure_writable_dir(s->folder_.samples_dir());
   io::ensure_writable_dir(s->folder_.checkpoints_dir());
+  s->folder_.check_own_files();
   s->folder_.write_config(s->cfg_);
-  s->metrics_log_ = std::make_unique<io::AppendLog>(s->folder_.metrics());
-  s->metrics_log_->append_line(csv_header());
-  s->events_log_ = std::make_unique<io::AppendLog>(s->folder_.events());
-  s->layers_log_ = std::make_unique<LayersLog>(s->folder_.layers(), s->trainer_->tensor_names());
-  s->hist_log_ = std::make_unique<HistogramsLog>(s->folder_.histograms());
+  s->open_logs();
   RunEvent e;
   e.type = EventType::Start;
   e.message = "training " + s->data_->name + " (" + std::to_string(s->data_->count) + " images, " +
@@ -153,6 +158,7 @@ std::unique_ptr<Session> Session::resume(const fs::path& run_dir, int64_t total_
   std::unique_ptr<Session> s(new Session());
   s->folder_ = folder;
   s->take_lock(opt);  // before anything is read: what is read must not change under us
+  folder.check_own_files();  // no link leads a write out of the folder; refused before any write
   RunConfig cfg = folder.read_config();
   const fs::path ckpt = checkpoint.empty() ? newest_checkpoint(run_dir) : checkpoint;
   CheckpointInfo info;
@@ -195,12 +201,10 @@ std::unique_ptr<Session> Session::resume(const fs::path& run_dir, int64_t total_
   if (!newer.empty()) aside = folder.set_aside(newer, info.step);
   const auto swept = sweep_stale_temporaries(run_dir);
   // Rows and events after the checkpoint describe steps that will now be trained again.
+  const bool had_metrics = fs::exists(folder.metrics(), ec);
   s->time_offset_ = folder.trim_logs(info.step);
   folder.write_config(cfg);
-  s->metrics_log_ = std::make_unique<io::AppendLog>(folder.metrics());
-  s->events_log_ = std::make_unique<io::AppendLog>(folder.events());
-  s->layers_log_ = std::make_unique<LayersLog>(folder.layers(), s->trainer_->tensor_names());
-  s->hist_log_ = std::make_unique<HistogramsLog>(folder.histograms());
+  s->open_logs();
   RunEvent e;
   e.step = info.step;
   e.type = EventType::Resume;
@@ -217,6 +221,10 @@ std::unique_ptr<Session> Session::resume(const fs::path& run_dir, int64_t total_
     s->emit_event({info.step, 0, EventType::Warning, "",
                    "took over the run folder's lock from a writer that ended without releasing it (" +
                        s->lock_->stale_holder() + ")"});
+  if (!had_metrics)
+    s->emit_event({info.step, 0, EventType::Warning, "",
+                   "metrics.csv was missing: a new one starts after step " + std::to_string(info.step) +
+                       " (the rows of the earlier steps are lost)"});
   s->report_swept(swept, info.step);
   for (const std::string& n : notes) s->emit_event({info.step, 0, EventType::Info, "", n});
   return s;
