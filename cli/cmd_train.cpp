@@ -202,6 +202,8 @@ int cmd_resume(int argc, char** argv) {
   a.option("steps", "N", "train until step N")
       .option("checkpoint", "FILE", "continue from this checkpoint of the run instead of the newest; later\n"
                                         "checkpoints and the logs are moved to checkpoints/superseded-*")
+      .flag("allow-changed-dataset", "continue although the dataset differs from the one the checkpoint was\n"
+                                     "trained on (refused otherwise: the run would not be the one that never stopped)")
       .flag("quiet", "print only errors and the final line")
       .option("collective-timeout", "S", "under mpirun: seconds a rank waits for the others in a collective (120)");
   std::unique_ptr<dist::Communicator> comm;
@@ -217,6 +219,7 @@ int cmd_resume(int argc, char** argv) {
     opt.listener = &progress;
     opt.comm = comm.get();
     opt.cancel = &g_stop;
+    opt.allow_changed_dataset = a.has("allow-changed-dataset");
     auto session = Session::resume(a.positional()[0], a.integer("steps", 0), opt, a.str("checkpoint"));
     progress.set_total(session->config().steps);
     return drive(*session, progress);

@@ -799,3 +799,41 @@ TEST(Cli, ResumeAfterMetricsCsvWasDeleted) {
   EXPECT_EQ(again.status, 0) << again.out;
   EXPECT_EQ(metric_rows(run), 4u);
 }
+
+namespace {
+
+// n small RGB PNGs, each its own colour, in dir.
+void write_image_folder(const fs::path& dir, int n) {
+  fs::create_directories(dir);
+  for (int i = 0; i < n; ++i) {
+    io::Image8 img;
+    img.width = img.height = 8;
+    img.channels = 3;
+    img.pixels.assign(8 * 8 * 3, static_cast<uint8_t>(10 * i));
+    char name[32];
+    std::snprintf(name, sizeof name, "img%02d.png", i);
+    io::write_png(dir / name, img);
+  }
+}
+
+}  // namespace
+
+// Resume promises the run that never stopped; on a dataset that changed since (16 -> 9 images)
+// it cannot keep that promise. It used to continue without a word; now the user chooses.
+TEST(Cli, ResumeOnAChangedDatasetAsksForAChoice) {
+  TempDir tmp;
+  const fs::path run = tmp / "run", data = tmp / "photos";
+  write_image_folder(data, 16);
+  ASSERT_EQ(cli("train --dataset " + quote(data) + " --steps 2 --out " + quote(run) + kTiny).status, 0);
+  const std::string config = io::read_file(run / "config.json"), metrics = io::read_file(run / "metrics.csv");
+  for (int i = 9; i < 16; ++i) fs::remove(data / ((i < 10 ? "img0" : "img") + std::to_string(i) + ".png"));
+  expect_refused("resume " + quote(run) + " --steps 4", {"the dataset changed", "16 images", "9 images",
+                                                          "--allow-changed-dataset", "nothing was changed"});
+  EXPECT_EQ(io::read_file(run / "config.json"), config);
+  EXPECT_EQ(io::read_file(run / "metrics.csv"), metrics);
+  const Result r = cli("resume " + quote(run) + " --steps 4 --allow-changed-dataset");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(io::read_file(run / "events.jsonl").find("the dataset changed since the checkpoint"), std::string::npos);
+  // The new checkpoint records the data it was trained on: a plain resume goes on.
+  EXPECT_EQ(cli("resume " + quote(run) + " --steps 6").status, 0);
+}

@@ -86,7 +86,11 @@ void write_file_atomic(const fs::path& path, std::string_view bytes) {
   fsync_dir(path.parent_path());
 }
 
-std::string read_file(const fs::path& path, uint64_t max_bytes) {
+namespace {
+
+// Opens path for reading after the checks read_file promises; returns the descriptor (blocking
+// again) and the file's size.
+int open_regular(const fs::path& path, uint64_t max_bytes, uint64_t* size) {
   // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, forever.
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
@@ -122,8 +126,17 @@ std::string read_file(const fs::path& path, uint64_t max_bytes) {
   }
   const int flags = ::fcntl(fd, F_GETFL);
   if (flags >= 0) (void)::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+  *size = static_cast<uint64_t>(st.st_size);
+  return fd;
+}
+
+}  // namespace
+
+std::string read_file(const fs::path& path, uint64_t max_bytes) {
+  uint64_t size = 0;
+  const int fd = open_regular(path, max_bytes, &size);
   std::string out;
-  if (st.st_size > 0) out.reserve(static_cast<size_t>(st.st_size));
+  if (size > 0) out.reserve(static_cast<size_t>(size));
   std::vector<char> buf(1 << 20);
   for (;;) {
     const ssize_t r = ::read(fd, buf.data(), buf.size());
@@ -144,6 +157,33 @@ std::string read_file(const fs::path& path, uint64_t max_bytes) {
   }
   ::close(fd);
   return out;
+}
+
+InputFile::InputFile(const fs::path& path, uint64_t max_bytes) : path_(path) {
+  fd_ = open_regular(path, max_bytes, &size_);
+}
+
+InputFile::~InputFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void InputFile::read_at(uint64_t offset, void* dst, size_t n) const {
+  char* p = static_cast<char*>(dst);
+  while (n > 0) {
+    const ssize_t r = ::pread(fd_, p, std::min<size_t>(n, size_t{1} << 30), static_cast<off_t>(offset));
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) {
+      const int err = errno;
+      throw Error("Could not read the file: " + errno_text(err), path_.string(),
+                  "The disk or file may be damaged; try a copy of it");
+    }
+    if (r == 0)
+      throw Error("The file ended at byte " + std::to_string(offset) + ", before the data its header announces",
+                  path_.string(), "The file is truncated (or was cut while being read); use another copy");
+    p += r;
+    n -= static_cast<size_t>(r);
+    offset += static_cast<uint64_t>(r);
+  }
 }
 
 // ---- AppendLog --------------------------------------------------------------------------------

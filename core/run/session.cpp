@@ -231,7 +231,7 @@ fs::path Session::save_checkpoint() {
                           "), with a lower learning rate or in fp32/bf16"
                     : "start again with a lower learning rate or in fp32/bf16");
   }
-  ampgan::save_checkpoint(p, *trainer_, cfg_, loader_->batches_consumed());
+  ampgan::save_checkpoint(p, *trainer_, cfg_, loader_->batches_consumed(), dataset_fingerprint_);
   metrics_log_->sync();
   events_log_->sync();
   if (layers_log_) layers_log_->sync();

@@ -59,6 +59,9 @@ struct SessionOptions {
   // Data-parallel training (core/dist/data_parallel.h): this process is rank 0 of comm's ranks,
   // the others run dist::run_replica. nullptr: one device.
   dist::Communicator* comm = nullptr;
+  // Resume: continue although the dataset differs from the one the checkpoint was trained on
+  // (its fingerprint); false refuses, since the run would no longer be the one that never stopped.
+  bool allow_changed_dataset = false;
 };
 
 class Session {
@@ -131,6 +134,7 @@ class Session {
   std::unique_ptr<Backend> backend_;
   std::string backend_note_;
   std::unique_ptr<data::ImageSet> data_;
+  std::string dataset_fingerprint_;  // data::fingerprint(*data_), written into every checkpoint
   std::unique_ptr<data::BatchLoader> loader_;
   std::unique_ptr<Trainer> trainer_;
   std::unique_ptr<metrics::Evaluator> evaluator_;

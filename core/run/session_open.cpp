@@ -73,6 +73,7 @@ void Session::build(const SessionOptions& opt, int channels_override) {
   lo.progress = opt.progress;
   lo.cancel = opt.cancel;
   data_ = std::make_unique<data::ImageSet>(data::load_dataset(cfg_.dataset, lo));
+  dataset_fingerprint_ = data::fingerprint(*data_);
   if (cfg_.batch > data_->count)
     throw Error("batch size " + std::to_string(cfg_.batch) + " is larger than the dataset (" +
                     std::to_string(data_->count) + " images)",
@@ -188,6 +189,15 @@ std::unique_ptr<Session> Session::resume(const fs::path& run_dir, int64_t total_
     throw Error("the dataset now has " + std::to_string(s->data_->channels) + " channels, the checkpoint " +
                     std::to_string(info.channels),
                 cfg.dataset, "resume with the same dataset the run was trained on");
+  // Resume promises the run that never stopped: on other data it would not be. The user chooses.
+  const bool dataset_changed = !info.dataset_fingerprint.empty() && info.dataset_fingerprint != s->dataset_fingerprint_;
+  if (dataset_changed && !opt.allow_changed_dataset)
+    throw Error("the dataset changed since the checkpoint was written: it was " + info.dataset_fingerprint +
+                    ", it is now " + s->dataset_fingerprint_ + " (nothing was changed)",
+                cfg.dataset,
+                "restore the dataset the run trained on to continue it exactly, or resume with "
+                "--allow-changed-dataset to continue on the data as it is now (the run then differs from one "
+                "that never stopped)");
   load_checkpoint(file, ckpt, *s->trainer_);
   check_step_matches_name(info, ckpt);
   s->trainer_->set_iteration(info.step);
@@ -221,6 +231,10 @@ std::unique_ptr<Session> Session::resume(const fs::path& run_dir, int64_t total_
     s->emit_event({info.step, 0, EventType::Warning, "",
                    "took over the run folder's lock from a writer that ended without releasing it (" +
                        s->lock_->stale_holder() + ")"});
+  if (dataset_changed)
+    s->emit_event({info.step, 0, EventType::Warning, "",
+                   "the dataset changed since the checkpoint (it was " + info.dataset_fingerprint + ", it is now " +
+                       s->dataset_fingerprint_ + "); continued on the new data as asked (--allow-changed-dataset)"});
   if (!had_metrics)
     s->emit_event({info.step, 0, EventType::Warning, "",
                    "metrics.csv was missing: a new one starts after step " + std::to_string(info.step) +
