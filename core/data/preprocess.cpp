@@ -42,6 +42,34 @@ void for_blocks(int64_t n, const LoadOptions& opt, const std::string& subject,
   }
 }
 
+void set_labels(ImageSet& set, std::vector<int32_t> labels, const std::string& where) {
+  set.labels.clear();
+  set.num_classes = 0;
+  if (labels.empty()) return;
+  const auto [lo, hi] = std::minmax_element(labels.begin(), labels.end());
+  if (*lo < 0)
+    throw Error("a label is " + std::to_string(*lo) + ", not a class number from 0", where,
+                "number the classes from 0 up (dataset_tool does)");
+  const int32_t top = *hi;
+  const uint64_t classes = uint64_t(top) + 1;
+  if (classes > std::max<uint64_t>(labels.size(), kMaxSparseClasses)) {
+    // More classes than images: the numbers are not a dense 0..K-1. The classifier gets the
+    // classes that occur, numbered in order, instead of a million empty ones.
+    std::vector<int32_t> values = labels;
+    std::sort(values.begin(), values.end());
+    values.erase(std::unique(values.begin(), values.end()), values.end());
+    for (int32_t& l : labels) l = static_cast<int32_t>(std::lower_bound(values.begin(), values.end(), l) - values.begin());
+    set.warnings.push_back("the labels in " + where + " name class " + std::to_string(top) + " for " +
+                           std::to_string(labels.size()) + " images: the " + std::to_string(values.size()) +
+                           " classes that occur are numbered 0 to " + std::to_string(values.size() - 1) +
+                           " in their order");
+    set.num_classes = static_cast<int>(values.size());
+  } else {
+    set.num_classes = static_cast<int>(classes);
+  }
+  set.labels = std::move(labels);
+}
+
 std::string list_names(const std::vector<std::string>& names, size_t shown) {
   std::string s;
   for (size_t i = 0; i < names.size() && i < shown; ++i) s += (i ? ", " : "") + names[i];

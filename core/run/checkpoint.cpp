@@ -242,7 +242,7 @@ void load_checkpoint(const io::StFile& f, const fs::path& file, Trainer& trainer
       std::string got = "(";
       for (size_t i = 0; i < st->shape.size(); ++i) got += (i ? ", " : "") + std::to_string(st->shape[i]);
       got += ")";
-      throw Error("checkpoint is from another model: '" + e.name + "' is " + st->dtype + " " + got +
+      throw Error("checkpoint is from another model shape: '" + e.name + "' is " + st->dtype + " " + got +
                       " in the file but F32 " + e.tensor->shape().str() + " here",
                   file.string(), "use the settings the checkpoint was written with (its run's config.json)");
     }
