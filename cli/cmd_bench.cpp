@@ -12,6 +12,7 @@
 #include "cli/bench_max_batch.h"
 #include "cli/commands.h"
 #include "cli/guard.h"
+#include "cli/train_options.h"
 #include "core/backend/profiling_backend.h"
 #include "core/common/cpu_features.h"
 #include "core/common/rng.h"
@@ -162,18 +163,19 @@ int cmd_bench(int argc, char** argv) {
     TrainerConfig tc;
     tc.family = parse_model_family(a.str("model", "dcgan"));
     if (tc.family == ModelFamily::ResNet) tc.model.latent = 128;  // SNGAN's and BigGAN's z
-    tc.model.res = static_cast<int>(a.integer("res", 32));
-    tc.model.channels = static_cast<int>(a.integer("nc", 1));
-    tc.model.width = static_cast<int>(a.integer("width", 64));
-    tc.batch = static_cast<int>(a.integer("batch", 64));
+    // The training settings' own ranges, checked before any narrowing.
+    tc.model.res = setting_value(a, "res", "res", 32).get<int>();
+    tc.model.channels = static_cast<int>(a.integer("nc", 1, 1, 3));
+    tc.model.width = setting_value(a, "width", "width", 64).get<int>();
+    tc.batch = setting_value(a, "batch", "batch", 64).get<int>();
     tc.use_graphs = !a.has("no-cuda-graphs");
-    tc.seed = static_cast<uint64_t>(a.integer("seed", 0));
+    tc.seed = setting_value(a, "seed", "seed", 0).get<uint64_t>();
     tc.model.validate();
-    const long long steps = a.integer("steps", 20), warmup = a.integer("warmup", 3), rounds = a.integer("rounds", 1);
-    if (steps < 1 || warmup < 0 || rounds < 1) throw Error("--steps and --rounds must be at least 1, --warmup at least 0", "ampgan bench");
-    if (tc.batch < 2) throw Error("batch size must be at least 2", "--batch");
+    const long long steps = a.integer("steps", 20, 1, 1000000), warmup = a.integer("warmup", 3, 0, 1000000),
+                    rounds = a.integer("rounds", 1, 1, 1000);
+    const int gpu = setting_value(a, "gpu", "gpu", 0).get<int>();
     std::string note;
-    auto backend = create_backend(a.str("backend", "auto"), &note, static_cast<int>(a.integer("gpu", 0)));
+    auto backend = create_backend(a.str("backend", "auto"), &note, gpu);
     const bool json = a.has("json");
     if (!note.empty()) std::fprintf(stderr, "note: %s\n", note.c_str());
 
@@ -194,8 +196,9 @@ int cmd_bench(int argc, char** argv) {
     }
 
     if (a.has("max-batch"))
-      return run_max_batch([&] { return create_backend(a.str("backend", "auto"), nullptr, static_cast<int>(a.integer("gpu", 0))); }, tc, precisions, a.has("memory-budget") ? a.real("memory-budget", 0) : 0,
-                           static_cast<int>(a.integer("batch", 8)), static_cast<int>(a.integer("gpu", 0)), json);
+      return run_max_batch([&] { return create_backend(a.str("backend", "auto"), nullptr, gpu); }, tc, precisions,
+                           a.has("memory-budget") ? a.real("memory-budget", 0) : 0,
+                           setting_value(a, "batch", "batch", 8).get<int>(), gpu, json);
 
     // Random "images" in [-1, 1]: only the step is timed, as in the PyTorch peer.
     const size_t per_batch = static_cast<size_t>(tc.batch) * tc.model.res * tc.model.res * tc.model.channels;

@@ -220,7 +220,8 @@ int cmd_resume(int argc, char** argv) {
     opt.comm = comm.get();
     opt.cancel = &g_stop;
     opt.allow_changed_dataset = a.has("allow-changed-dataset");
-    auto session = Session::resume(a.positional()[0], a.integer("steps", 0), opt, a.str("checkpoint"));
+    const int64_t steps = setting_value(a, "steps", "steps", 0).get<int64_t>();  // 0: the run's target
+    auto session = Session::resume(a.positional()[0], steps, opt, a.str("checkpoint"));
     progress.set_total(session->config().steps);
     return drive(*session, progress);
   });
@@ -262,7 +263,7 @@ int cmd_compare(int argc, char** argv) {
     if (a.has("memory-budget") && !a.has("max-batch"))
       throw UsageError("--memory-budget only applies to --max-batch", "--memory-budget", "add --max-batch");
     if (a.has("memory-budget"))
-      set_setting(base, *find_setting("memory_budget_mib"), a.integer("memory-budget", 0), "--memory-budget");
+      set_setting(base, *find_setting("memory_budget_mib"), a.number("memory-budget"), "--memory-budget");
     const std::string root = compare_root(base, amp);
     std::vector<CompareRun> runs;
     bool on_cpu = false;

@@ -181,7 +181,7 @@ TEST(Cli, OptionSyntax) {
   EXPECT_EQ(cfg["steps"], 2);
   EXPECT_EQ(cfg["seed"], 7);
   expect_refused("train --quiet=yes", {"--quiet takes no value"}, 2);
-  expect_refused("train --lr -0.5 --dataset synthetic" + kTiny, {"learning rate", "--lr"});  // -0.5 is --lr's value
+  expect_refused("train --lr -0.5 --dataset synthetic" + kTiny, {"lr -0.5 is out of range", "(--lr)"});  // --lr's value
   expect_refused("train --dataset synthetic stray" + kTiny, {"unexpected argument 'stray'"}, 2);
   expect_refused("train --bogus=1", {"unknown option --bogus"}, 2);
 }
@@ -349,9 +349,9 @@ TEST(CliBadInput, Settings) {
   expect_refused(base + " --res 48", {"--res", "32, 64 or 128"});
   expect_refused(base + " --batch 0", {"--batch"});
   expect_refused(base + " --batch 1000", {"--batch", "larger than the dataset"});
-  expect_refused(base + " --lr -0.001", {"--lr-g"});
-  expect_refused(base + " --lr 0", {"--lr-g"});
-  expect_refused(base + " --lr nan", {"--lr-g"});
+  expect_refused(base + " --lr -0.001", {"(--lr)", "above 0"});
+  expect_refused(base + " --lr 0", {"(--lr)"});
+  expect_refused(base + " --lr nan", {"lr nan", "(--lr)"});
   expect_refused(base + " --lr-d inf", {"--lr-d"});
   expect_refused(base + " --lr fast", {"--lr", "number"}, 2);  // usage errors exit 2
   expect_refused(base + " --precision fp8", {"--precision", "fp32, tf32, fp16 or bf16"});
@@ -705,7 +705,8 @@ TEST(CliBadInput, NumbersAreRangeCheckedBeforeNarrowing) {
   expect_refused(base + " --batch 2147483648", {"--batch", "2147483648", "2 to 65536"});
   expect_refused(base + " --checkpoint-every -1", {"--checkpoint-every"});
   expect_refused(base + " --seed -1", {"--seed", "-1"});
-  expect_refused(base + " --steps 99999999999999999999", {"--steps", "whole number"}, 2);
+  expect_refused(base + " --steps 99999999999999999999", {"--steps", "out of range"});
+  expect_refused(base + " --steps 12abc", {"--steps", "expects a number"}, 2);
   expect_refused(base + " --lr 1e39", {"--lr", "FP32"});
   const Result batch = cli(base + " --batch 2147483648");
   EXPECT_EQ(batch.out.find("-2147483648"), std::string::npos) << batch.out;
@@ -836,4 +837,28 @@ TEST(Cli, ResumeOnAChangedDatasetAsksForAChoice) {
   EXPECT_NE(io::read_file(run / "events.jsonl").find("the dataset changed since the checkpoint"), std::string::npos);
   // The new checkpoint records the data it was trained on: a plain resume goes on.
   EXPECT_EQ(cli("resume " + quote(run) + " --steps 6").status, 0);
+}
+
+// A message names the option the value came from (--lr -1 was blamed on --lr-g), and every
+// command's numbers are range-checked before they are narrowed (eval --samples 4294967298
+// evaluated 2 samples).
+TEST(CliBadInput, MessagesNameTheOptionGiven) {
+  TempDir tmp;
+  const std::string base = "train --dataset synthetic --steps 2 --out " + quote(tmp / "run") + kTiny;
+  const Result lr = cli(base + " --lr -1");
+  EXPECT_EQ(lr.status, 1) << lr.out;
+  EXPECT_NE(lr.out.find("(--lr)"), std::string::npos) << lr.out;
+  EXPECT_EQ(lr.out.find("--lr-g"), std::string::npos) << lr.out;
+  expect_refused(base + " --beta2 1", {"beta2 1 is out of range", "(--beta2)", "below 1"});
+  expect_refused(base + " --init-scale 1e-45", {"(--init-scale)", "out of range"});
+  expect_refused("train --dataset '' --out " + quote(tmp / "run"), {"(--dataset)"});
+  EXPECT_FALSE(fs::exists(tmp / "run"));
+  ASSERT_EQ(cli(base).status, 0);
+  const std::string ck = quote(tmp / "run/checkpoints/step_000002.safetensors");
+  expect_refused("eval " + ck + " --samples 4294967298", {"(--samples)", "4294967298", "out of range"});
+  expect_refused("eval " + ck + " --seed -1", {"(--seed)", "out of range"});
+  expect_refused("sample " + ck + " --grid " + quote(tmp / "g.png") + " --n 4294967298", {"(--n)", "out of range"});
+  expect_refused("bench --res 4294967328 --steps 1", {"(--res)", "out of range"});
+  expect_refused("resume " + quote(tmp / "run") + " --steps 4294967297000000000000", {"(--steps)", "out of range"});
+  EXPECT_FALSE(fs::exists(tmp / "g.png"));
 }
