@@ -862,3 +862,25 @@ TEST(CliBadInput, MessagesNameTheOptionGiven) {
   expect_refused("resume " + quote(tmp / "run") + " --steps 4294967297000000000000", {"(--steps)", "out of range"});
   EXPECT_FALSE(fs::exists(tmp / "g.png"));
 }
+
+// Ctrl-C while a large dataset loads stops the loading with status 130 (it was 1, as for bad
+// input), and nothing is written.
+TEST(CliSignals, InterruptWhileLoadingExits130) {
+  TempDir tmp;
+  const fs::path idx = tmp / "many-images-idx3-ubyte";
+  {
+    std::ofstream f(idx, std::ios::binary);
+    f << idx_images(0x803, 400000, 0);
+    const std::string block(size_t(4000) * 28 * 28, char(90));
+    for (int i = 0; i < 100; ++i) f.write(block.data(), std::streamsize(block.size()));
+  }
+  const pid_t p = spawn_cli("train --dataset " + idx.string() + " --steps 1 --out " + (tmp / "run").string() + kTiny,
+                            tmp / "log");
+  ASSERT_GT(p, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  kill(p, SIGINT);
+  EXPECT_EQ(wait_exit(p), 130) << io::read_file(tmp / "log");
+  EXPECT_NE(io::read_file(tmp / "log").find("interrupted: loading cancelled"), std::string::npos)
+      << io::read_file(tmp / "log");
+  EXPECT_FALSE(fs::exists(tmp / "run"));
+}

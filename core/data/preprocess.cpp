@@ -26,7 +26,7 @@ void resize_square(const cv::Mat& src, int res, uint8_t* out) {
 
 void check_cancel(const LoadOptions& opt, const std::string& subject) {
   if (opt.cancel && opt.cancel->load(std::memory_order_relaxed))
-    throw Error("loading cancelled", subject);
+    throw Cancelled("loading cancelled", subject, "nothing was written; start it again when you want to");
 }
 
 void for_blocks(int64_t n, const LoadOptions& opt, const std::string& subject,

@@ -79,7 +79,17 @@ class Session {
   ~Session();
 
   void step();                                  // one iteration with its bookkeeping
-  void run(const std::atomic<bool>* stop = nullptr);  // until the target step or *stop
+  // Until the target step, *stop, or (data-parallel) a stop another rank was asked for.
+  void run(const std::atomic<bool>* stop = nullptr);
+  // Data-parallel: the ranks stopped because another rank was asked to (a signal to rank 1).
+  bool stopped_by_another_rank() const { return ranks_stopped_; }
+  // A "stop" event for a run that ends by an error (a collective that failed, a full disk):
+  // best effort, from the thread that runs the Session.
+  void record_stop(const std::string& reason) noexcept;
+  // From any thread, while the Session's own thread may be blocked (in a collective whose other
+  // ranks have ended): a "stop" event naming the newest checkpoint, written through its own
+  // descriptor, and the same line returned for stderr.
+  std::string report_blocked_stop(const std::string& why) const;
   // Flushes metrics, writes samples and a checkpoint (unless already written for this step)
   // and a "stop" event with the reason.
   void finish(const std::string& reason);
@@ -149,6 +159,10 @@ class Session {
   double last_scale_d_ = -1, last_scale_g_ = -1;
   int consecutive_skips_d_ = 0, consecutive_skips_g_ = 0;
   int64_t last_checkpoint_step_ = -1, last_samples_step_ = -1;
+  bool ranks_stopped_ = false;
+  bool stopped_ = false;  // finish() wrote the "stop" event
+  // For report_blocked_stop, read from another thread.
+  std::atomic<int64_t> steps_done_{0}, checkpoint_done_{-1};
 };
 
 }  // namespace ampgan

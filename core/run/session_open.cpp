@@ -81,7 +81,10 @@ void Session::build(const SessionOptions& opt, int channels_override) {
   // Ranks on one machine take consecutive GPUs from --gpu.
   backend_ = create_backend(cfg_.backend, &backend_note_, cfg_.gpu + (opt.comm ? opt.comm->local_rank() : 0));
   TrainerConfig tc = cfg_.trainer_config(data_->channels);
-  if (opt.comm) parallel_ = std::make_unique<dist::DataParallel>(*opt.comm, *backend_, tc);
+  if (opt.comm) {
+    parallel_ = std::make_unique<dist::DataParallel>(*opt.comm, *backend_, tc);
+    parallel_->set_stop_flag(opt.cancel);  // this rank's signals, voted at every step boundary
+  }
   trainer_ = std::make_unique<Trainer>(*backend_, parallel_ ? parallel_->rank_config() : tc);
   if (parallel_) parallel_->attach(*trainer_);
   const int nz = trainer_->config().model.latent;
@@ -201,6 +204,8 @@ std::unique_ptr<Session> Session::resume(const fs::path& run_dir, int64_t total_
   load_checkpoint(file, ckpt, *s->trainer_);
   check_step_matches_name(info, ckpt);
   s->trainer_->set_iteration(info.step);
+  s->steps_done_ = info.step;
+  s->checkpoint_done_ = info.step;
   s->trainer_->set_precision(info.precision);
   s->last_checkpoint_step_ = info.step;
   s->last_samples_step_ = info.step;
