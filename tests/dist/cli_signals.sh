@@ -12,7 +12,9 @@ set -u
 A=$1
 MPI=$2
 T=$(mktemp -d)
-trap 'kill -9 $(jobs -p) 2>/dev/null; rm -rf "$T"' EXIT
+rank0="" rank1=""
+# A failed check leaves nothing running: mpirun killed with -9 would leave its ranks behind.
+trap 'kill -9 $(jobs -p) $rank0 $rank1 2>/dev/null; rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*"; [ -f "$T/run.log" ] && tail -20 "$T/run.log"; exit 1; }
 common="--backend cpu --width 8 --synthetic-count 64 --batch 8 --sample-every 0 --checkpoint-every 100000 --quiet"
 
