@@ -78,6 +78,7 @@ void Session::step() {
   if (cfg_.hist_every > 0 && it % cfg_.hist_every == 0 && (listener_ || hist_log_)) write_histograms(it, last);
   if (cfg_.sample_every > 0 && it % cfg_.sample_every == 0) write_samples();
   if (cfg_.checkpoint_every > 0 && it % cfg_.checkpoint_every == 0) save_checkpoint();
+  time_done_ = time_offset_ + trainer_->elapsed_s();
   steps_done_ = it;
 }
 
@@ -321,7 +322,7 @@ std::string Session::report_blocked_stop(const std::string& why) const {
   const std::string msg = "stopped at step " + std::to_string(step) + " (" + why + "); the newest checkpoint is " +
                           (ck >= 0 ? folder_.checkpoint(ck).filename().string() : std::string("none"));
   try {
-    RunEvent e{step, 0, EventType::Stop, "", msg};
+    RunEvent e{step, time_done_.load(), EventType::Stop, "", msg};
     io::AppendLog own(folder_.events());  // its own descriptor: the Session's thread may be mid-call
     own.append_line(e.to_json().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     own.sync();

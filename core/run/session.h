@@ -163,6 +163,7 @@ class Session {
   bool stopped_ = false;  // finish() wrote the "stop" event
   // For report_blocked_stop, read from another thread.
   std::atomic<int64_t> steps_done_{0}, checkpoint_done_{-1};
+  std::atomic<double> time_done_{0};  // metrics.csv's clock at steps_done_
 };
 
 }  // namespace ampgan
