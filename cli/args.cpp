@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cctype>
 #include <cstdlib>
 
 #include <CLI/CLI.hpp>
@@ -41,8 +42,8 @@ const Args::Spec* Args::find(const std::string& name) const {
   return nullptr;
 }
 
-// CLI11 tokenises and matches; the values stay strings here, because every number goes through
-// RunConfig::set_number's range check (integer() and real() only say "not a number").
+// CLI11 tokenises and matches; the values stay strings here, because every number goes through a
+// range check before it is narrowed (set_setting's for the settings, integer()'s for the rest).
 void Args::parse(int argc, char** argv, int first) {
   const std::string where = "ampgan " + command_;
   CLI::App app(summary_, command_);
@@ -111,15 +112,42 @@ std::string Args::str(const std::string& name, const std::string& fallback) cons
   return out;
 }
 
-long long Args::integer(const std::string& name, long long fallback) const {
-  if (!has(name)) return fallback;
+nlohmann::json Args::number(const std::string& name) const {
   const std::string v = str(name);
+  const char* p = v.c_str();
   char* end = nullptr;
-  errno = 0;
-  const long long x = std::strtoll(v.c_str(), &end, 10);
-  if (v.empty() || *end != '\0' || errno == ERANGE)
-    throw UsageError("--" + name + " expects a whole number, not '" + v + "'", "ampgan " + command_);
-  return x;
+  if (!v.empty() && !std::isspace(static_cast<unsigned char>(v[0]))) {
+    errno = 0;
+    if (v[0] == '-') {
+      const long long x = std::strtoll(p, &end, 10);
+      if (*end == '\0' && errno != ERANGE) return x;
+    } else {
+      const unsigned long long u = std::strtoull(p, &end, 10);
+      if (*end == '\0' && errno != ERANGE) return u;
+    }
+    // 1e3, 0.5, a whole number beyond 64 bits, or nan and inf, which the setting's range refuses.
+    const double d = std::strtod(p, &end);
+    if (*end == '\0') return d;
+  }
+  throw UsageError("--" + name + " expects a number, not '" + v + "'", "ampgan " + command_);
+}
+
+long long Args::integer(const std::string& name, long long fallback, long long lo, long long hi) const {
+  if (!has(name)) return fallback;
+  const nlohmann::json v = number(name);
+  const std::string text = str(name);
+  if (v.is_number_float() && v.get<double>() != std::floor(v.get<double>()))
+    throw UsageError("--" + name + " expects a whole number, not '" + text + "'", "ampgan " + command_);
+  const bool below = v.is_number_unsigned()  ? lo > 0 && v.get<unsigned long long>() < static_cast<unsigned long long>(lo)
+                     : v.is_number_integer() ? v.get<long long>() < lo
+                                             : v.get<double>() < double(lo);
+  const bool above = v.is_number_unsigned()  ? v.get<unsigned long long>() > static_cast<unsigned long long>(hi)
+                     : v.is_number_integer() ? v.get<long long>() > hi
+                                             : v.get<double>() > double(hi);
+  if (below || above)
+    throw Error(text + " is out of range", "--" + name,
+                "use a whole number from " + std::to_string(lo) + " to " + std::to_string(hi));
+  return v.is_number_float() ? static_cast<long long>(v.get<double>()) : v.get<long long>();
 }
 
 double Args::real(const std::string& name, double fallback) const {

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "core/common/error.h"
 
 namespace ampgan::cli {
@@ -34,7 +36,12 @@ class Args {
 
   bool has(const std::string& name) const;
   std::string str(const std::string& name, const std::string& fallback = "") const;
-  long long integer(const std::string& name, long long fallback) const;
+  // A whole number in [lo, hi], checked before any narrowing (4294967298 is not 2); fallback
+  // when absent. UsageError naming the option when it is no whole number, Error when out of range.
+  long long integer(const std::string& name, long long fallback, long long lo, long long hi) const;
+  // The value as a JSON number for set_setting, which checks it against its setting's range
+  // (every digit of a 64-bit whole number kept; a fraction or one beyond 64 bits as a double).
+  nlohmann::json number(const std::string& name) const;
   double real(const std::string& name, double fallback) const;
   const std::vector<std::string>& positional() const { return positional_; }
 

@@ -12,6 +12,7 @@
 #include "cli/bench_max_batch.h"
 #include "cli/commands.h"
 #include "cli/guard.h"
+#include "cli/train_options.h"
 #include "core/backend/cpu/cpu_precision.h"
 #include "core/backend/profiling_backend.h"
 #include "core/common/cpu_features.h"
@@ -192,19 +193,17 @@ BenchRequest bench_request(const Args& a) {
   TrainerConfig& tc = r.tc;
   tc.family = parse_model_family(a.str("model", "dcgan"));
   if (tc.family == ModelFamily::ResNet) tc.model.latent = 128;  // SNGAN's and BigGAN's z
-  tc.model.res = static_cast<int>(a.integer("res", 32));
-  tc.model.channels = static_cast<int>(a.integer("nc", 1));
-  tc.model.width = static_cast<int>(a.integer("width", 64));
-  tc.batch = static_cast<int>(a.integer("batch", 64));
+  // The training settings' own ranges (their rows), checked before any narrowing.
+  tc.model.res = setting_value(a, "res", "res", 32).get<int>();
+  tc.model.channels = static_cast<int>(a.integer("nc", 1, 1, 3));
+  tc.model.width = setting_value(a, "width", "width", 64).get<int>();
+  tc.batch = setting_value(a, "batch", "batch", 64).get<int>();
   tc.use_graphs = !a.has("no-cuda-graphs");
-  tc.seed = static_cast<uint64_t>(a.integer("seed", 0));
+  tc.seed = setting_value(a, "seed", "seed", 0).get<uint64_t>();
   tc.model.validate();
-  r.steps = a.integer("steps", 20);
-  r.warmup = a.integer("warmup", 3);
-  r.rounds = a.integer("rounds", 1);
-  if (r.steps < 1 || r.warmup < 0 || r.rounds < 1)
-    throw Error("--steps and --rounds must be at least 1, --warmup at least 0", "ampgan bench");
-  if (tc.batch < 2) throw Error("batch size must be at least 2", "--batch");
+  r.steps = a.integer("steps", 20, 1, 1000000);
+  r.warmup = a.integer("warmup", 3, 0, 1000000);
+  r.rounds = a.integer("rounds", 1, 1, 1000);
   if (!parse_cpu_kernels(a.str("cpu-kernels", "auto"), &r.kernels))
     throw Error("unknown CPU kernels '" + a.str("cpu-kernels", "") + "'", "--cpu-kernels", "use auto, openblas or onednn");
   if (a.has("memory-budget") && !a.has("max-batch"))
@@ -213,7 +212,7 @@ BenchRequest bench_request(const Args& a) {
     throw Error("the memory budget must be a positive number of MiB", "--memory-budget", "e.g. --memory-budget 2048");
   if (const std::string p = a.str("precision", "all"); p != "all") r.precisions = {parse_precision(p)};
   r.backend = a.str("backend", "auto");
-  r.gpu = static_cast<int>(a.integer("gpu", 0));
+  r.gpu = setting_value(a, "gpu", "gpu", 0).get<int>();
   r.profile = a.has("profile");
   r.json = a.has("json");
   r.stats_cost = a.has("tensor-stats-cost");
@@ -338,7 +337,7 @@ int cmd_bench(int argc, char** argv) {
     if (a.has("max-batch"))
       return run_max_batch([&] { return new_backend(nullptr); }, r.tc, r.precisions,
                            a.has("memory-budget") ? a.real("memory-budget", 0) : 0,
-                           static_cast<int>(a.integer("batch", 8)), r.gpu, r.json);
+                           setting_value(a, "batch", "batch", 8).get<int>(), r.gpu, r.json);
     const size_t per_batch = static_cast<size_t>(r.tc.batch) * r.tc.model.res * r.tc.model.res * r.tc.model.channels;
     std::vector<float> real(per_batch);
     for (size_t i = 0; i < per_batch; ++i)

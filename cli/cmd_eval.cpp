@@ -4,6 +4,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/guard.h"
+#include "cli/train_options.h"
 #include "core/data/image_set.h"
 #include "core/metrics/evaluator.h"
 #include "core/run/checkpoint.h"
@@ -24,6 +25,10 @@ int cmd_eval(int argc, char** argv) {
   return guarded("eval", [&] {
     if (!a.parse_or_help(argc, argv, 2)) return 0;
     if (a.positional().size() != 1) throw UsageError("eval takes one checkpoint file", "ampgan eval", "see --help");
+    // The options are checked before the checkpoint is read, as the settings eval_samples and
+    // seed are (before any narrowing: --samples 4294967298 is not 2).
+    (void)setting_value(a, "samples", "eval_samples", 1024);
+    (void)setting_value(a, "seed", "seed", 0);
     auto backend = create_backend(a.str("backend", "cpu"));
     CheckpointInfo info;
     auto trainer = trainer_from_checkpoint(*backend, a.positional()[0], &info);
@@ -34,13 +39,11 @@ int cmd_eval(int argc, char** argv) {
     lo.synthetic_count = c.synthetic_count;
     lo.seed = c.seed;
     const data::ImageSet real = data::load_dataset(c.dataset, lo);
-    const long long samples = a.integer("samples", c.eval_samples);
-    const long long seed = a.integer("seed", static_cast<long long>(c.seed));
-    if (samples < 2) throw Error("--samples must be at least 2", "--samples");
-    if (seed < 0) throw Error("--seed must not be negative", "--seed");
+    const int samples = setting_value(a, "samples", "eval_samples", c.eval_samples).get<int>();
+    const uint64_t seed = setting_value(a, "seed", "seed", c.seed).get<uint64_t>();
     metrics::Evaluator::Options eo;
     eo.notice = [](const std::string& m) { std::fprintf(stderr, "%s\n", m.c_str()); };
-    metrics::Evaluator ev(real, static_cast<int>(samples), static_cast<uint64_t>(seed), eo);
+    metrics::Evaluator ev(real, samples, seed, eo);
     const metrics::EvalResult r = ev.evaluate(*trainer);
     if (a.has("json")) {
       nlohmann::json j = metrics::to_json(r);

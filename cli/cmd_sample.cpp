@@ -5,6 +5,7 @@
 #include "cli/commands.h"
 #include "cli/guard.h"
 #include "cli/outputs.h"
+#include "cli/train_options.h"
 #include "core/common/rng.h"
 #include "core/io/atomic_file.h"
 #include "core/io/image_io.h"
@@ -27,12 +28,9 @@ int cmd_sample(int argc, char** argv) {
     if (!a.parse_or_help(argc, argv, 2)) return 0;
     if (a.positional().size() != 1) throw UsageError("sample takes one checkpoint file", "ampgan sample", "see --help");
     if (a.has("grid") == a.has("each")) throw UsageError("give exactly one of --grid FILE.png and --each DIR", "ampgan sample");
-    const long long n = a.integer("n", 64), cols = a.integer("cols", 8), up = a.integer("upscale", 1);
-    if (n < 1 || n > 100000) throw Error("--n must be between 1 and 100000", "--n");
-    if (cols < 1) throw Error("--cols must be at least 1", "--cols");
-    if (up < 1 || up > 16) throw Error("--upscale must be between 1 and 16", "--upscale");
-    const long long seed = a.integer("seed", 0);
-    if (seed < 0) throw Error("--seed must not be negative", "--seed");
+    const long long n = a.integer("n", 64, 1, 100000), cols = a.integer("cols", 8, 1, 100000),
+                    up = a.integer("upscale", 1, 1, 16);
+    const uint64_t seed = setting_value(a, "seed", "seed", 0).get<uint64_t>();
     const std::filesystem::path input = a.positional()[0];
     // Every output is checked before the generator runs, so a refusal writes nothing.
     if (a.has("grid")) {
@@ -52,7 +50,7 @@ int cmd_sample(int argc, char** argv) {
     auto trainer = trainer_from_checkpoint(*backend, a.positional()[0], &info);
     const DcganSpec& m = trainer->config().model;
     std::vector<float> z(static_cast<size_t>(n) * m.latent);
-    for (size_t i = 0; i < z.size(); ++i) z[i] = philox_normal(static_cast<uint64_t>(seed), rng_stream::kSampleLatents, i);
+    for (size_t i = 0; i < z.size(); ++i) z[i] = philox_normal(seed, rng_stream::kSampleLatents, i);
     if (a.has("grid")) {
       const io::GridSize g = io::grid_size(n, m.res, cols, 2);
       io::check_png_size(g.width * up, g.height * up, "--grid",

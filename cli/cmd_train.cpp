@@ -1,10 +1,12 @@
 // ampgan train / ampgan resume: a Session driven from the terminal, with a progress line.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <string>
+#include <thread>
 #include <unistd.h>
 
 #include "cli/args.h"
@@ -25,12 +27,22 @@ namespace ampgan::cli {
 namespace {
 
 std::atomic<bool> g_stop{false};
-// The first signal asks for a clean stop (end of the step, checkpoint). Long work checks the flag
-// too (dataset loading, the feature classifier's training: see drive). A second signal means the
-// user will not wait: exit at once. Every file on disk is whole then (write_file_atomic,
-// AppendLog), the newest checkpoint is kept, and a temporary file left is swept on resume.
+// Under mpirun, ranks other than 0 write nothing: their second signal must not end them, since
+// mpirun would then end rank 0 before its checkpoint.
+std::atomic<bool> g_exit_on_second{true};
+// The first signal asks for a clean stop (end of the step, checkpoint); under mpirun every rank
+// votes with it at the next step boundary, so a signal to any rank stops them all. Long work
+// checks the flag too (dataset loading, the feature classifier's training: see drive). A second
+// signal means the user will not wait: exit at once. Every file on disk is whole then
+// (write_file_atomic, AppendLog), the newest checkpoint is kept, and a temporary file left is
+// swept on resume.
 void on_signal(int) {
   if (g_stop.exchange(true)) {
+    if (!g_exit_on_second.load()) {
+      static const char wait[] = "\nampgan: this rank is already stopping; it ends when rank 0 has written its checkpoint\n";
+      (void)!::write(2, wait, sizeof wait - 1);
+      return;
+    }
     static const char msg[] = "\nampgan: second interrupt: exiting now; the newest checkpoint is kept\n";
     (void)!::write(2, msg, sizeof msg - 1);
     ::_exit(130);
@@ -125,16 +137,64 @@ class Progress final : public SessionListener {
   std::chrono::steady_clock::time_point printed_{};
 };
 
-int drive(Session& s, Progress& progress) {
+// Rank 0 of a data-parallel run: when a stop was asked for but a collective stays blocked (the
+// rank it waits for was killed or stopped, and mpirun is about to end this one too), the run's
+// end is recorded from this thread: a "stop" event naming the newest checkpoint, and a line.
+class BlockedStopReporter {
+ public:
+  BlockedStopReporter(Session& s, dist::Communicator* comm) : s_(s), comm_(comm) {
+    if (comm_) thread_ = std::thread([this] { watch(); });
+  }
+  ~BlockedStopReporter() {
+    done_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  void watch() {
+    std::chrono::steady_clock::time_point asked{};
+    while (!done_) {
+      // mpirun, ending a job, gives its ranks 1 s between SIGTERM and SIGKILL: a collective
+      // still waiting 0.3 s after the stop was asked is waiting for a rank that is gone.
+      const auto now = std::chrono::steady_clock::now();
+      if (g_stop.load() && asked == std::chrono::steady_clock::time_point{}) asked = now;
+      const double since_asked = asked == std::chrono::steady_clock::time_point{}
+                                     ? 0.0
+                                     : std::chrono::duration<double>(now - asked).count();
+      if (std::min(since_asked, comm_->seconds_in_collective()) > 0.3) {
+        const std::string m = s_.report_blocked_stop("interrupted while a collective waited for another rank, which has "
+                                                     "ended or is stopped");
+        std::fprintf(stderr, "ampgan: rank 0 of %d: %s\n", comm_->size(), m.c_str());
+        std::fflush(stderr);
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  Session& s_;
+  dist::Communicator* comm_;
+  std::atomic<bool> done_{false};
+  std::thread thread_;
+};
+
+int drive(Session& s, Progress& progress, dist::Communicator* comm = nullptr) {
   std::printf("run folder: %s\n", s.dir().string().c_str());
   std::fflush(stdout);
   // Evaluation work (training the feature classifier takes minutes) stops at a signal too: the
   // evaluation ends without scores and the run stops at the end of its step.
   metrics::ScopedWorkHook stop_evaluation([](const std::string&, int, int) { return !g_stop.load(); });
-  s.run(&g_stop);
+  {
+    BlockedStopReporter reporter(s, comm);
+    try {
+      s.run(&g_stop);
+    } catch (const Error& e) {
+      s.record_stop("error: " + e.what_failed());
+      throw;
+    }
+  }
   progress.done();
-  const bool interrupted = g_stop.load();
-  s.finish(interrupted ? "interrupted" : "finished");
+  const bool interrupted = g_stop.load() || s.stopped_by_another_rank();
+  s.finish(!interrupted ? "finished" : g_stop.load() ? "interrupted" : "interrupted: another rank was signalled");
   const auto rows = RunFolder(s.dir()).read_metrics();
   if (!rows.empty()) {
     const StepMetrics& m = rows.back();
@@ -164,6 +224,15 @@ int guarded_ranks(const char* command, std::unique_ptr<dist::Communicator>& comm
   return rc;
 }
 
+// A rank other than 0: follows rank 0's run and ends when it does, with status 0 even when the
+// run was interrupted: a rank that exits non-zero makes mpirun end the others at once, rank 0
+// before it has finished (rank 0's status is the run's).
+int follow(dist::Communicator& comm, const RunConfig* own) {
+  g_exit_on_second = false;
+  dist::run_replica(comm, own, &g_stop);
+  return 0;
+}
+
 void start_ranks(const Args& a, std::unique_ptr<dist::Communicator>& comm) {
   const double timeout = a.real("collective-timeout", dist::kDefaultTimeoutS);
   if (!(timeout > 0) || timeout > 1e6)
@@ -184,14 +253,14 @@ int cmd_train(int argc, char** argv) {
       throw UsageError("unexpected argument '" + a.positional()[0] + "'", "ampgan train", "options start with --");
     const RunConfig cfg = config_from(a);
     start_ranks(a, comm);
-    if (comm && comm->rank() > 0) return dist::run_replica(*comm, &cfg), 0;
+    if (comm && comm->rank() > 0) return follow(*comm, &cfg);
     Progress progress(cfg.steps, a.has("quiet"));
     SessionOptions opt;
     opt.listener = &progress;
     opt.comm = comm.get();
     opt.cancel = &g_stop;
     auto session = Session::create(cfg, opt);
-    return drive(*session, progress);
+    return drive(*session, progress, comm.get());
   });
 }
 
@@ -202,6 +271,8 @@ int cmd_resume(int argc, char** argv) {
   a.option("steps", "N", "train until step N")
       .option("checkpoint", "FILE", "continue from this checkpoint of the run instead of the newest; later\n"
                                         "checkpoints and the logs are moved to checkpoints/superseded-*")
+      .flag("allow-changed-dataset", "continue although the dataset differs from the one the checkpoint was\n"
+                                     "trained on (refused otherwise: the run would not be the one that never stopped)")
       .flag("quiet", "print only errors and the final line")
       .option("collective-timeout", "S", "under mpirun: seconds a rank waits for the others in a collective (120)");
   std::unique_ptr<dist::Communicator> comm;
@@ -211,15 +282,17 @@ int cmd_resume(int argc, char** argv) {
     if (a.positional().size() != 1)
       throw UsageError("resume takes one run folder", "ampgan resume", "usage: ampgan resume RUN_DIR [--steps N]");
     start_ranks(a, comm);
-    if (comm && comm->rank() > 0) return dist::run_replica(*comm, nullptr), 0;
+    if (comm && comm->rank() > 0) return follow(*comm, nullptr);
     Progress progress(0, a.has("quiet"));
     SessionOptions opt;
     opt.listener = &progress;
     opt.comm = comm.get();
     opt.cancel = &g_stop;
-    auto session = Session::resume(a.positional()[0], a.integer("steps", 0), opt, a.str("checkpoint"));
+    opt.allow_changed_dataset = a.has("allow-changed-dataset");
+    const int64_t steps = setting_value(a, "steps", "steps", 0).get<int64_t>();  // 0: the run's target
+    auto session = Session::resume(a.positional()[0], steps, opt, a.str("checkpoint"));
     progress.set_total(session->config().steps);
-    return drive(*session, progress);
+    return drive(*session, progress, comm.get());
   });
 }
 
@@ -259,7 +332,7 @@ int cmd_compare(int argc, char** argv) {
     if (a.has("memory-budget") && !a.has("max-batch"))
       throw UsageError("--memory-budget only applies to --max-batch", "--memory-budget", "add --max-batch");
     if (a.has("memory-budget"))
-      set_setting(base, *find_setting("memory_budget_mib"), a.integer("memory-budget", 0), "--memory-budget");
+      set_setting(base, *find_setting("memory_budget_mib"), a.number("memory-budget"), "--memory-budget");
     const std::string root = compare_root(base, amp);
     std::vector<CompareRun> runs;
     bool on_cpu = false;

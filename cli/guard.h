@@ -18,6 +18,9 @@ int guarded(const char* command, F&& body) {
   } catch (const UsageError& e) {
     std::fprintf(stderr, "ampgan %s: %s\n", command, e.what());
     return 2;
+  } catch (const Cancelled& e) {
+    std::fprintf(stderr, "ampgan %s: interrupted: %s\n", command, e.what());
+    return 130;
   } catch (const OutOfMemoryError& e) {
     std::fprintf(stderr, "ampgan %s: out of memory: %s\n", command, e.what());
   } catch (const Error& e) {

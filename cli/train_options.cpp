@@ -42,8 +42,8 @@ RunConfig config_from(const Args& a) {
     nlohmann::json v;
     switch (s.type) {
       case SettingType::Int:
-      case SettingType::Unsigned: v = a.integer(s.flag, 0); break;
-      case SettingType::Real: v = a.real(s.flag, 0); break;
+      case SettingType::Unsigned:
+      case SettingType::Real: v = a.number(s.flag); break;
       case SettingType::Bool: v = s.switch_sets; break;  // a switch: --bf16-loss-scaling, --no-cuda-graphs
       case SettingType::Text:
       case SettingType::Choice: v = a.str(s.flag); break;
@@ -52,6 +52,16 @@ RunConfig config_from(const Args& a) {
     if (s.chosen) s.chosen(c);
   }
   return c;
+}
+
+nlohmann::json setting_value(const Args& a, const std::string& option, const std::string& key,
+                             const nlohmann::json& fallback) {
+  if (!a.has(option)) return fallback;
+  RunConfig probe;
+  const Setting* s = find_setting(key);
+  AMPGAN_CHECK(s, "no setting " + key);
+  set_setting(probe, *s, a.number(option), "--" + option);
+  return s->get(probe);
 }
 
 }  // namespace ampgan::cli

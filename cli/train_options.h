@@ -18,4 +18,10 @@ Args train_args(const std::string& command = "train", const std::string& usage =
 // order (--model's recipe first, so the options after it override it; --lr before --lr-g).
 RunConfig config_from(const Args& a);
 
+// Option `option` checked as the setting `key` is (its type and range, the message naming the
+// option), as JSON; fallback when the option is absent. For commands other than train that take
+// a setting's value (eval --samples, --seed, bench --res).
+nlohmann::json setting_value(const Args& a, const std::string& option, const std::string& key,
+                             const nlohmann::json& fallback);
+
 }  // namespace ampgan::cli

@@ -23,11 +23,11 @@ start=$(date +%s)
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx" \
   -DCMAKE_CXX_FLAGS="-gline-tables-only" -DAMPGAN_SANITIZE=ON -DAMPGAN_FUZZ=ON \
   -DAMPGAN_ENABLE_CUDA=OFF -DAMPGAN_ENABLE_ONEDNN=OFF -DAMPGAN_BUILD_GUI=OFF "$@" >/dev/null
-fuzz_targets=(idx safetensors config image zip)
+fuzz_targets=(idx safetensors config image image_header zip dataset_json)
 # The readers' and the CLI's tests (test_cli runs this build's ampgan); the suites that train a
 # lot (test_cpu_ops, test_amp, test_resnet, ...) run 10-50x slower under ASan and stay in the
 # ordinary build.
-tests=(test_io test_data test_limits test_half test_cpu_convert test_kernel_math test_cli test_session)
+tests=(test_io test_data test_limits test_zip_dataset test_half test_cpu_convert test_kernel_math test_cli test_session)
 cmake --build build-asan --parallel "$(nproc)" --target ampgan "${tests[@]}" "${fuzz_targets[@]/#/fuzz_}"
 built=$(date +%s)
 

@@ -198,3 +198,61 @@ TEST(StaleTemporaries, AreSweptOnResumeButALiveWritersAreKept) {
     reported |= e.type == EventType::Warning && e.message.find("removed 3 temporary file(s)") != std::string::npos;
   EXPECT_TRUE(reported);
 }
+
+namespace {
+
+// ckpt with tensor `name` replaced by `t` (the CRC made to match, so only the check under test refuses it).
+fs::path edited(const fs::path& ckpt, const fs::path& out, const std::string& name, const io::StTensor& t) {
+  io::StFile f = io::read_safetensors(ckpt);
+  for (io::StTensor& x : f.tensors)
+    if (x.name == name) x = t;
+  f.metadata[kTensorCrcKey] = tensor_crc32(f);
+  io::write_safetensors(out, f);
+  return out;
+}
+
+io::StTensor scaler_state(float scale, float tracker) {
+  io::StTensor t{"scaler_d", "F32", {2}, std::vector<uint8_t>(8)};
+  std::memcpy(t.data.data(), &scale, 4);
+  std::memcpy(t.data.data() + 4, &tracker, 4);
+  return t;
+}
+
+}  // namespace
+
+// A loss scale of 0, 1e-45 or -1 in a checkpoint used to resume into NaN weights (and a hint to
+// resume from the newest checkpoint: the same file). It is range-checked like the settings.
+TEST(CheckpointIntegrity, LossScalerStateIsRangeChecked) {
+  TempDir tmp;
+  const fs::path ckpt = trained_run(tmp / "run");
+  const struct {
+    float scale, tracker;
+    const char* expect;
+  } cases[] = {{0.0f, 0, "loss scale 0 is outside"},     {1e-45f, 0, "loss scale 1.4013e-45 is outside"},
+               {-1.0f, 0, "loss scale -1 is outside"},   {1e30f, 0, "[1, 1.67772e+07]"},
+               {65536.0f, -1, "clean-step count -1"},    {65536.0f, 2.5f, "clean-step count 2.5"},
+               {65536.0f, 2000, "clean-step count 2000 is not a whole number from 0 to 1999"}};
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.expect);
+    const fs::path p = edited(ckpt, tmp / "step_000004.safetensors", "scaler_d", scaler_state(c.scale, c.tracker));
+    const std::string e = error_of([&] { read_checkpoint(p, nullptr); });
+    EXPECT_NE(e.find("loss-scaler state 'scaler_d' is out of range"), std::string::npos) << e;
+    EXPECT_NE(e.find(c.expect), std::string::npos) << e;
+  }
+  EXPECT_NO_THROW(read_checkpoint(edited(ckpt, tmp / "ok.safetensors", "scaler_d", scaler_state(1024.0f, 7)), nullptr));
+}
+
+// A tensor of the right shape but another dtype: the message says both dtypes.
+TEST(CheckpointIntegrity, AnotherDtypeIsNamedOnBothSides) {
+  TempDir tmp;
+  const fs::path ckpt = trained_run(tmp / "run");
+  const io::StFile f = io::read_safetensors(ckpt);
+  io::StTensor w = *f.find("G.0.weight");
+  w.dtype = "F16";
+  w.data.resize(w.data.size() / 2);
+  const fs::path p = edited(ckpt, tmp / "f16.safetensors", "G.0.weight", w);
+  auto backend = create_backend("cpu");
+  const std::string e = error_of([&] { trainer_from_checkpoint(*backend, p); });
+  EXPECT_NE(e.find("is F16 ("), std::string::npos) << e;
+  EXPECT_NE(e.find("in the file but F32 ("), std::string::npos) << e;
+}

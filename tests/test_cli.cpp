@@ -181,7 +181,7 @@ TEST(Cli, OptionSyntax) {
   EXPECT_EQ(cfg["steps"], 2);
   EXPECT_EQ(cfg["seed"], 7);
   expect_refused("train --quiet=yes", {"--quiet takes no value"}, 2);
-  expect_refused("train --lr -0.5 --dataset synthetic" + kTiny, {"learning rate", "--lr"});  // -0.5 is --lr's value
+  expect_refused("train --lr -0.5 --dataset synthetic" + kTiny, {"lr -0.5 is out of range", "(--lr)"});  // --lr's value
   expect_refused("train --dataset synthetic stray" + kTiny, {"unexpected argument 'stray'"}, 2);
   expect_refused("train --bogus=1", {"unknown option --bogus"}, 2);
 }
@@ -349,9 +349,9 @@ TEST(CliBadInput, Settings) {
   expect_refused(base + " --res 48", {"--res", "32, 64 or 128"});
   expect_refused(base + " --batch 0", {"--batch"});
   expect_refused(base + " --batch 1000", {"--batch", "larger than the dataset"});
-  expect_refused(base + " --lr -0.001", {"--lr-g"});
-  expect_refused(base + " --lr 0", {"--lr-g"});
-  expect_refused(base + " --lr nan", {"--lr-g"});
+  expect_refused(base + " --lr -0.001", {"(--lr)", "above 0"});
+  expect_refused(base + " --lr 0", {"(--lr)"});
+  expect_refused(base + " --lr nan", {"lr nan", "(--lr)"});
   expect_refused(base + " --lr-d inf", {"--lr-d"});
   expect_refused(base + " --lr fast", {"--lr", "number"}, 2);  // usage errors exit 2
   expect_refused(base + " --precision fp8", {"--precision", "fp32, tf32, fp16 or bf16"});
@@ -534,6 +534,29 @@ TEST(CliRunLock, OneWriterPerRunFolder) {
   EXPECT_EQ(count_lines(run / "metrics.csv", "step,"), 1u);
 }
 
+// Deleting run.lock while a run trains must not let a second writer in: the folder itself is
+// locked, and the writer writes run.lock again at its next step.
+TEST(CliRunLock, DeletingRunLockDoesNotLetASecondWriterIn) {
+  TempDir tmp;
+  const fs::path run = tmp / "run";
+  const pid_t first = spawn_cli("train --dataset synthetic --steps 100000 --checkpoint-every 2 --sample-every 0 --out " +
+                                    run.string() + kTiny, tmp / "first.log");
+  ASSERT_GT(first, 0);
+  ASSERT_TRUE(wait_until([&] { return fs::exists(run / "checkpoints/step_000002.safetensors"); }))
+      << io::read_file(tmp / "first.log");
+  fs::remove(run / "run.lock");
+  expect_refused("resume " + quote(run) + " --steps " + std::to_string(newest_step(run) + 2) + " --quiet", {"in use"});
+  ASSERT_TRUE(wait_until([&] { return fs::exists(run / "run.lock") && io::read_file(run / "run.lock") != ""; }));
+  EXPECT_NE(io::read_file(run / "run.lock").find("\"pid\":" + std::to_string(first)), std::string::npos)
+      << io::read_file(run / "run.lock");
+  expect_refused("resume " + quote(run) + " --steps " + std::to_string(newest_step(run) + 2) + " --quiet",
+                 {"in use", "pid " + std::to_string(first)});
+  kill(first, SIGINT);
+  EXPECT_EQ(wait_exit(first), 130) << io::read_file(tmp / "first.log");
+  EXPECT_EQ(count_lines(run / "metrics.csv", "step,"), 1u);
+  EXPECT_EQ(io::read_file(run / "events.jsonl").find("\"type\":\"resume\""), std::string::npos) << "a second writer resumed the run";
+}
+
 // A writer killed with SIGKILL leaves its description in run.lock but no lock: the next writer
 // takes over and says so in the event log.
 TEST(CliRunLock, StaleLockOfAKilledWriterIsTakenOver) {
@@ -684,7 +707,8 @@ TEST(CliBadInput, NumbersAreRangeCheckedBeforeNarrowing) {
   expect_refused(base + " --batch 2147483648", {"--batch", "2147483648", "2 to 65536"});
   expect_refused(base + " --checkpoint-every -1", {"--checkpoint-every"});
   expect_refused(base + " --seed -1", {"--seed", "-1"});
-  expect_refused(base + " --steps 99999999999999999999", {"--steps", "whole number"}, 2);
+  expect_refused(base + " --steps 99999999999999999999", {"--steps", "out of range"});
+  expect_refused(base + " --steps 12abc", {"--steps", "expects a number"}, 2);
   expect_refused(base + " --lr 1e39", {"--lr", "FP32"});
   const Result batch = cli(base + " --batch 2147483648");
   EXPECT_EQ(batch.out.find("-2147483648"), std::string::npos) << batch.out;
@@ -737,4 +761,128 @@ TEST(CliBadInput, FifosAndDevicesAreNotRead) {
   fs::remove(tmp / "run/config.json");
   ASSERT_EQ(mkfifo((tmp / "run/config.json").c_str(), 0644), 0);
   refused("resume " + quote(tmp / "run") + " --steps 4", {"FIFO", "config.json"});
+}
+
+// A symbolic link planted in place of a run file (even a dangling one) must not make resume
+// create or append to a file outside the run folder; the refusal changes nothing.
+TEST(CliBadInput, LinksInPlaceOfRunFilesAreRefused) {
+  TempDir tmp;
+  const fs::path run = tmp / "run";
+  ASSERT_EQ(cli("train --dataset synthetic --steps 2 --hist-every 1 --layers-every 1 --out " + quote(run) + kTiny).status, 0);
+  fs::create_directories(tmp / "outside");
+  const std::string config = io::read_file(run / "config.json");
+  for (const char* name : {"events.jsonl", "layers.csv", "histograms.csv", "metrics.csv"}) {
+    SCOPED_TRACE(name);
+    const std::string kept = io::read_file(run / name);
+    fs::remove(run / name);
+    fs::create_symlink(tmp / "outside" / name, run / name);
+    expect_refused("resume " + quote(run) + " --steps 4", {name, "symbolic link", "nothing was changed"});
+    EXPECT_FALSE(fs::exists(tmp / "outside" / name)) << "resume wrote outside the run folder";
+    EXPECT_EQ(io::read_file(run / "config.json"), config);
+    EXPECT_EQ(newest_step(run), 2);
+    fs::remove(run / name);
+    io::write_file_atomic(run / name, kept);
+  }
+  EXPECT_EQ(cli("resume " + quote(run) + " --steps 4").status, 0);
+}
+
+// A deleted metrics.csv: resume starts a new one with its header (and says so), and later
+// resumes read it (they used to fail after training, on a file without a header).
+TEST(Cli, ResumeAfterMetricsCsvWasDeleted) {
+  TempDir tmp;
+  const fs::path run = tmp / "run";
+  ASSERT_EQ(cli("train --dataset synthetic --steps 2 --out " + quote(run) + kTiny).status, 0);
+  fs::remove(run / "metrics.csv");
+  const Result r = cli("resume " + quote(run) + " --steps 4");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(count_lines(run / "metrics.csv", "step,"), 1u);
+  EXPECT_EQ(metric_rows(run), 2u);
+  EXPECT_NE(io::read_file(run / "events.jsonl").find("metrics.csv was missing"), std::string::npos);
+  const Result again = cli("resume " + quote(run) + " --steps 6");
+  EXPECT_EQ(again.status, 0) << again.out;
+  EXPECT_EQ(metric_rows(run), 4u);
+}
+
+namespace {
+
+// n small RGB PNGs, each its own colour, in dir.
+void write_image_folder(const fs::path& dir, int n) {
+  fs::create_directories(dir);
+  for (int i = 0; i < n; ++i) {
+    io::Image8 img;
+    img.width = img.height = 8;
+    img.channels = 3;
+    img.pixels.assign(8 * 8 * 3, static_cast<uint8_t>(10 * i));
+    char name[32];
+    std::snprintf(name, sizeof name, "img%02d.png", i);
+    io::write_png(dir / name, img);
+  }
+}
+
+}  // namespace
+
+// Resume promises the run that never stopped; on a dataset that changed since (16 -> 9 images)
+// it cannot keep that promise. It used to continue without a word; now the user chooses.
+TEST(Cli, ResumeOnAChangedDatasetAsksForAChoice) {
+  TempDir tmp;
+  const fs::path run = tmp / "run", data = tmp / "photos";
+  write_image_folder(data, 16);
+  ASSERT_EQ(cli("train --dataset " + quote(data) + " --steps 2 --out " + quote(run) + kTiny).status, 0);
+  const std::string config = io::read_file(run / "config.json"), metrics = io::read_file(run / "metrics.csv");
+  for (int i = 9; i < 16; ++i) fs::remove(data / ((i < 10 ? "img0" : "img") + std::to_string(i) + ".png"));
+  expect_refused("resume " + quote(run) + " --steps 4", {"the dataset changed", "16 images", "9 images",
+                                                          "--allow-changed-dataset", "nothing was changed"});
+  EXPECT_EQ(io::read_file(run / "config.json"), config);
+  EXPECT_EQ(io::read_file(run / "metrics.csv"), metrics);
+  const Result r = cli("resume " + quote(run) + " --steps 4 --allow-changed-dataset");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(io::read_file(run / "events.jsonl").find("the dataset changed since the checkpoint"), std::string::npos);
+  // The new checkpoint records the data it was trained on: a plain resume goes on.
+  EXPECT_EQ(cli("resume " + quote(run) + " --steps 6").status, 0);
+}
+
+// A message names the option the value came from (--lr -1 was blamed on --lr-g), and every
+// command's numbers are range-checked before they are narrowed (eval --samples 4294967298
+// evaluated 2 samples).
+TEST(CliBadInput, MessagesNameTheOptionGiven) {
+  TempDir tmp;
+  const std::string base = "train --dataset synthetic --steps 2 --out " + quote(tmp / "run") + kTiny;
+  const Result lr = cli(base + " --lr -1");
+  EXPECT_EQ(lr.status, 1) << lr.out;
+  EXPECT_NE(lr.out.find("(--lr)"), std::string::npos) << lr.out;
+  EXPECT_EQ(lr.out.find("--lr-g"), std::string::npos) << lr.out;
+  expect_refused(base + " --beta2 1", {"beta2 1 is out of range", "(--beta2)", "below 1"});
+  expect_refused(base + " --init-scale 1e-45", {"(--init-scale)", "out of range"});
+  expect_refused("train --dataset '' --out " + quote(tmp / "run"), {"(--dataset)"});
+  EXPECT_FALSE(fs::exists(tmp / "run"));
+  ASSERT_EQ(cli(base).status, 0);
+  const std::string ck = quote(tmp / "run/checkpoints/step_000002.safetensors");
+  expect_refused("eval " + ck + " --samples 4294967298", {"(--samples)", "4294967298", "out of range"});
+  expect_refused("eval " + ck + " --seed -1", {"(--seed)", "out of range"});
+  expect_refused("sample " + ck + " --grid " + quote(tmp / "g.png") + " --n 4294967298", {"(--n)", "out of range"});
+  expect_refused("bench --res 4294967328 --steps 1", {"(--res)", "out of range"});
+  expect_refused("resume " + quote(tmp / "run") + " --steps 4294967297000000000000", {"(--steps)", "out of range"});
+  EXPECT_FALSE(fs::exists(tmp / "g.png"));
+}
+
+// Ctrl-C while a large dataset loads stops the loading with status 130 (it was 1, as for bad
+// input), and nothing is written.
+TEST(CliSignals, InterruptWhileLoadingExits130) {
+  TempDir tmp;
+  const fs::path idx = tmp / "many-images-idx3-ubyte";
+  {
+    std::ofstream f(idx, std::ios::binary);
+    f << idx_images(0x803, 400000, 0);
+    const std::string block(size_t(4000) * 28 * 28, char(90));
+    for (int i = 0; i < 100; ++i) f.write(block.data(), std::streamsize(block.size()));
+  }
+  const pid_t p = spawn_cli("train --dataset " + idx.string() + " --steps 1 --out " + (tmp / "run").string() + kTiny,
+                            tmp / "log");
+  ASSERT_GT(p, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  kill(p, SIGINT);
+  EXPECT_EQ(wait_exit(p), 130) << io::read_file(tmp / "log");
+  EXPECT_NE(io::read_file(tmp / "log").find("interrupted: loading cancelled"), std::string::npos)
+      << io::read_file(tmp / "log");
+  EXPECT_FALSE(fs::exists(tmp / "run"));
 }

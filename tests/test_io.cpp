@@ -3,7 +3,9 @@
 
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -18,6 +20,7 @@
 #include "core/common/error.h"
 #include "core/io/atomic_file.h"
 #include "core/io/image_io.h"
+#include "core/io/run_lock.h"
 #include "core/io/safetensors.h"
 #include "core/tensor/half.h"
 #include "tests/test_support.h"
@@ -64,6 +67,39 @@ std::vector<uint8_t> bytes_of(const std::vector<T>& v) {
 }
 
 }  // namespace
+
+// ---- the run folder's lock --------------------------------------------------------------------
+
+// Deleting or replacing run.lock while a writer holds the folder must not let a second writer
+// in: the folder itself is locked, and the holder writes run.lock again at its next step.
+TEST(RunLock, DeletingOrReplacingTheLockFileDoesNotLiftTheLock) {
+  TempDir dir("ampgan-lock");
+  RunLock first(dir.path(), "first writer");
+  fs::remove(dir / "run.lock");
+  std::string e = error_of([&] { RunLock second(dir.path(), "second writer"); });
+  EXPECT_NE(e.find("in use"), std::string::npos) << e;
+  EXPECT_NE(e.find("run.lock was deleted"), std::string::npos) << e;
+  EXPECT_NE(run_lock_holder(dir.path()), "");
+  first.refresh();  // writes run.lock again, naming the holder
+  EXPECT_NE(read_file(dir / "run.lock").find("first writer"), std::string::npos);
+  // A file written in its place changes nothing either.
+  write_file_atomic(dir / "run.lock", "");
+  e = error_of([&] { RunLock second(dir.path(), "second writer"); });
+  EXPECT_NE(e.find("in use"), std::string::npos) << e;
+  first.refresh();
+  EXPECT_NE(read_file(dir / "run.lock").find("first writer"), std::string::npos);
+}
+
+// A writer whose folder was moved away would write by path into whatever is there now.
+TEST(RunLock, AMovedFolderStopsItsWriter) {
+  TempDir dir("ampgan-lock");
+  fs::create_directory(dir / "run");
+  RunLock lock(dir / "run", "writer");
+  fs::rename(dir / "run", dir / "moved");
+  fs::create_directory(dir / "run");
+  const std::string e = error_of([&] { lock.refresh(); });
+  EXPECT_NE(e.find("moved, deleted or replaced"), std::string::npos) << e;
+}
 
 // ---- atomic files -----------------------------------------------------------------------------
 
@@ -181,6 +217,18 @@ TEST(AppendLog, PartialLineLongerThanTheScanBlockAndNoCompleteLine) {
   EXPECT_EQ(log.size(), 0u);
   log.append_line("step,loss");
   EXPECT_EQ(read_file(q), "step,loss\n");
+}
+
+// A log never follows a link: a dangling one in its place would create a file elsewhere.
+TEST(AppendLog, NeverFollowsASymbolicLink) {
+  TempDir d;
+  fs::create_symlink(d / "elsewhere.csv", d / "log.csv");
+  const std::string e = error_of([&] { AppendLog log(d / "log.csv"); });
+  EXPECT_NE(e.find("symbolic link"), std::string::npos) << e;
+  EXPECT_FALSE(fs::exists(d / "elsewhere.csv"));
+  ASSERT_EQ(::mkfifo((d / "fifo.csv").c_str(), 0644), 0);
+  const std::string f = error_of([&] { AppendLog log(d / "fifo.csv"); });
+  EXPECT_NE(f.find("not a regular file"), std::string::npos) << f;
 }
 
 TEST(AppendLog, MoveKeepsWorking) {
@@ -435,6 +483,40 @@ TEST(Safetensors, CorruptFilesThrowNamingTheFile) {
   // Missing file.
   const std::string msg = error_of([&] { read_safetensors(d / "absent.safetensors"); });
   EXPECT_NE(msg.find("absent.safetensors"), std::string::npos) << msg;
+}
+
+// The 8-byte size and the header are checked before the data is read: a 3 GiB file of zeros
+// (sparse: it costs no disk) used to be read whole first (3.2 GB and 15 s).
+TEST(Safetensors, TheHeaderIsCheckedBeforeTheDataIsRead) {
+  TempDir d;
+  const fs::path zeros = d / "zeros.safetensors";
+  write_raw(zeros, "");
+  fs::resize_file(zeros, uint64_t{3} << 30);
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string e = error_of([&] { read_safetensors(zeros); });
+  EXPECT_NE(e.find("not a JSON object"), std::string::npos) << e;
+  // A valid header that describes 2 GiB of data: the caller's check sees it before any is read.
+  const fs::path big = d / "big.safetensors";
+  write_raw(big, st_file(R"({"a":{"dtype":"U8","shape":[2147483648],"data_offsets":[0,2147483648]}})", 0));
+  fs::resize_file(big, fs::file_size(big) + (uint64_t{1} << 31));
+  bool seen = false;
+  const std::string c = error_of([&] {
+    read_safetensors(big, [&](const StFile& header) {
+      ASSERT_EQ(header.tensors.size(), 1u);
+      EXPECT_EQ(header.tensors[0].shape, (std::vector<int64_t>{int64_t{1} << 31}));
+      EXPECT_TRUE(header.tensors[0].data.empty());
+      seen = true;
+      throw Error("refused from its header", big.string());
+    });
+  });
+  EXPECT_TRUE(seen);
+  EXPECT_NE(c.find("refused from its header"), std::string::npos) << c;
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 2.0);
+  // A header announcing more data than the file holds is refused from the file's size.
+  const fs::path cut = d / "cut.safetensors";
+  write_raw(cut, st_file(R"({"a":{"dtype":"U8","shape":[2147483648],"data_offsets":[0,2147483648]}})", 16));
+  const std::string t = error_of([&] { read_safetensors(cut); });
+  EXPECT_NE(t.find("Truncated file"), std::string::npos) << t;
 }
 
 TEST(Safetensors, AtThrowsForAMissingTensorNamingTheFile) {

@@ -3,6 +3,8 @@
 // read from their headers before decoding, and PNG outputs are sized before they are made.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <cstring>
 #include <zlib.h>
 
@@ -226,4 +228,133 @@ TEST(ReadLimits, DecodersStayOffStderrAndTheWarningNamesTheFiles) {
   EXPECT_EQ(err, "");
   ASSERT_FALSE(set.warnings.empty());
   EXPECT_NE(set.warnings.back().find("cut.png"), std::string::npos) << set.warnings.back();
+}
+
+namespace {
+
+// A real JPEG whose frame header announces w x h, with one stray byte after its APP0 segment:
+// libjpeg skips such bytes (with a warning) and decodes; a sniffer must find the frame header too.
+std::vector<uint8_t> padded_jpeg_claiming(uint16_t w, uint16_t h) {
+  std::vector<uint8_t> b = w ? jpeg_claiming(w, h) : encode(".jpg", 8, 8);
+  EXPECT_EQ(b[2], 0xFF);
+  EXPECT_EQ(b[3], 0xE0);  // APP0 (JFIF)
+  const size_t end = 4 + (size_t(b[4]) << 8 | b[5]);
+  b.insert(b.begin() + long(end), 0x00);
+  return b;
+}
+
+std::string warnings_of(const data::ImageSet& s) {
+  std::string out;
+  for (const auto& w : s.warnings) out += w + "\n";
+  return out;
+}
+
+}  // namespace
+
+// The probe's JPEG: one padding byte after APP0 hid the frame header from the sniffer, and
+// OpenCV decoded 20000 x 20000 anyway (2.4 GB). The sniffer reads markers as libjpeg does.
+TEST(ReadLimits, AStrayByteDoesNotHideAJpegFrameHeader) {
+  const auto big = padded_jpeg_claiming(20000, 20000);
+  const auto s = io::sniff_image_size(big.data(), big.size());
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(s->width, 20000u);
+  EXPECT_EQ(s->height, 20000u);
+  // The sniffer and the decoder agree on a real padded JPEG.
+  const auto small = padded_jpeg_claiming(0, 0);
+  const auto t = io::sniff_image_size(small.data(), small.size());
+  ASSERT_TRUE(t.has_value());
+  const cv::Mat m = cv::imdecode(cv::Mat(1, int(small.size()), CV_8UC1, const_cast<uint8_t*>(small.data())),
+                                 cv::IMREAD_UNCHANGED);
+  ASSERT_FALSE(m.empty());
+  EXPECT_EQ(uint64_t(m.cols), t->width);
+  EXPECT_EQ(uint64_t(m.rows), t->height);
+  // In a folder it is skipped by name before any decoder sees it.
+  TempDir dir("ampgan-limits");
+  write_bytes(dir / "big.jpg", std::string(big.begin(), big.end()));
+  const auto ok = encode(".png", 16, 16);
+  write_bytes(dir / "fine.png", std::string(ok.begin(), ok.end()));
+  const data::ImageSet set = data::load_dataset(dir.path().string(), data::LoadOptions{});
+  EXPECT_EQ(set.count, 1);
+  EXPECT_NE(warnings_of(set).find("1 image(s) larger than 8192 x 8192 pixels"), std::string::npos) << warnings_of(set);
+}
+
+// An image whose size no header tells (a PPM named .png, which OpenCV would decode at whatever
+// size it claims) is never given to a decoder, and one padded far beyond what its size needs is
+// not read whole.
+TEST(ReadLimits, ImagesWithoutAReadableSizeOrPaddedAreNotDecoded) {
+  TempDir dir("ampgan-limits");
+  const auto ok = encode(".png", 16, 16);
+  write_bytes(dir / "fine.png", std::string(ok.begin(), ok.end()));
+  write_bytes(dir / "portable.png", "P6\n16 16\n255\n" + std::string(16 * 16 * 3, '\x40'));
+  std::string padded(ok.begin(), ok.end());
+  padded += std::string(size_t{40} << 20, '\0');  // after IEND: libpng never reads it
+  write_bytes(dir / "padded.png", padded);
+  const data::ImageSet set = data::load_dataset(dir.path().string(), data::LoadOptions{});
+  EXPECT_EQ(set.count, 1);
+  const std::string w = warnings_of(set);
+  EXPECT_NE(w.find("1 unreadable file(s): portable.png"), std::string::npos) << w;
+  EXPECT_NE(w.find("padded.png: it holds 40.0 MiB, far more than an image of 16 x 16 needs"), std::string::npos) << w;
+  const std::string e = error_of([&] { io::read_image(dir / "portable.png"); });
+  EXPECT_NE(e.find("cannot be read from its header"), std::string::npos) << e;
+}
+
+// What decoding an image costs is read from its header too: a 16-bit RGBA PNG of 8192 x 8192
+// (512 MiB decoded) is within the pixel cap but not within what one image may take.
+TEST(ReadLimits, DecodingCostIsBoundedFromTheHeader) {
+  const auto png = png_claiming(8192, 8192);
+  std::vector<uint8_t> deep = png;
+  deep[24] = 16;  // bit depth
+  const auto s8 = io::sniff_image_size(png.data(), png.size()), s16 = io::sniff_image_size(deep.data(), deep.size());
+  ASSERT_TRUE(s8 && s16);
+  EXPECT_GT(s16->decode_bytes, s8->decode_bytes);
+  EXPECT_EQ(io::judge_image(s16, deep.size()), io::ImageVerdict::TooCostly);
+  EXPECT_EQ(io::judge_image(io::sniff_image_size(png.data(), png.size()), png.size()), io::ImageVerdict::Ok);
+  EXPECT_EQ(io::judge_image(std::nullopt, 100), io::ImageVerdict::Unknown);
+  // A progressive JPEG keeps every coefficient: it costs more than a baseline one of its size.
+  cv::Mat m(64, 64, CV_8UC3, cv::Scalar(1, 2, 3));
+  std::vector<uint8_t> base, prog;
+  ASSERT_TRUE(cv::imencode(".jpg", m, base));
+  ASSERT_TRUE(cv::imencode(".jpg", m, prog, {cv::IMWRITE_JPEG_PROGRESSIVE, 1}));
+  EXPECT_GT(io::sniff_image_size(prog.data(), prog.size())->decode_bytes,
+            io::sniff_image_size(base.data(), base.size())->decode_bytes);
+}
+
+// FIFOs, links to nothing and loops of links in a dataset folder are never read, and never
+// dropped without a word.
+TEST(ReadLimits, NonFilesInAFolderAreNamed) {
+  TempDir dir("ampgan-limits");
+  const auto ok = encode(".png", 16, 16);
+  write_bytes(dir / "fine.png", std::string(ok.begin(), ok.end()));
+  ASSERT_EQ(::mkfifo((dir / "pipe.png").c_str(), 0644), 0);
+  fs::create_symlink(dir / "missing.png", dir / "gone.png");
+  fs::create_symlink(dir / "loop.png", dir / "loop.png");
+  const data::ImageSet set = data::load_dataset(dir.path().string(), data::LoadOptions{});
+  EXPECT_EQ(set.count, 1);
+  const std::string w = warnings_of(set);
+  EXPECT_NE(w.find("skipped 3 entries that are not regular files: gone.png (a link to nothing), loop.png (a loop of "
+                   "links), pipe.png (a FIFO)"),
+            std::string::npos)
+      << w;
+}
+
+// A 1 KB gzip IDX file may claim a million images (deflate allows it): the set grows with the
+// data that arrives, so the claim costs nothing before the file is found short.
+TEST(ReadLimits, AnIdxClaimOnlyCostsWhatTheFileHolds) {
+  TempDir dir("ampgan-limits");
+  const fs::path gz = dir / "tiny-images-idx3-ubyte.gz";
+  std::string data = idx_header(1000000, 1, 1);
+  uint32_t x = 2463534242u;
+  for (int i = 0; i < 1400; ++i) {  // xorshift: does not compress
+    x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+    data.push_back(char(x >> 24));
+  }
+  gzFile f = gzopen(gz.string().c_str(), "wb9");
+  ASSERT_NE(f, nullptr);
+  gzwrite(f, data.data(), unsigned(data.size()));
+  gzclose(f);
+  ASSERT_LT(fs::file_size(gz), 1600u);
+  ASSERT_GE(io::max_inflated_size(fs::file_size(gz)), 1000016u) << "deflate could hold the claim";
+  const std::string e = error_of([&] { data::load_dataset(gz.string(), data::LoadOptions{}); });
+  EXPECT_NE(e.find("IDX file is truncated"), std::string::npos) << e;
+  EXPECT_NE(e.find("found 1400"), std::string::npos) << e;
 }

@@ -50,6 +50,27 @@ TEST(RunFolder, TrimKeepsTheHistoryUpToTheStepAndReturnsItsClock) {
   EXPECT_EQ(ev[0].type, EventType::Start);
 }
 
+// Two resumes from earlier checkpoints within one second set aside two histories: each keeps
+// its own folder, and the second never overwrites the first's copies.
+TEST(RunFolder, EverySetAsideHistoryGetsItsOwnFolder) {
+  TempDir dir("ampgan-folder");
+  const RunFolder f(dir.path());
+  io::ensure_writable_dir(f.checkpoints_dir());
+  std::string rows = "step,time_s\n";
+  for (int i = 1; i <= 30; ++i) rows += std::to_string(i) + "," + std::to_string(i) + ".0\n";
+  io::write_file_atomic(f.metrics(), rows);
+  io::write_file_atomic(f.checkpoint(20), "a");
+  const fs::path first = f.set_aside({f.checkpoint(20)}, 10);
+  f.trim_logs(10);
+  io::write_file_atomic(f.checkpoint(12), "b");
+  const fs::path second = f.set_aside({f.checkpoint(12)}, 10);
+  EXPECT_NE(first, second);
+  EXPECT_EQ(io::read_file(first / "metrics.csv"), rows) << "the first history's copy was overwritten";
+  EXPECT_EQ(io::read_file(first / "step_000020.safetensors"), "a");
+  EXPECT_EQ(io::read_file(second / "step_000012.safetensors"), "b");
+  EXPECT_EQ(io::read_file(second / "metrics.csv"), io::read_file(f.metrics()));
+}
+
 TEST(RunEvent, EveryTypeRoundTripsThroughItsJsonSpelling) {
   std::set<std::string> names;
   for (int i = 0; i < static_cast<int>(EventType::Unknown); ++i) {

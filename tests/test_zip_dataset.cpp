@@ -11,6 +11,7 @@
 
 #include "core/common/error.h"
 #include "core/data/image_set.h"
+#include "core/data/zip_dataset.h"
 #include "core/io/atomic_file.h"
 #include "tests/test_support.h"
 
@@ -180,4 +181,64 @@ TEST(ZipDataset, DatasetJsonThatDoesNotMatchIsAnError) {
   expect_error([&] {
     load_dataset(with_json("neg.zip", "{\"labels\": " + two + R"(, ["00000/img00000004.png", -1]]})"), LoadOptions{});
   }, {"neg.zip: dataset.json", "whole class from 0"});
+}
+
+// A dataset.json far larger than labels for the archive's images can be (the probe's: 200 MB
+// in a 456 KB zip took 2.8 GB before it failed) is refused from its size, never unpacked.
+TEST(ZipDataset, DatasetJsonLargerThanItsLabelsCanBeIsNotUnpacked) {
+  TempDir dir("ampgan-zip");
+  std::vector<Member> m = five(false);
+  m.back().bytes = R"({"labels": null})" + std::string(size_t{8} << 20, ' ');  // valid JSON, 8 MiB
+  write_zip(dir / "padded-json.zip", m);
+  expect_error([&] { load_dataset((dir / "padded-json.zip").string(), LoadOptions{}); },
+               {"padded-json.zip: dataset.json", "would unpack to 8.0 MiB", "the labels of 5 images can take"});
+  EXPECT_LT(dataset_json_max_bytes({"00000/img00000000.png"}), uint64_t{1} << 20);
+}
+
+// One huge label (1,000,000 among five images) made the FD classifier a million classes: labels
+// are checked against the images; the classes that occur are numbered densely.
+TEST(ZipDataset, OneHugeLabelDoesNotMakeAMillionClasses) {
+  TempDir dir("ampgan-zip");
+  std::vector<Member> m = five(true);
+  const std::string json = m.back().bytes;
+  m.back().bytes = json.substr(0, json.rfind(", 2]")) + ", 1000000]]}";
+  write_zip(dir / "huge-label.zip", m);
+  const ImageSet s = load_dataset((dir / "huge-label.zip").string(), LoadOptions{});
+  EXPECT_EQ(s.num_classes, 4);  // 0, 1, 2 and 1000000 occur
+  EXPECT_EQ(s.labels, (std::vector<int32_t>{2, 0, 1, 0, 3}));
+  std::string w;
+  for (const auto& x : s.warnings) w += x + "\n";
+  EXPECT_NE(w.find("name class 1000000 for 5 images"), std::string::npos) << w;
+}
+
+// Entries whose names climb out of the archive's root are skipped with a word, not silently.
+TEST(ZipDataset, EntriesLeadingOutOfTheArchiveAreNamed) {
+  TempDir dir("ampgan-zip");
+  std::vector<Member> m = five(false);
+  m.push_back({"../evil.png", m[0].bytes});
+  m.push_back({"00000/../../up.png", m[0].bytes});
+  write_zip(dir / "climb.zip", m);
+  const ImageSet s = load_dataset((dir / "climb.zip").string(), LoadOptions{});
+  EXPECT_EQ(s.count, 5);
+  std::string w;
+  for (const auto& x : s.warnings) w += x + "\n";
+  EXPECT_NE(w.find("skipped 2 entries whose names lead out of the archive's root"), std::string::npos) << w;
+  EXPECT_NE(w.find("../evil.png"), std::string::npos) << w;
+}
+
+// libzip's own words said "File already exists" for two entries of one name and "No error" for
+// an entry that ends early; the messages say what is wrong with the archive.
+TEST(ZipDataset, DamagedArchivesAreDescribedInTheirOwnTerms) {
+  TempDir dir("ampgan-zip");
+  std::vector<Member> m = five(false);
+  m[1].name = "00000/img0000000X.png";  // as long as m[0]'s name, so the bytes can be patched
+  write_zip(dir / "good.zip", m);
+  std::string bytes = ampgan::io::read_file(dir / "good.zip");
+  for (size_t at; (at = bytes.find("img0000000X")) != std::string::npos;) bytes.replace(at, 11, "img00000000");
+  const std::string twice = (dir / "twice.zip").string();
+  std::ofstream(twice, std::ios::binary) << bytes;
+  const std::string e = ampgan::testing::error_of([&] { load_dataset(twice, LoadOptions{}); });
+  EXPECT_NE(e.find("two of its entries have the same name"), std::string::npos) << e;
+  EXPECT_EQ(e.find("File already exists"), std::string::npos) << e;
+  EXPECT_EQ(e.find("No error"), std::string::npos) << e;
 }

@@ -56,6 +56,22 @@ void check_loss_scale(float v, const char* flag, const char* what, const char* d
                           "stays finite) to 3.4e38 (FP32's largest); ") + default_hint);
 }
 
+void check_scaler_state(float scale, float growth_tracker, const ew::ScalerConfig& c) {
+  char buf[200];
+  if (!(scale >= std::numeric_limits<float>::min() && scale <= std::numeric_limits<float>::max()) ||
+      scale < c.min_scale || scale > c.max_scale) {
+    std::snprintf(buf, sizeof buf, "loss scale %g is outside the run's range [%g, %g] (min_scale, max_scale)",
+                  static_cast<double>(scale), static_cast<double>(c.min_scale), static_cast<double>(c.max_scale));
+    throw Error(buf);
+  }
+  if (!(growth_tracker >= 0.0f && growth_tracker < static_cast<float>(c.growth_interval)) ||
+      growth_tracker != std::floor(growth_tracker)) {
+    std::snprintf(buf, sizeof buf, "clean-step count %g is not a whole number from 0 to %d (growth_interval - 1)",
+                  static_cast<double>(growth_tracker), c.growth_interval - 1);
+    throw Error(buf);
+  }
+}
+
 std::string scale_label(double scale) {
   if (!(scale > 0) || !std::isfinite(scale)) return "?";
   const double l = std::log2(scale);

@@ -43,6 +43,11 @@ class LossScaler {
 // and normal in FP32. Used by the run configuration's validation and by LossScaler itself.
 void check_loss_scale(float v, const char* flag, const char* what, const char* default_hint);
 
+// Throws Error unless [scale, growth_tracker] is a state a scaler with config c can be in (the
+// state a checkpoint brings back): scale passes check_loss_scale and lies in [min_scale,
+// max_scale], growth_tracker is a whole number in [0, growth_interval).
+void check_scaler_state(float scale, float growth_tracker, const ew::ScalerConfig& c);
+
 // A loss scale for people: "2^16" for powers of two (what scales are, unless set by hand), else
 // four significant digits; "?" for a non-positive or non-finite value.
 std::string scale_label(double scale);

@@ -26,6 +26,13 @@ class OutOfMemoryError : public Error {
   using Error::Error;
 };
 
+// Thrown when the user asked to stop (Ctrl-C, SIGTERM) while work that cannot stop halfway ran
+// (loading a dataset): nothing was written; the CLI exits 130.
+class Cancelled : public Error {
+ public:
+  using Error::Error;
+};
+
 // Internal invariant checks (programming errors, not user input).
 #define AMPGAN_CHECK(cond, msg)                                                               \
   do {                                                                                        \

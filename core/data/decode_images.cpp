@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <cctype>
 #include <cstdio>
 #include <cstring>
@@ -37,7 +39,8 @@ bool is_grey(const uint8_t* p, size_t pixels) {
 }
 
 // Image at res x res, 8-bit, 1 or 3 channels (RGB order); empty Mat when unusable.
-// want: 0 natural (grey sources stay 1 channel), or 1/3 forced.
+// want: 0 natural (grey sources stay 1 channel), or 1/3 forced. 8-bit colour images are resized
+// before their channels are reordered (the two commute exactly), so no full-size copy is made.
 cv::Mat prepare(cv::Mat m, int res, int want, Conversions& conv) {
   if (m.empty() || m.dims != 2) return {};
   // Centre crop first: everything after works on fewer pixels.
@@ -55,25 +58,66 @@ cv::Mat prepare(cv::Mat m, int res, int want, Conversions& conv) {
 
   // Channels: drop alpha, OpenCV's BGR to RGB. OpenCV decodes grey + alpha PNGs as BGRA with
   // equal colours, so those are told apart from RGBA by their colours.
-  switch (m.channels()) {
-    case 1: break;
-    case 2: cv::extractChannel(m, m, 0); ++conv.grey_alpha; break;
-    case 3: cv::cvtColor(m, m, cv::COLOR_BGR2RGB); break;
-    case 4: {
-      cv::cvtColor(m, m, cv::COLOR_BGRA2RGB);
-      const cv::Mat c = m.isContinuous() ? m : m.clone();
-      ++(is_grey(c.data, c.total()) ? conv.grey_alpha : conv.rgba);
-      break;
-    }
-    default: return {};
+  const int c = m.channels();
+  if (c != 1 && c != 2 && c != 3 && c != 4) return {};
+  if (c == 2) {
+    cv::extractChannel(m, m, 0);
+    ++conv.grey_alpha;
+  } else if (want == 1 && c >= 3) {
+    cv::cvtColor(m, m, c == 3 ? cv::COLOR_BGR2GRAY : cv::COLOR_BGRA2GRAY);  // as BGR -> RGB -> grey
   }
-  if (want == 1 && m.channels() == 3) cv::cvtColor(m, m, cv::COLOR_RGB2GRAY);
-  if (want == 3 && m.channels() == 1) cv::cvtColor(m, m, cv::COLOR_GRAY2RGB);
-
-  cv::Mat out(res, res, CV_8UC(m.channels()));
-  resize_square(m, res, out.data);
-  return out;
+  cv::Mat small(res, res, CV_8UC(m.channels()));
+  resize_square(m, res, small.data);
+  if (small.channels() == 3) cv::cvtColor(small, small, cv::COLOR_BGR2RGB);
+  if (small.channels() == 4) cv::cvtColor(small, small, cv::COLOR_BGRA2RGB);
+  if (c == 4) ++(is_grey(small.data, small.total()) ? conv.grey_alpha : conv.rgba);
+  if (want == 3 && small.channels() == 1) cv::cvtColor(small, small, cv::COLOR_GRAY2RGB);
+  return small;
 }
+
+// What the decoders hold at once (encoded bytes, output, working buffers): an image waits
+// until its cost fits beside the others', so images decoded in parallel never take more than
+// io::kMaxDecodeBytes together. One image alone always fits (larger ones are refused first).
+class DecodeBudget {
+ public:
+  void acquire(uint64_t bytes) {
+    std::unique_lock<std::mutex> lock(m_);
+    cv_.wait(lock, [&] { return used_ == 0 || used_ + bytes <= io::kMaxDecodeBytes; });
+    used_ += bytes;
+  }
+  void release(uint64_t bytes) {
+    {
+      std::lock_guard<std::mutex> lock(m_);
+      used_ -= bytes;
+    }
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex m_;
+  std::condition_variable cv_;
+  uint64_t used_ = 0;
+};
+
+// Holds `bytes` of a budget for its lifetime.
+class BudgetShare {
+ public:
+  BudgetShare(DecodeBudget& b, uint64_t bytes) : b_(b), bytes_(bytes) { b_.acquire(bytes_); }
+  ~BudgetShare() { b_.release(bytes_); }
+  // Grows the share (released first, so two growing shares never wait for each other).
+  void resize(uint64_t bytes) {
+    b_.release(bytes_);
+    bytes_ = 0;
+    b_.acquire(bytes);
+    bytes_ = bytes;
+  }
+  BudgetShare(const BudgetShare&) = delete;
+  BudgetShare& operator=(const BudgetShare&) = delete;
+
+ private:
+  DecodeBudget& b_;
+  uint64_t bytes_;
+};
 
 // While alive, the process's stderr goes to /dev/null: OpenCV's decoders (its own "imdecode_:
 // can't read header", libpng's and libjpeg's messages) print a line for every damaged file, and
@@ -111,9 +155,8 @@ bool has_image_extension(const std::string& name) {
   return std::any_of(std::begin(kExtensions), std::end(kExtensions), [&](const char* e) { return ext == e; });
 }
 
-void decode_images(ImageSet& set, int n, const std::function<std::string(int64_t)>& read,
-                   const std::vector<std::string>& names, const LoadOptions& opt, const std::string& subject,
-                   std::vector<char>& ok) {
+void decode_images(ImageSet& set, int n, const ImageSource& source, const std::vector<std::string>& names,
+                   const LoadOptions& opt, const std::string& subject, std::vector<char>& ok) {
   // File i goes to slot i, then failed slots are squeezed out in order, so the result does not
   // depend on the thread count.
   const int res = opt.res;
@@ -124,31 +167,50 @@ void decode_images(ImageSet& set, int n, const std::function<std::string(int64_t
                               std::to_string(slot_c),
                           subject, opt.max_bytes);
   std::vector<uint8_t> pixels(size_t(n) * slot_size);
-  std::vector<char> grey(n, 0), too_large(n, 0);
+  std::vector<char> grey(n, 0);
+  std::vector<io::ImageVerdict> verdict(n, io::ImageVerdict::Ok);
+  std::vector<std::string> why(n);  // the first refused image's reason, for messages
   ok.assign(n, 0);
   Conversions conv;
+  DecodeBudget budget;
+  io::limit_decoder_memory();
   std::optional<QuietStderr> quiet;  // restored when decoding ends or throws; the warning below names the files
   quiet.emplace();
   for_blocks(n, opt, subject, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       cv::Mat raw;
       try {
-        const std::string bytes = read(i);
-        if (const auto size = io::sniff_image_size(bytes.data(), bytes.size())) {
-          if (size->width == 0 || size->height == 0) continue;
-          if (size->height > io::kMaxImagePixels / size->width) {
-            too_large[i] = 1;
-            continue;
-          }
+        // The header first: the image's size and what decoding it costs decide whether its
+        // bytes are read at all, and how much of the budget they take.
+        uint64_t file_bytes = 0;
+        const std::string head = source.head(i, kImageHeadBytes, &file_bytes);
+        auto size = io::sniff_image_size(head.data(), head.size());
+        verdict[i] = io::judge_image(size, file_bytes);
+        if (verdict[i] != io::ImageVerdict::Ok) {
+          why[i] = io::verdict_text(verdict[i], size, file_bytes);
+          continue;
         }
+        BudgetShare share(budget, io::image_cost(*size, file_bytes));
+        const std::string bytes = head.size() == file_bytes ? head : source.whole(i, file_bytes);
+        // Read whole, the header may tell more (a JPEG's later scans): judged again.
+        size = io::sniff_image_size(bytes.data(), bytes.size());
+        verdict[i] = io::judge_image(size, bytes.size());
+        if (verdict[i] != io::ImageVerdict::Ok) {
+          why[i] = io::verdict_text(verdict[i], size, bytes.size());
+          continue;
+        }
+        share.resize(io::image_cost(*size, bytes.size()));
         const cv::Mat buf(1, int(bytes.size()), CV_8UC1, const_cast<char*>(bytes.data()));
         raw = cv::imdecode(buf, cv::IMREAD_UNCHANGED);
       } catch (const Error&) {
-        continue;  // not readable, or larger than any image we would decode
+        continue;  // not readable
       } catch (const cv::Exception&) {
         continue;  // some decoders throw on malformed input instead of returning empty
+      } catch (const std::bad_alloc&) {
+        continue;  // the decoder's own allocation failed: this image is unreadable here
       }
       const cv::Mat img = prepare(raw, res, opt.channels, conv);
+      raw.release();
       if (img.empty()) continue;
       uint8_t* dst = pixels.data() + i * slot_size;
       if (img.channels() == slot_c) {
@@ -163,14 +225,29 @@ void decode_images(ImageSet& set, int n, const std::function<std::string(int64_t
 
   quiet.reset();
 
-  std::vector<std::string> failed, large;
-  for (int i = 0; i < n; ++i)
-    if (!ok[i]) (too_large[i] ? large : failed).push_back(names[i]);
-  const int count = n - static_cast<int>(failed.size() + large.size());
+  std::vector<std::string> failed, large, costly;
+  std::string costly_why;
+  for (int i = 0; i < n; ++i) {
+    if (ok[i]) continue;
+    if (verdict[i] == io::ImageVerdict::TooManyPixels) {
+      large.push_back(names[i]);
+    } else if (verdict[i] == io::ImageVerdict::TooCostly || verdict[i] == io::ImageVerdict::TooManyBytes) {
+      if (costly.empty()) costly_why = names[i] + ": " + why[i];
+      costly.push_back(names[i]);
+    } else {
+      failed.push_back(names[i]);
+    }
+  }
+  const int count = n - static_cast<int>(failed.size() + large.size() + costly.size());
   const std::string large_note = std::to_string(large.size()) + " image(s) larger than 8192 x 8192 pixels (" +
                                  std::to_string(io::kMaxImagePixels) + " pixels), not decoded: " + list_names(large);
-  if (count == 0 && failed.empty())
+  const std::string costly_note = std::to_string(costly.size()) + " image(s) that would take more memory to decode "
+                                  "than one image may (" + list_names(costly) + "; " + costly_why + ")";
+  if (count == 0 && failed.empty() && costly.empty())
     throw Error("all " + large_note, subject, "shrink the images (training uses at most 128 x 128 pixels)");
+  if (count == 0 && failed.empty())
+    throw Error("none of the images could be decoded: " + costly_note, subject,
+                "shrink the images (training uses at most 128 x 128 pixels), or save them without padding");
   if (count == 0)
     throw Error("none of the " + std::to_string(n) + " image file(s) could be decoded: " + list_names(failed),
                 subject, "check that they are real images (PNG, JPEG, BMP, WebP or TIFF) and not damaged");
@@ -199,6 +276,7 @@ void decode_images(ImageSet& set, int n, const std::function<std::string(int64_t
   set.channels = c;
   set.pixels = std::move(pixels);
   if (!large.empty()) set.warnings.push_back("skipped " + large_note);
+  if (!costly.empty()) set.warnings.push_back("skipped " + costly_note);
   if (!failed.empty())
     set.warnings.push_back("skipped " + std::to_string(failed.size()) + " unreadable file(s): " + list_names(failed));
   std::vector<std::string> converted;

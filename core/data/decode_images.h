@@ -21,16 +21,31 @@ inline constexpr const char* kImageExtensionList = ".png, .jpg, .jpeg, .bmp, .we
 // The most bytes of one image file read into memory (an 8192 x 8192 PNG is well below it).
 inline constexpr uint64_t kMaxImageFileBytes = uint64_t{256} << 20;
 
-// Decodes images 0..n-1 in parallel: read(i) returns image i's encoded bytes (called from
-// several threads at once; an ampgan::Error it throws marks the image unreadable). An image whose
-// header announces more than io::kMaxImagePixels is skipped before the decoder allocates
-// anything. Each is centre-cropped, resized to opt.res, scaled to 8 bits (16-bit / 257,
-// float * 255) and stripped of alpha. Fills set.count, res, channels and pixels (in order, failed
-// images squeezed out), and set.warnings with the images skipped (names[i]) and converted (a
-// count per kind). ok[i] tells which images made it. Throws Error naming subject when none could
-// be decoded, or when the set would exceed opt.max_bytes (io::check_dataset_bytes).
-void decode_images(ImageSet& set, int n, const std::function<std::string(int64_t)>& read,
-                   const std::vector<std::string>& names, const LoadOptions& opt, const std::string& subject,
-                   std::vector<char>& ok);
+
+// Where decode_images gets image i's bytes. Both are called from several threads at once (a
+// source that is not thread-safe locks inside); an ampgan::Error thrown marks the image unreadable.
+struct ImageSource {
+  // At least the first `bytes` bytes of image i (all of it if shorter), and its size in bytes.
+  std::function<std::string(int64_t i, size_t bytes, uint64_t* size)> head;
+  // All of image i: at most max_bytes (more throws Error).
+  std::function<std::string(int64_t i, uint64_t max_bytes)> whole;
+};
+
+// Bytes of an image's start that hold any header sniff_image_size reads (a JPEG's frame header
+// may follow tens of kilobytes of EXIF and thumbnails).
+inline constexpr size_t kImageHeadBytes = size_t{256} << 10;
+
+// Decodes images 0..n-1 in parallel. Each image's header is read first: one whose size cannot be
+// read (no format io::sniff_image_size knows), that has more than io::kMaxImagePixels, that would
+// cost more than io::kMaxDecodeBytes to decode, or whose file is far larger than its size needs
+// is skipped before it is read whole; and the images decoded at once hold at most
+// io::kMaxDecodeBytes together (they wait for each other). Each is centre-cropped, resized to
+// opt.res, scaled to 8 bits (16-bit / 257, float * 255) and stripped of alpha. Fills set.count,
+// res, channels and pixels (in order, failed images squeezed out), and set.warnings with the
+// images skipped (names[i]) and converted (a count per kind). ok[i] tells which images made it.
+// Throws Error naming subject when none could be decoded, or when the set would exceed
+// opt.max_bytes (io::check_dataset_bytes).
+void decode_images(ImageSet& set, int n, const ImageSource& source, const std::vector<std::string>& names,
+                   const LoadOptions& opt, const std::string& subject, std::vector<char>& ok);
 
 }  // namespace ampgan::data::detail

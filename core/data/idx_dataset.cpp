@@ -209,8 +209,7 @@ ImageSet load_idx(const std::string& images_path, const std::string& labels_path
                   "the images without labels");
     const std::vector<uint8_t> lab = lab_in.read_exact(n, "labels", 0, n);
     lab_in.drain();
-    set.labels.assign(lab.begin(), lab.end());
-    set.num_classes = 1 + *std::max_element(lab.begin(), lab.end());
+    detail::set_labels(set, std::vector<int32_t>(lab.begin(), lab.end()), labels_path);
   }
 
   // ---- pad to a power-of-two square, centred, then resize to res ----
@@ -219,12 +218,17 @@ ImageSet load_idx(const std::string& images_path, const std::string& labels_path
   set.count = static_cast<int>(count);
   set.res = opt.res;
   set.channels = c;
-  set.pixels.resize(static_cast<size_t>(count) * set.image_size());
   for (int64_t b = 0; b < int64_t{count}; b += chunk) {
     detail::check_cancel(opt, images_path);
     const int64_t e = std::min<int64_t>(count, b + chunk);
     const std::vector<uint8_t> raw =
         in.read_exact(uint64_t(e - b) * in_size, "image data", uint64_t(b) * in_size, data_bytes);
+    // The decoded set grows with the data that arrived, never ahead of it: a header claiming a
+    // million images in a file that holds a few costs what the few cost.
+    const size_t need = static_cast<size_t>(e) * set.image_size();
+    if (set.pixels.capacity() < need)
+      set.pixels.reserve(std::min(static_cast<size_t>(count) * set.image_size(), std::max(need, 2 * set.pixels.capacity())));
+    set.pixels.resize(need);
     parallel_for(e - b, 8, [&](int64_t lo, int64_t hi) {
       cv::Mat square(side, side, CV_8UC1);
       std::vector<uint8_t> grey(c == 3 ? res2 : 0);

@@ -1,6 +1,7 @@
 #include "core/data/image_folder.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cctype>
 #include <cstring>
 #include <filesystem>
@@ -25,7 +26,8 @@ ImageSet load_image_folder(const std::string& dir, const LoadOptions& opt) {
 
   // ---- collect candidate files, sorted so the order does not depend on the file system ----
   std::vector<fs::path> files;
-  std::vector<std::string> ignored;  // files without an image extension
+  std::vector<std::string> ignored;    // files without an image extension
+  std::vector<std::string> not_files;  // FIFOs, devices, dangling links, loops of links
   fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec), end;
   if (ec) throw Error("cannot read folder: " + ec.message(), dir, "check its permissions");
   for (; it != end; it.increment(ec)) {
@@ -35,7 +37,21 @@ ImageSet load_image_folder(const std::string& dir, const LoadOptions& opt) {
       if (it->is_directory(ec)) it.disable_recursion_pending();
       continue;
     }
-    if (!it->is_regular_file(ec)) continue;
+    std::error_code st_ec;
+    const fs::file_status st = it->status(st_ec);  // through links
+    if (fs::is_directory(st)) continue;
+    if (!fs::is_regular_file(st)) {
+      // Never read (a FIFO would block, a device never end), but never dropped without a word.
+      std::error_code lec;
+      const bool link = fs::is_symlink(it->symlink_status(lec));
+      const char* kind = st_ec.value() == ELOOP ? "a loop of links"
+                         : link && !fs::exists(st) ? "a link to nothing"
+                         : fs::is_fifo(st)        ? "a FIFO"
+                         : fs::is_socket(st)      ? "a socket"
+                                                  : "a device or other non-file";
+      not_files.push_back(p.lexically_relative(dir).generic_string() + " (" + kind + ")");
+      continue;
+    }
     if (detail::has_image_extension(p.filename().string()))
       files.push_back(p);
     else
@@ -43,7 +59,13 @@ ImageSet load_image_folder(const std::string& dir, const LoadOptions& opt) {
   }
   std::sort(files.begin(), files.end());
   std::sort(ignored.begin(), ignored.end());
+  std::sort(not_files.begin(), not_files.end());
   if (files.empty()) {
+    if (!not_files.empty())
+      throw Error("the folder holds no image files, only " + std::to_string(not_files.size()) +
+                      " entries that are not regular files: " + detail::list_names(not_files) +
+                      (ignored.empty() ? std::string() : " and " + std::to_string(ignored.size()) + " other file(s)"),
+                  dir, "put image files (not links to missing files, pipes or devices) in it");
     if (ignored.empty())
       throw Error("the folder holds no images", dir,
                   std::string("put image files (") + detail::kImageExtensionList + ") in it or its subfolders");
@@ -58,8 +80,16 @@ ImageSet load_image_folder(const std::string& dir, const LoadOptions& opt) {
   for (int i = 0; i < n; ++i) names[i] = files[i].lexically_relative(dir).generic_string();
   ImageSet set;
   std::vector<char> ok;
-  detail::decode_images(
-      set, n, [&](int64_t i) { return io::read_file(files[i], detail::kMaxImageFileBytes); }, names, opt, dir, ok);
+  detail::ImageSource source;
+  source.head = [&](int64_t i, size_t bytes, uint64_t* size) {
+    const io::InputFile f(files[i], detail::kMaxImageFileBytes);
+    *size = f.size();
+    std::string head(static_cast<size_t>(std::min<uint64_t>(bytes, f.size())), '\0');
+    f.read_at(0, head.data(), head.size());
+    return head;
+  };
+  source.whole = [&](int64_t i, uint64_t max_bytes) { return io::read_file(files[i], max_bytes); };
+  detail::decode_images(set, n, source, names, opt, dir, ok);
   fs::path name = fs::absolute(dir, ec).lexically_normal();  // "." names the real folder
   if (!name.has_filename()) name = name.parent_path();  // "photos/" -> "photos"
   set.name = name.filename().string();
@@ -67,6 +97,9 @@ ImageSet load_image_folder(const std::string& dir, const LoadOptions& opt) {
   if (!ignored.empty())
     set.warnings.push_back("ignored " + std::to_string(ignored.size()) +
                            " file(s) without an image extension: " + detail::list_names(ignored));
+  if (!not_files.empty())
+    set.warnings.push_back("skipped " + std::to_string(not_files.size()) +
+                           " entries that are not regular files: " + detail::list_names(not_files));
   return set;
 }
 

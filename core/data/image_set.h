@@ -28,6 +28,11 @@ struct ImageSet {
   void to_float(const int* indices, int n, float* out) const;
 };
 
+// "16 images of 32x32x3, labelled, hash 0123456789abcdef": what a run trained on, kept in its
+// checkpoints, so that resuming on a dataset that changed since (images added, removed or
+// edited; other labels) is noticed. The same set always gives the same text.
+std::string fingerprint(const ImageSet& set);
+
 struct LoadOptions {
   int res = 32;          // 32, 64 or 128 (validated by the caller; loaders just resize to it)
   int channels = 0;      // 0: natural (1 for IDX; folder: 3 unless every image is grey -> 1);

@@ -1,5 +1,6 @@
 // load_dataset: turns a dataset spec into an ImageSet by dispatching to the loaders.
 #include <cstdlib>
+#include <new>
 #include <filesystem>
 
 #include "core/common/error.h"
@@ -62,9 +63,25 @@ std::string labels_beside(const fs::path& images) {
 
 }  // namespace
 
+namespace {
+ImageSet load_any(const std::string& spec, const LoadOptions& opt);
+}  // namespace
+
 ImageSet load_dataset(const std::string& spec, const LoadOptions& opt) {
+  try {
+    return load_any(spec, opt);
+  } catch (const std::bad_alloc&) {
+    // Not the batch's fault (the generic advice): the data itself did not fit.
+    throw Error("the dataset did not fit in memory while it was loaded", spec.empty() ? "--dataset" : spec,
+                "use fewer images or a lower --res, or free memory (a memory limit such as ulimit -v counts too)");
+  }
+}
+
+namespace {
+
+ImageSet load_any(const std::string& spec, const LoadOptions& opt) {
   if (spec.empty())
-    throw Error("no dataset given", "--data",
+    throw Error("no dataset given", "--dataset",
                 "give 'synthetic', 'fashion-mnist', 'mnist', an IDX images file or a folder of images");
   if (spec == "synthetic") {
     detail::check_cancel(opt, spec);
@@ -96,5 +113,7 @@ ImageSet load_dataset(const std::string& spec, const LoadOptions& opt) {
   if (fs::is_regular_file(st)) return load_idx(spec, labels_beside(spec), opt);
   throw Error("not a regular file or folder", spec, "give an IDX images file or a folder of images");
 }
+
+}  // namespace
 
 }  // namespace ampgan::data

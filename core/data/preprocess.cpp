@@ -26,7 +26,7 @@ void resize_square(const cv::Mat& src, int res, uint8_t* out) {
 
 void check_cancel(const LoadOptions& opt, const std::string& subject) {
   if (opt.cancel && opt.cancel->load(std::memory_order_relaxed))
-    throw Error("loading cancelled", subject);
+    throw Cancelled("loading cancelled", subject, "nothing was written; start it again when you want to");
 }
 
 void for_blocks(int64_t n, const LoadOptions& opt, const std::string& subject,
@@ -40,6 +40,34 @@ void for_blocks(int64_t n, const LoadOptions& opt, const std::string& subject,
     parallel_for(e - b, 8, [&](int64_t lo, int64_t hi) { fn(b + lo, b + hi); });
     if (opt.progress) opt.progress(static_cast<int>(e), static_cast<int>(n));
   }
+}
+
+void set_labels(ImageSet& set, std::vector<int32_t> labels, const std::string& where) {
+  set.labels.clear();
+  set.num_classes = 0;
+  if (labels.empty()) return;
+  const auto [lo, hi] = std::minmax_element(labels.begin(), labels.end());
+  if (*lo < 0)
+    throw Error("a label is " + std::to_string(*lo) + ", not a class number from 0", where,
+                "number the classes from 0 up (dataset_tool does)");
+  const int32_t top = *hi;
+  const uint64_t classes = uint64_t(top) + 1;
+  if (classes > std::max<uint64_t>(labels.size(), kMaxSparseClasses)) {
+    // More classes than images: the numbers are not a dense 0..K-1. The classifier gets the
+    // classes that occur, numbered in order, instead of a million empty ones.
+    std::vector<int32_t> values = labels;
+    std::sort(values.begin(), values.end());
+    values.erase(std::unique(values.begin(), values.end()), values.end());
+    for (int32_t& l : labels) l = static_cast<int32_t>(std::lower_bound(values.begin(), values.end(), l) - values.begin());
+    set.warnings.push_back("the labels in " + where + " name class " + std::to_string(top) + " for " +
+                           std::to_string(labels.size()) + " images: the " + std::to_string(values.size()) +
+                           " classes that occur are numbered 0 to " + std::to_string(values.size() - 1) +
+                           " in their order");
+    set.num_classes = static_cast<int>(values.size());
+  } else {
+    set.num_classes = static_cast<int>(classes);
+  }
+  set.labels = std::move(labels);
 }
 
 std::string list_names(const std::vector<std::string>& names, size_t shown) {

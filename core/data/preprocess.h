@@ -25,6 +25,14 @@ void check_cancel(const LoadOptions& opt, const std::string& subject);
 void for_blocks(int64_t n, const LoadOptions& opt, const std::string& subject,
                 const std::function<void(int64_t begin, int64_t end)>& fn);
 
+// Sets set.labels and set.num_classes (the largest label + 1) after checking the labels against
+// the images they label: a label is a class number from 0 (Error naming where otherwise), and n
+// images hold at most n classes: labels naming more (one huge label would give the FD
+// classifier a million classes) are renumbered 0..K-1 over the K classes that occur, in order,
+// with a warning. Below kMaxSparseClasses (IDX's byte labels) they are kept as they are.
+inline constexpr uint64_t kMaxSparseClasses = 256;
+void set_labels(ImageSet& set, std::vector<int32_t> labels, const std::string& where);
+
 // "a, b, c and 4 more": the first few names of a list, for messages.
 std::string list_names(const std::vector<std::string>& names, size_t shown = 5);
 

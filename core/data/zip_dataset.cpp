@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 #include <opencv2/imgcodecs.hpp>
@@ -39,7 +41,20 @@ struct ZipCloser {
   void operator()(zip_t* z) const { zip_discard(z); }  // read-only: nothing to write back
 };
 
+// libzip's own words ("File already exists", "No error") say little about an archive: ours
+// for the codes an archive can cause, libzip's for the rest.
 std::string zip_message(int code) {
+  switch (code) {
+    case ZIP_ER_EXISTS: return "two of its entries have the same name";
+    case ZIP_ER_NOZIP: return "Not a zip archive";
+    case ZIP_ER_INCONS: return "its table of contents does not match its entries (damaged or cut short)";
+    case ZIP_ER_CRC: return "an entry's CRC does not match its bytes";
+    case ZIP_ER_COMPNOTSUPP: return "an entry uses a compression method libzip cannot read";
+    case ZIP_ER_ENCRNOTSUPP:
+    case ZIP_ER_NOPASSWD: return "an entry is encrypted";
+    case ZIP_ER_EOF: return "it ends before its last entry";
+    default: break;
+  }
   zip_error_t e;
   zip_error_init_with_code(&e, code);
   std::string s = zip_error_strerror(&e);
@@ -47,28 +62,40 @@ std::string zip_message(int code) {
   return s;
 }
 
-std::string read_entry(zip_t* z, zip_uint64_t index, const std::string& name, uint64_t size, uint64_t compressed,
-                       const std::string& path) {
-  check_entry_size(name, size, compressed, path);
-  std::string buf(size, '\0');
+std::string zip_file_message(zip_file_t* f) {
+  zip_error_t* e = zip_file_get_error(f);
+  const int code = e ? zip_error_code_zip(e) : ZIP_ER_OK;
+  return code == ZIP_ER_OK ? std::string() : zip_message(code);
+}
+
+// The first min(n, size) bytes of an entry (all of it, CRC checked, when n >= size).
+std::string read_entry(zip_t* z, zip_uint64_t index, const std::string& name, uint64_t size, const std::string& path,
+                       uint64_t n = UINT64_MAX) {
+  const uint64_t want = std::min(n, size);
+  std::string buf(static_cast<size_t>(want), '\0');
   zip_file_t* f = zip_fopen_index(z, index, 0);
   if (!f)
-    throw Error("cannot open entry '" + name + "': " + zip_strerror(z), path,
+    throw Error("cannot open entry '" + name + "': " + zip_message(zip_error_code_zip(zip_get_error(z))), path,
                 "the archive is damaged or uses an unsupported compression or encryption; rebuild it");
-  zip_int64_t got = size ? zip_fread(f, buf.data(), size) : 0;
+  zip_int64_t got = want ? zip_fread(f, buf.data(), want) : 0;
   // libzip checks the CRC when it reaches the end of the entry: one more read gets there.
   uint8_t extra;
-  if (got >= 0 && zip_fread(f, &extra, 1) != 0) got = -1;
-  const std::string why = got < 0 ? zip_file_strerror(f) : "";
+  if (want == size && got >= 0 && zip_fread(f, &extra, 1) != 0) got = -1;
+  std::string why = got < 0 ? zip_file_message(f) : "";
   zip_fclose(f);
-  if (got < 0 || static_cast<uint64_t>(got) != size)
-    throw Error("entry '" + name + "' is damaged" + (why.empty() ? std::string() : ": " + why), path,
+  if (got >= 0 && static_cast<uint64_t>(got) != want)
+    why = "it ends after " + std::to_string(got) + " of its " + std::to_string(size) + " bytes";
+  else if (got < 0 && why.empty())
+    why = "its data does not inflate to the " + std::to_string(size) + " bytes it announces";
+  if (got < 0 || static_cast<uint64_t>(got) != want)
+    throw Error("entry '" + name + "' is damaged: " + why, path,
                 "the archive is corrupt (a failed download or copy?); rebuild or fetch it again");
   return buf;
 }
 
-// dataset.json's labels by image name; empty map for {"labels": null}.
-std::map<std::string, int32_t> parse_labels(const std::string& text, const std::string& where) {
+}  // namespace
+
+std::map<std::string, int32_t> parse_dataset_labels(const std::string& text, const std::string& where) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text.begin(), text.end());
@@ -97,7 +124,12 @@ std::map<std::string, int32_t> parse_labels(const std::string& text, const std::
   return out;
 }
 
-}  // namespace
+uint64_t dataset_json_max_bytes(const std::vector<std::string>& image_names) {
+  // Each label, ["name", class], with room for \uXXXX escapes and a pretty-printer's indentation.
+  uint64_t bytes = 64 << 10;
+  for (const std::string& n : image_names) bytes += 6 * uint64_t{n.size()} + 128;
+  return bytes;
+}
 
 bool looks_like_zip(const std::string& path) {
   std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
@@ -120,7 +152,7 @@ ImageSet load_image_zip(const std::string& path, const LoadOptions& opt) {
     uint64_t size, compressed;
   };
   std::vector<Entry> images;
-  std::vector<std::string> ignored;
+  std::vector<std::string> ignored, outside;
   const Entry* json = nullptr;
   Entry json_entry;
   const zip_int64_t n_entries = zip_get_num_entries(z.get(), 0);
@@ -128,10 +160,19 @@ ImageSet load_image_zip(const std::string& path, const LoadOptions& opt) {
     zip_stat_t st;
     if (zip_stat_index(z.get(), i, 0, &st) != 0 || !(st.valid & ZIP_STAT_NAME) || !(st.valid & ZIP_STAT_SIZE) ||
         !(st.valid & ZIP_STAT_COMP_SIZE))
-      throw Error("entry " + std::to_string(i) + " of the archive cannot be read: " + zip_strerror(z.get()), path,
-                  "the archive is damaged; rebuild it");
+      throw Error("entry " + std::to_string(i) + " of the archive cannot be read: " +
+                      zip_message(zip_error_code_zip(zip_get_error(z.get()))),
+                  path, "the archive is damaged; rebuild it");
     const std::string name = st.name;
     if (name.empty() || name.back() == '/') continue;  // folders
+    // A name that climbs out of the archive's root ("../x.png", "/etc/x.png") is no part of a
+    // dataset_tool archive: skipped, and said so.
+    bool climbs = name.front() == '/' || name.find('\\') != std::string::npos;
+    for (const auto& part : fs::path(name)) climbs |= part == "..";
+    if (climbs) {
+      outside.push_back(name);
+      continue;
+    }
     const std::string file = fs::path(name).filename().string();
     bool hidden = file.starts_with(".") || name.starts_with("__MACOSX/");  // macOS's resource forks
     for (const auto& part : fs::path(name)) hidden |= part.string().starts_with(".");
@@ -140,6 +181,8 @@ ImageSet load_image_zip(const std::string& path, const LoadOptions& opt) {
       json_entry = {name, static_cast<zip_uint64_t>(i), st.size, st.comp_size};
       json = &json_entry;
     } else if (detail::has_image_extension(file)) {
+      // What an entry claims is checked for all of them before any is unpacked.
+      check_entry_size(name, st.size, st.comp_size, path);
       images.push_back({name, static_cast<zip_uint64_t>(i), st.size, st.comp_size});
     } else {
       ignored.push_back(name);
@@ -147,24 +190,35 @@ ImageSet load_image_zip(const std::string& path, const LoadOptions& opt) {
   }
   std::sort(images.begin(), images.end(), [](const Entry& a, const Entry& b) { return a.name < b.name; });
   std::sort(ignored.begin(), ignored.end());
+  std::sort(outside.begin(), outside.end());
   if (images.empty())
     throw Error(ignored.empty() ? std::string("the archive holds no images")
                                 : "the archive holds no image files, only " + std::to_string(ignored.size()) +
                                       " other file(s): " + detail::list_names(ignored),
                 path, std::string("put images (") + detail::kImageExtensionList + ") in it, as dataset_tool does");
+  const int n = static_cast<int>(images.size());
+  std::vector<std::string> names(n);
+  for (int i = 0; i < n; ++i) names[i] = images[i].name;
 
   // ---- labels, checked against the images before anything is decoded ----
   const std::string json_where = path + ": dataset.json";
   std::map<std::string, int32_t> labels;
-  if (json) labels = parse_labels(read_entry(z.get(), json->index, json->name, json->size, json->compressed, path), json_where);
+  if (json) {
+    // Labels for n images take little room: a dataset.json larger than that is not unpacked.
+    const uint64_t cap = dataset_json_max_bytes(names);
+    if (json->size > cap)
+      throw Error("dataset.json would unpack to " + io::human_bytes(json->size) + ", more than the labels of " +
+                      std::to_string(n) + " images can take (" + io::human_bytes(cap) + ")",
+                  json_where, "rebuild it with one [\"name\", class] pair per image, or remove it to train without labels");
+    check_entry_size(json->name, json->size, json->compressed, path);
+    labels = parse_dataset_labels(read_entry(z.get(), json->index, json->name, json->size, path), json_where);
+  }
   if (!labels.empty()) {
     std::vector<std::string> unlabelled, missing;
     for (const Entry& e : images)
       if (!labels.count(e.name)) unlabelled.push_back(e.name);
     for (const auto& [name, label] : labels)
-      if (!std::binary_search(images.begin(), images.end(), Entry{name, 0, 0, 0},
-                              [](const Entry& a, const Entry& b) { return a.name < b.name; }))
-        missing.push_back(name);
+      if (!std::binary_search(names.begin(), names.end(), name)) missing.push_back(name);
     if (!missing.empty())
       throw Error("dataset.json labels " + std::to_string(missing.size()) +
                       " image(s) the archive does not hold: " + detail::list_names(missing),
@@ -175,39 +229,48 @@ ImageSet load_image_zip(const std::string& path, const LoadOptions& opt) {
                   json_where, "label every image, or set \"labels\": null to train without labels");
   }
 
-  // ---- read (libzip is not thread-safe on one archive), then decode in parallel ----
-  const int n = static_cast<int>(images.size());
-  uint64_t encoded = 0;
-  for (const Entry& e : images) encoded += e.size;
-  io::check_dataset_bytes(encoded, std::to_string(n) + " encoded images", path, opt.max_bytes);
-  std::vector<std::string> bytes(n);
-  std::vector<std::string> names(n);
-  for (int i = 0; i < n; ++i) {
-    if (i % 256 == 0) detail::check_cancel(opt, path);
-    bytes[i] = read_entry(z.get(), images[i].index, images[i].name, images[i].size, images[i].compressed, path);
-    names[i] = images[i].name;
-  }
-  z.reset();
+  // ---- decode in parallel; libzip is not thread-safe on one archive, so entries are unpacked
+  // one at a time under a lock, each only as far as the decoder's checks allow ----
+  std::mutex zip_lock;
+  std::optional<Error> damaged;  // a damaged entry fails the whole archive, after decoding stops
+  auto read = [&](int64_t i, uint64_t bytes) {
+    std::lock_guard<std::mutex> lock(zip_lock);
+    try {
+      return read_entry(z.get(), images[i].index, images[i].name, images[i].size, path, bytes);
+    } catch (const Error& e) {
+      if (!damaged) damaged = e;
+      throw;
+    }
+  };
+  detail::ImageSource source;
+  source.head = [&](int64_t i, size_t bytes, uint64_t* size) {
+    *size = images[i].size;
+    return read(i, bytes);
+  };
+  source.whole = [&](int64_t i, uint64_t max_bytes) {
+    if (images[i].size > max_bytes) throw Error("entry '" + images[i].name + "' is larger than expected", path);
+    return read(i, UINT64_MAX);
+  };
   ImageSet set;
   std::vector<char> ok;
-  detail::decode_images(
-      set, n,
-      [&](int64_t i) { return std::move(bytes[i]); },  // each is read once: no copy
-      names, opt, path, ok);
+  detail::decode_images(set, n, source, names, opt, path, ok);
+  if (damaged) throw *damaged;
+  z.reset();
   if (!labels.empty()) {
-    int32_t top = 0;
+    std::vector<int32_t> kept;
     for (int i = 0; i < n; ++i)
-      if (ok[i]) {
-        set.labels.push_back(labels[names[i]]);
-        top = std::max(top, set.labels.back());
-      }
-    set.num_classes = top + 1;
+      if (ok[i]) kept.push_back(labels[names[i]]);
+    detail::set_labels(set, std::move(kept), json_where);
   }
   set.name = fs::path(path).stem().string();
   set.source = path;
   if (!ignored.empty())
     set.warnings.push_back("ignored " + std::to_string(ignored.size()) +
                            " file(s) without an image extension in the archive: " + detail::list_names(ignored));
+  if (!outside.empty())
+    set.warnings.push_back("skipped " + std::to_string(outside.size()) +
+                           " entries whose names lead out of the archive's root (.. or an absolute path): " +
+                           detail::list_names(outside));
   return set;
 }
 

@@ -42,6 +42,9 @@ class Communicator {
   // collective stalled and exits (status 3), so a rank that died or hangs stops the others.
   virtual void set_timeout(double seconds) = 0;
   virtual double timeout() const = 0;
+  // Seconds the collective in progress on this rank has waited so far (0 when none): from
+  // another thread, to tell a rank that is blocked by a rank that ended from one that is busy.
+  virtual double seconds_in_collective() const { return 0; }
   // Ends every rank at once (after an error that only this rank saw); does not return.
   [[noreturn]] virtual void abort(int code) = 0;
 };

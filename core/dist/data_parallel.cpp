@@ -150,12 +150,18 @@ void DataParallel::join(const nlohmann::json& header, const nlohmann::json& mine
   trainer_->state_loaded();
 }
 
-bool DataParallel::next_step(bool go) {
-  if (ended_) return false;  // rank 0's finish() may come twice
-  int32_t v = go ? 1 : 0;
-  comm_.broadcast_host(&v, sizeof v, 0);
-  ended_ = v == 0;
-  return !ended_;
+DataParallel::Vote DataParallel::next_step(bool go, bool interrupted) {
+  if (ended_) return Vote::End;  // rank 0's finish() may come twice
+  // [rank 0 ends (1: finished, 2: interrupted), some rank was asked to stop]: the MAX over the
+  // ranks, so a signal to any rank stops every rank at the same step.
+  float v[2] = {comm_.rank() == 0 && !go ? (interrupted ? 2.0f : 1.0f) : 0.0f, stop_ && stop_->load() ? 1.0f : 0.0f};
+  comm_.all_reduce_host(v, 2, ReduceOp::Max);
+  if (v[0] != 0.0f) {
+    ended_ = true;
+    interrupted_ = v[0] == 2.0f;
+    return Vote::End;
+  }
+  return v[1] != 0.0f ? Vote::Stop : Vote::Step;
 }
 
 const float* DataParallel::slice(const float* global_batch) const {

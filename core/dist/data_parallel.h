@@ -15,6 +15,7 @@
 // reason), and rank 0's training state (weights, moments, scalers) is broadcast.
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <string>
@@ -56,8 +57,20 @@ class DataParallel final : public StepSync {
   // differs), then rank 0's training state is broadcast to all.
   void join(const nlohmann::json& header, const nlohmann::json& mine);
 
-  // Rank 0 says whether there is another step (true) or the run ends (false); the others learn it.
-  bool next_step(bool go = true);
+  // What the ranks agreed at a step boundary: every rank votes, one collective.
+  enum class Vote : uint8_t {
+    Step,  // train another step
+    Stop,  // a rank was asked to stop (a signal on any rank): rank 0 finishes the run, with a
+           // checkpoint, while the others wait for its End
+    End,   // rank 0 ended the run
+  };
+  // go: rank 0's wish for another step (false: the run ends; interrupted says why, which every
+  // rank learns); the other ranks pass true. Each rank adds its own stop flag (set_stop_flag).
+  Vote next_step(bool go = true, bool interrupted = false);
+  // A flag (a signal handler's) this rank votes with at every step boundary; nullptr: none.
+  void set_stop_flag(const std::atomic<bool>* stop) { stop_ = stop; }
+  // After End: whether rank 0 ended an interrupted run (every rank exits as rank 0 does).
+  bool interrupted() const { return interrupted_; }
   const float* slice(const float* global_batch) const;  // this rank's part of a global batch
   std::string describe() const;  // "2 ranks (MPI ...): global batch 64 = 2 x 32 per rank"
   int size() const { return comm_.size(); }
@@ -88,7 +101,8 @@ class DataParallel final : public StepSync {
   std::string nccl_why_;  // why the device communicator is not used
   std::map<const void*, std::vector<Bucket>> buckets_;  // by the first gradient's address
   std::vector<float> staging_;
-  bool ended_ = false;
+  const std::atomic<bool>* stop_ = nullptr;
+  bool ended_ = false, interrupted_ = false;
 };
 
 }  // namespace ampgan::dist

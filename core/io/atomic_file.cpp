@@ -71,7 +71,8 @@ std::atomic<uint64_t> g_tmp_counter{0};
 void write_file_atomic(const fs::path& path, std::string_view bytes) {
   const fs::path tmp = path.string() + ".tmp-" + std::to_string(::getpid()) + "-" +
                        std::to_string(g_tmp_counter.fetch_add(1));
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // O_EXCL | O_NOFOLLOW: a file or link planted under the temporary name is never written through.
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) fail("Could not write the file", path, errno);
 
   int err = write_all(fd, bytes.data(), bytes.size());
@@ -85,7 +86,11 @@ void write_file_atomic(const fs::path& path, std::string_view bytes) {
   fsync_dir(path.parent_path());
 }
 
-std::string read_file(const fs::path& path, uint64_t max_bytes) {
+namespace {
+
+// Opens path for reading after the checks read_file promises; returns the descriptor (blocking
+// again) and the file's size.
+int open_regular(const fs::path& path, uint64_t max_bytes, uint64_t* size) {
   // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, forever.
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
@@ -121,8 +126,17 @@ std::string read_file(const fs::path& path, uint64_t max_bytes) {
   }
   const int flags = ::fcntl(fd, F_GETFL);
   if (flags >= 0) (void)::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+  *size = static_cast<uint64_t>(st.st_size);
+  return fd;
+}
+
+}  // namespace
+
+std::string read_file(const fs::path& path, uint64_t max_bytes) {
+  uint64_t size = 0;
+  const int fd = open_regular(path, max_bytes, &size);
   std::string out;
-  if (st.st_size > 0) out.reserve(static_cast<size_t>(st.st_size));
+  if (size > 0) out.reserve(static_cast<size_t>(size));
   std::vector<char> buf(1 << 20);
   for (;;) {
     const ssize_t r = ::read(fd, buf.data(), buf.size());
@@ -145,18 +159,60 @@ std::string read_file(const fs::path& path, uint64_t max_bytes) {
   return out;
 }
 
+InputFile::InputFile(const fs::path& path, uint64_t max_bytes) : path_(path) {
+  fd_ = open_regular(path, max_bytes, &size_);
+}
+
+InputFile::~InputFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void InputFile::read_at(uint64_t offset, void* dst, size_t n) const {
+  char* p = static_cast<char*>(dst);
+  while (n > 0) {
+    const ssize_t r = ::pread(fd_, p, std::min<size_t>(n, size_t{1} << 30), static_cast<off_t>(offset));
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) {
+      const int err = errno;
+      throw Error("Could not read the file: " + errno_text(err), path_.string(),
+                  "The disk or file may be damaged; try a copy of it");
+    }
+    if (r == 0)
+      throw Error("The file ended at byte " + std::to_string(offset) + ", before the data its header announces",
+                  path_.string(), "The file is truncated (or was cut while being read); use another copy");
+    p += r;
+    n -= static_cast<size_t>(r);
+    offset += static_cast<uint64_t>(r);
+  }
+}
+
 // ---- AppendLog --------------------------------------------------------------------------------
 
 AppendLog::AppendLog(const fs::path& p) : path_(p) {
   // O_RDWR (not O_WRONLY): opening must read the tail to find an incomplete last line.
-  fd_ = ::open(p.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd_ < 0) fail("Could not open the log file for writing", p, errno);
+  // O_NOFOLLOW: a log is the run folder's own file; a symbolic link planted in its place (even a
+  // dangling one) would make the run create and append to a file outside the folder.
+  fd_ = ::open(p.c_str(), O_RDWR | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+  if (fd_ < 0) {
+    const int err = errno;
+    if (err == ELOOP)
+      throw Error("Could not open the log file for writing: it is a symbolic link", p.string(),
+                  "A run's logs are its own files; remove the link (a copy of what it points to may take its place)");
+    fail("Could not open the log file for writing", p, err);
+  }
   struct stat st {};
   if (::fstat(fd_, &st) != 0) {
     const int err = errno;
     close_fd();
     fail("Could not open the log file for writing", p, err);
   }
+  if (!S_ISREG(st.st_mode)) {
+    close_fd();
+    throw Error("Could not open the log file for writing: it is not a regular file", p.string(),
+                "Remove it (a FIFO or device in a run folder is not a log) and try again");
+  }
+  const int flags = ::fcntl(fd_, F_GETFL);
+  if (flags >= 0) (void)::fcntl(fd_, F_SETFL, flags & ~O_NONBLOCK);
   const uint64_t size = static_cast<uint64_t>(st.st_size);
 
   // Find the end of the last complete line, scanning backwards in blocks.

@@ -25,6 +25,26 @@ constexpr uint64_t kConfigFileMaxBytes = uint64_t{16} << 20;
 // the reader forever, a device such as /dev/zero never ends), larger than max_bytes, or unreadable.
 std::string read_file(const std::filesystem::path& path, uint64_t max_bytes = kReadFileMaxBytes);
 
+// A file opened for reading in parts, with read_file's checks, for readers that read a header
+// first and only then what the header says (never more than the file holds).
+class InputFile {
+ public:
+  explicit InputFile(const std::filesystem::path& path, uint64_t max_bytes = kReadFileMaxBytes);
+  ~InputFile();
+  InputFile(const InputFile&) = delete;
+  InputFile& operator=(const InputFile&) = delete;
+
+  uint64_t size() const { return size_; }  // at open
+  // Exactly n bytes at offset into dst; throws Error naming the file if it ends first or a read fails.
+  void read_at(uint64_t offset, void* dst, size_t n) const;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+  int fd_ = -1;
+  uint64_t size_ = 0;
+};
+
 // Append-only text log. Each append_line writes one whole line ('\n' added) with a single
 // write(2), so it reaches the kernel at once (no user-space buffer to lose); sync() fsyncs.
 // Opening an existing file whose last line is incomplete (a crash mid-line) truncates that

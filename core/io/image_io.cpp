@@ -124,9 +124,15 @@ void write_png(const fs::path& path, const Image8& img) {
 Image8 read_image(const fs::path& path) {
   const std::string bytes = read_file(path);
   const char* hint = "The file may be damaged or in a format OpenCV cannot read; try PNG or JPEG";
-  // Before the decoder allocates: a small file can announce a huge image.
-  if (const auto size = sniff_image_size(bytes.data(), bytes.size()))
-    check_image_pixels(size->width, size->height, path.string());
+  // Before the decoder allocates: a small file can announce a huge image, and one whose size
+  // cannot be read is not given to a decoder at all.
+  const auto size = sniff_image_size(bytes.data(), bytes.size());
+  if (const ImageVerdict v = judge_image(size, bytes.size()); v != ImageVerdict::Ok) {
+    if (v == ImageVerdict::TooManyPixels) check_image_pixels(size->width, size->height, path.string());
+    throw Error("not decoded: " + verdict_text(v, size, bytes.size()), path.string(),
+                v == ImageVerdict::Unknown ? hint : "shrink the image (training uses at most 128 x 128 pixels)");
+  }
+  limit_decoder_memory();
   cv::Mat m;
   try {
     // IMREAD_UNCHANGED so we see grey as grey and can convert depth/alpha ourselves.

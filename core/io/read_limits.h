@@ -18,12 +18,43 @@ uint64_t max_inflated_size(uint64_t compressed_bytes);
 // resized to at most 128 px, so larger sources only cost memory (3 bytes per pixel per thread).
 constexpr uint64_t kMaxImagePixels = uint64_t{1} << 26;
 
-// Width and height read from an image file's header without decoding it (PNG, JPEG, BMP, GIF,
-// WebP, TIFF); nullopt when the format is not one of those or the header is cut short.
+// What one image may cost to decode and convert at once (its encoded bytes, the decoder's output
+// and working buffers, the 8-bit copy): images over it are skipped by name, and the decoders
+// together hold at most this much (a budget they share), so no file makes a reader allocate
+// more than it honestly needs, one image at a time.
+constexpr uint64_t kMaxDecodeBytes = uint64_t{384} << 20;
+
+// Read from an image file's header without decoding it (PNG, JPEG, BMP, GIF, WebP, TIFF): the
+// size, and the most bytes OpenCV's decoder (IMREAD_UNCHANGED) and our 8-bit conversion hold at
+// once for it (output, libjpeg's coefficients for progressive or multi-scan JPEGs as far as the
+// bytes given show them, libtiff's strip, libwebp's ARGB plane). nullopt when the format is
+// none of those or the header is cut short or damaged: such a file is never decoded, since
+// nothing would bound what the decoder allocates.
 struct ImageSize {
   uint64_t width = 0, height = 0;
+  uint64_t decode_bytes = 0;
 };
 std::optional<ImageSize> sniff_image_size(const void* data, size_t n);
+
+// Why an image is not decoded, checked from its header and its size in bytes before it is read
+// whole (and again once it is).
+enum class ImageVerdict : uint8_t {
+  Ok,
+  Unknown,        // no header sniff_image_size can read: never given to a decoder
+  TooManyPixels,  // over kMaxImagePixels
+  TooCostly,      // decoding it would take more than kMaxDecodeBytes
+  TooManyBytes,   // the file holds far more bytes than an image of its size can need
+};
+ImageVerdict judge_image(const std::optional<ImageSize>& size, uint64_t file_bytes);
+// What the decoders may hold for an image (its bytes plus decode_bytes), for the shared budget.
+uint64_t image_cost(const ImageSize& size, uint64_t file_bytes);
+// "its header announces 20000 x 20000 pixels, more than ...", for a verdict other than Ok.
+std::string verdict_text(ImageVerdict v, const std::optional<ImageSize>& size, uint64_t file_bytes);
+
+// Caps what the image libraries allocate on their own (libjpeg's buffers, through JPEGMEM),
+// so that an image whose cost the header understates fails to decode instead of growing.
+// Called once before decoding; idempotent.
+void limit_decoder_memory();
 
 // Throws Error("image is W x H pixels, more than ...") naming path when w * h > max_pixels.
 void check_image_pixels(uint64_t width, uint64_t height, const std::string& path,

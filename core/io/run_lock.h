@@ -1,9 +1,11 @@
-// One writer per run folder. A writer (train, resume, the GUI's Session) holds an exclusive
-// flock(2) on <run>/run.lock for the run's lifetime; the file names the holder (pid, host,
-// command, start time) so a second writer is told who has the folder. The kernel drops the lock
-// when its process dies, however it dies, so a lock file left by a killed writer is stale by
-// construction and is taken over (and reported) by the next writer. Readers (sample, eval, the
-// GUI's "open run") need no lock: every file a writer replaces is replaced atomically.
+// One writer per run folder. A writer (train, resume, the GUI's Session) holds two exclusive
+// flock(2) locks for the run's lifetime: one on the run folder itself, which deleting or
+// replacing a file cannot lift, and one on <run>/run.lock, whose text names the holder (pid,
+// host, command, start time) so a second writer is told who has the folder. The kernel drops
+// both when the process dies, however it dies, so a lock file left by a killed writer is stale
+// by construction and is taken over (and reported) by the next writer. A writer that finds its
+// run.lock deleted or replaced writes it again (refresh). Readers (sample, eval, the GUI's
+// "open run") need no lock: every file a writer replaces is replaced atomically.
 #pragma once
 
 #include <filesystem>
@@ -29,8 +31,18 @@ class RunLock {
   bool created_file() const { return created_; }
   const std::filesystem::path& path() const { return path_; }
 
+  // Checks that the folder's path still names the locked folder (throws Error if it was moved or
+  // replaced: writing by path would then go elsewhere) and writes run.lock again if it was
+  // deleted or replaced, so the next writer is told who holds the folder. Cheap (two stat calls).
+  void refresh();
+
  private:
-  std::filesystem::path path_;
+  void open_and_lock_file();
+  void write_description();
+
+  std::filesystem::path dir_, path_;
+  std::string writer_;
+  int dir_fd_ = -1;  // the folder's lock; -1 where the file system has no locks on folders
   int fd_ = -1;
   bool created_ = false;
   std::string stale_;

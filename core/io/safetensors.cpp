@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -132,28 +133,31 @@ void write_safetensors(const fs::path& path, const StFile& f) {
   write_file_atomic(path, encode_impl(f, path.string()));
 }
 
-StFile read_safetensors(const fs::path& path) {
-  return decode_safetensors(read_file(path), path.string());
-}
+namespace {
 
-StFile decode_safetensors(std::string_view bytes, const std::string& name) {
+// The 8-byte header size, checked against the bytes that follow it (total: the whole file's size).
+uint64_t header_size(const uint8_t* b, uint64_t total, const std::string& name) {
   auto corrupt = [&](const std::string& what) { return Error(what, name, kCorruptHint); };
-
-  if (bytes.size() < 8)
-    throw corrupt("Truncated or not a safetensors file: it is " + std::to_string(bytes.size()) +
+  if (total < 8)
+    throw corrupt("Truncated or not a safetensors file: it is " + std::to_string(total) +
                   " bytes long, too short for the 8-byte header size");
   uint64_t n = 0;
-  for (int i = 0; i < 8; ++i) n |= static_cast<uint64_t>(static_cast<uint8_t>(bytes[i])) << (8 * i);
+  for (int i = 0; i < 8; ++i) n |= static_cast<uint64_t>(b[i]) << (8 * i);
   // The reference reader's limit: a larger size means garbage, not a real header.
   if (n > 100'000'000)
     throw corrupt("Not a safetensors file: the header size says " + std::to_string(n) +
                   " bytes, far more than any real header");
-  if (n > bytes.size() - 8)
+  if (n > total - 8)
     throw corrupt("Truncated or not a safetensors file: the header size says " + std::to_string(n) +
-                  " bytes, but only " + std::to_string(bytes.size() - 8) + " follow");
-  const std::string_view header_text = bytes.substr(8, n);
-  const std::string_view buffer = bytes.substr(8 + n);
+                  " bytes, but only " + std::to_string(total - 8) + " follow");
+  return n;
+}
 
+// The header's metadata and tensors (no data yet), with each tensor's [begin, end) in the data,
+// checked against data_size: the tensors must tile it exactly. Tensors come in data order.
+StFile parse_header(std::string_view header_text, uint64_t data_size, const std::string& name,
+                    std::vector<Entry>& entries) {
+  auto corrupt = [&](const std::string& what) { return Error(what, name, kCorruptHint); };
   if (header_text.empty() || header_text.front() != '{')
     throw corrupt("Not a safetensors file: the header is not a JSON object");
   ojson header;
@@ -165,7 +169,7 @@ StFile decode_safetensors(std::string_view bytes, const std::string& name) {
   if (!header.is_object()) throw corrupt("Not a safetensors file: the header is not a JSON object");
 
   StFile out;
-  std::vector<Entry> entries;
+  entries.clear();
   for (const auto& [key, val] : header.items()) {
     if (key == "__metadata__") {
       if (!val.is_object()) throw corrupt("The header's __metadata__ is not a JSON object");
@@ -215,9 +219,9 @@ StFile decode_safetensors(std::string_view bytes, const std::string& name) {
       throw corrupt(who + " has data_offsets " + offs + " (" + std::to_string(e.end - e.begin) +
                     " bytes), but shape " + shape_str(e.shape) + " of " + e.dtype + " needs " +
                     std::to_string(nbytes) + " bytes");
-    if (e.end > buffer.size())
+    if (e.end > data_size)
       throw corrupt("Truncated file: tensor " + key + " ends at byte " + std::to_string(e.end) +
-                    " of the data, but the file holds only " + std::to_string(buffer.size()) +
+                    " of the data, but the file holds only " + std::to_string(data_size) +
                     " bytes of data");
     entries.push_back(std::move(e));
   }
@@ -236,19 +240,45 @@ StFile decode_safetensors(std::string_view bytes, const std::string& name) {
     pos = e.end;
     prev = &e;
   }
-  if (pos != buffer.size())
-    throw corrupt("The data holds " + std::to_string(buffer.size() - pos) +
+  if (pos != data_size)
+    throw corrupt("The data holds " + std::to_string(data_size - pos) +
                   " bytes after the last tensor, which belong to no tensor");
-
   out.tensors.reserve(entries.size());
-  for (Entry& e : entries) {
-    StTensor t;
-    t.name = std::move(e.name);
-    t.dtype = std::move(e.dtype);
-    t.shape = std::move(e.shape);
-    const auto* p = reinterpret_cast<const uint8_t*>(buffer.data()) + e.begin;
-    t.data.assign(p, p + (e.end - e.begin));
-    out.tensors.push_back(std::move(t));
+  for (const Entry& e : entries) out.tensors.push_back({e.name, e.dtype, e.shape, {}});
+  return out;
+}
+
+}  // namespace
+
+StFile read_safetensors(const fs::path& path, const std::function<void(const StFile&)>& check_header) {
+  // The header first, then only the data it describes: a damaged or hostile file is refused
+  // after reading at most its header, and nothing beyond the file's real size is allocated.
+  const InputFile in(path);
+  const std::string name = path.string();
+  uint8_t size_bytes[8] = {};
+  in.read_at(0, size_bytes, std::min<uint64_t>(8, in.size()));
+  const uint64_t n = header_size(size_bytes, in.size(), name);
+  std::string header_text(static_cast<size_t>(n), '\0');
+  in.read_at(8, header_text.data(), header_text.size());
+  std::vector<Entry> entries;
+  StFile out = parse_header(header_text, in.size() - 8 - n, name, entries);
+  if (check_header) check_header(out);
+  for (size_t i = 0; i < entries.size(); ++i) {
+    std::vector<uint8_t>& data = out.tensors[i].data;
+    data.resize(static_cast<size_t>(entries[i].end - entries[i].begin));
+    in.read_at(8 + n + entries[i].begin, data.data(), data.size());
+  }
+  return out;
+}
+
+StFile decode_safetensors(std::string_view bytes, const std::string& name) {
+  const uint64_t n = header_size(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), name);
+  const std::string_view buffer = bytes.substr(8 + n);
+  std::vector<Entry> entries;
+  StFile out = parse_header(bytes.substr(8, n), buffer.size(), name, entries);
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const auto* p = reinterpret_cast<const uint8_t*>(buffer.data()) + entries[i].begin;
+    out.tensors[i].data.assign(p, p + (entries[i].end - entries[i].begin));
   }
   return out;
 }

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -41,8 +42,12 @@ struct StFile {
 // size not matching the shape, duplicate or reserved names) or a failed write.
 void write_safetensors(const std::filesystem::path& path, const StFile& f);
 
-// Reads and validates everything (see decode_safetensors); errors name path.
-StFile read_safetensors(const std::filesystem::path& path);
+// Reads and validates everything (see decode_safetensors); errors name path. The 8-byte size and
+// the header are read and checked first, against the file's size: only then is the data read,
+// tensor by tensor, so a damaged file costs at most its header. check_header, if given, sees the
+// file's metadata and tensors (names, dtypes, shapes; no data yet) and may throw to stop there.
+StFile read_safetensors(const std::filesystem::path& path,
+                        const std::function<void(const StFile&)>& check_header = {});
 
 std::string encode_safetensors(const StFile& f);
 // Throws Error naming name_for_errors when: the bytes are too short for the header size or the

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <cstring>
 #include <regex>
 
+#include "core/amp/loss_scaler.h"
 #include "core/common/error.h"
 #include "core/models/resnet.h"
 #include "core/nn/batchnorm2d.h"
@@ -116,7 +118,8 @@ std::vector<KernelChoice> read_kernel_choices(const std::string& text, const fs:
 
 }  // namespace
 
-void save_checkpoint(const fs::path& file, Trainer& trainer, const RunConfig& config, int64_t batches_consumed) {
+void save_checkpoint(const fs::path& file, Trainer& trainer, const RunConfig& config, int64_t batches_consumed,
+                     const std::string& dataset_fingerprint) {
   trainer.backend().synchronize();
   io::StFile f;
   for (const StateEntry& e : trainer.state()) f.tensors.push_back(from_device(trainer.backend(), e.name, *e.tensor));
@@ -131,6 +134,7 @@ void save_checkpoint(const fs::path& file, Trainer& trainer, const RunConfig& co
   f.metadata["config"] = config.to_json().dump();
   if (const std::vector<KernelChoice> kc = trainer.backend().kernel_choices(); !kc.empty())
     f.metadata["cpu_kernels"] = nlohmann::json(kc).dump();
+  if (!dataset_fingerprint.empty()) f.metadata["dataset"] = dataset_fingerprint;
   // A diverged state is never written: the last good checkpoint stays the newest.
   if (const std::vector<std::string> bad = nonfinite_tensors(f); !bad.empty())
     throw Error("not saving a checkpoint at step " + std::to_string(trainer.iteration()) + ": " +
@@ -142,20 +146,15 @@ void save_checkpoint(const fs::path& file, Trainer& trainer, const RunConfig& co
   io::write_safetensors(file, f);
 }
 
-io::StFile read_checkpoint(const fs::path& file, CheckpointInfo* info) {
-  std::error_code ec;
-  if (!fs::exists(file, ec))
-    throw Error("no such checkpoint", file.string(), "give the path of a .safetensors file in a run's checkpoints/ folder");
-  (void)step_of_checkpoint_name(file);  // an impossible step_N name is refused before reading
-  io::StFile f = io::read_safetensors(file);
+namespace {
+
+// What the metadata says, checked, and the shapes its configuration fixes: everything that can be
+// checked from the header, before a byte of the data is read.
+void check_header(const io::StFile& f, const fs::path& file, CheckpointInfo& i) {
   auto fmt = f.metadata.find("format");
   if (fmt == f.metadata.end() || fmt->second != kCheckpointFormat)
     throw Error("not an AMP GAN Studio checkpoint (no '" + std::string(kCheckpointFormat) + "' format tag)",
                 file.string(), "use a file from a run's checkpoints/ folder");
-  // Everything is checked here, before a caller writes anything: resume trims the logs and
-  // rewrites config.json on the strength of these numbers.
-  CheckpointInfo local;
-  CheckpointInfo& i = info ? *info : local;
   i.step = meta_int(f, "step", file, 0, kMaxSteps);
   i.batches_consumed = meta_int(f, "batches_consumed", file, 0, kMaxSteps);
   i.channels = static_cast<int>(meta_int(f, "channels", file, 1, 3));
@@ -190,8 +189,45 @@ io::StFile read_checkpoint(const fs::path& file, CheckpointInfo* info) {
   if (f.metadata.count("half_blocks"))
     i.layer_policy.half_blocks = static_cast<int>(meta_int(f, "half_blocks", file, -1, 1024));
   if (f.metadata.count("cpu_kernels")) i.kernel_choices = read_kernel_choices(f.metadata.at("cpu_kernels"), file);
+  i.dataset_fingerprint = f.metadata.count("dataset") ? f.metadata.at("dataset") : std::string();
   check_shapes_fit_config(f, file, i.config, i.channels);
+}
+
+// Each loss scaler's state [scale, clean steps] within what the run's settings allow, as the
+// settings themselves are checked: a scale of 0, 1e-45 or -1 would train NaN weights.
+void check_scaler_states(const io::StFile& f, const fs::path& file, const RunConfig& c) {
+  for (const char* name : {"scaler_d", "scaler_g"}) {
+    const io::StTensor* t = f.find(name);
+    if (!t) continue;
+    if (t->dtype != "F32" || t->shape != std::vector<int64_t>{2})
+      throw Error(std::string("checkpoint's loss-scaler state '") + name + "' is " + t->dtype + " of another shape, not F32 [2]",
+                  file.string(), "the file is damaged or was edited; use another checkpoint (resume --checkpoint FILE)");
+    float v[2];
+    std::memcpy(v, t->data.data(), sizeof v);
+    try {
+      check_scaler_state(v[0], v[1], c.scaler);
+    } catch (const Error& e) {
+      throw Error(std::string("checkpoint's loss-scaler state '") + name + "' is out of range: " + e.what_failed(),
+                  file.string(), "the file is damaged or was edited; use another checkpoint (resume --checkpoint FILE)");
+    }
+  }
+}
+
+}  // namespace
+
+io::StFile read_checkpoint(const fs::path& file, CheckpointInfo* info) {
+  std::error_code ec;
+  if (!fs::exists(file, ec))
+    throw Error("no such checkpoint", file.string(), "give the path of a .safetensors file in a run's checkpoints/ folder");
+  (void)step_of_checkpoint_name(file);  // an impossible step_N name is refused before reading
+  // Everything is checked here, before a caller writes anything: resume trims the logs and
+  // rewrites config.json on the strength of these numbers. The header is checked before the
+  // data is read, so a damaged or hostile file costs at most its header.
+  CheckpointInfo local;
+  CheckpointInfo& i = info ? *info : local;
+  io::StFile f = io::read_safetensors(file, [&](const io::StFile& header) { check_header(header, file, i); });
   verify_checkpoint_data(f, file);
+  check_scaler_states(f, file, i.config);
   return f;
 }
 
@@ -225,7 +261,7 @@ void load_checkpoint(const io::StFile& f, const fs::path& file, Trainer& trainer
       for (size_t i = 0; i < st->shape.size(); ++i) got += (i ? ", " : "") + std::to_string(st->shape[i]);
       got += ")";
       throw Error("checkpoint is from another model shape: '" + e.name + "' is " + st->dtype + " " + got +
-                      " in the file but " + e.tensor->shape().str() + " here",
+                      " in the file but F32 " + e.tensor->shape().str() + " here",
                   file.string(), "use the settings the checkpoint was written with (its run's config.json)");
     }
     b.upload(*e.tensor, st->data.data(), st->data.size());

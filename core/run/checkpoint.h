@@ -23,16 +23,20 @@ struct CheckpointInfo {
   // The CPU backend's product kernels the run had chosen (backend.h): a resumed run reuses them,
   // so that it continues bit for bit on the same host. Empty for other backends and older files.
   std::vector<KernelChoice> kernel_choices;
+  // The dataset the run trained on (data::fingerprint); empty in checkpoints from before it was kept.
+  std::string dataset_fingerprint;
 };
 
 constexpr const char* kCheckpointFormat = "ampgan-checkpoint-1";
 
+// dataset_fingerprint: data::fingerprint of the set it trains on (resume compares it).
 void save_checkpoint(const std::filesystem::path& file, Trainer& trainer, const RunConfig& config,
-                     int64_t batches_consumed);
+                     int64_t batches_consumed, const std::string& dataset_fingerprint = {});
 // Reads and validates a checkpoint file: format; metadata (step in range and equal to the one in a
 // step_N file name, data position, channels, precision, the embedded configuration); and the
-// shapes that the configuration fixes, before anything is allocated for it. Throws Error naming
-// the file.
+// shapes that the configuration fixes, all from the header before any data is read; then the
+// data's CRC, that it is finite, and the loss scalers' states against the configuration's range.
+// Throws Error naming the file.
 io::StFile read_checkpoint(const std::filesystem::path& file, CheckpointInfo* info);
 // Throws Error if file is named step_N.safetensors and N is not info.step (a renamed or edited
 // file, which would misplace the run's history). Separate from read_checkpoint so that a file of

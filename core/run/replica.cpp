@@ -7,7 +7,7 @@
 
 namespace ampgan::dist {
 
-int64_t run_replica(Communicator& comm, const RunConfig* own) {
+int64_t run_replica(Communicator& comm, const RunConfig* own, const std::atomic<bool>* stop, bool* interrupted) {
   const nlohmann::json h = DataParallel::exchange_header(comm, nullptr);
   const RunConfig cfg = RunConfig::from_json(h.at("run_config"), "rank 0's configuration");
   data::LoadOptions lo;
@@ -23,6 +23,7 @@ int64_t run_replica(Communicator& comm, const RunConfig* own) {
   const nlohmann::json mine = rank_facts(own ? &own_json : nullptr, set, *backend);
 
   DataParallel dp(comm, *backend, cfg.trainer_config(set.channels));
+  dp.set_stop_flag(stop);
   Trainer trainer(*backend, dp.rank_config());
   dp.attach(trainer);
   trainer.set_precision(parse_precision(h.at("precision").get<std::string>()));
@@ -30,11 +31,13 @@ int64_t run_replica(Communicator& comm, const RunConfig* own) {
   const int64_t start = h.at("step").get<int64_t>();
   trainer.set_iteration(start);
   data::BatchLoader loader(set, cfg.batch, cfg.seed, h.at("batches_consumed").get<int64_t>());
-  while (dp.next_step()) {
+  for (DataParallel::Vote v; (v = dp.next_step()) != DataParallel::Vote::End;) {
+    if (v == DataParallel::Vote::Stop) continue;  // rank 0 finishes the run; this rank waits for its End
     trainer.step([&] { return dp.slice(loader.next()); });  // n_dis batches, as on rank 0
     trainer.collect();
   }
   trainer.collect(true);
+  if (interrupted) *interrupted = dp.interrupted();
   return trainer.iteration() - start;
 }
 

@@ -1,9 +1,13 @@
 #include "core/run/run_folder.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
+#include <system_error>
 
 #include "core/common/error.h"
 #include "core/common/timestamp.h"
@@ -55,6 +59,30 @@ bool RunFolder::has_checkpoint() const {
   for (const auto& e : fs::directory_iterator(checkpoints_dir(), ec))
     if (e.path().extension() == ".safetensors") return true;
   return false;
+}
+
+void RunFolder::check_own_files() const {
+  std::vector<const char*> names = log_names();
+  names.insert(names.begin(), kConfig);
+  for (const char* name : names) {
+    const fs::path p = dir_ / name;
+    std::error_code ec;
+    const fs::file_status st = fs::symlink_status(p, ec);
+    if (ec || !fs::exists(st) || fs::is_regular_file(st)) continue;
+    std::string what = "not a regular file";
+    if (fs::is_symlink(st)) {
+      const fs::path target = fs::read_symlink(p, ec);
+      what = "a symbolic link" + (ec ? std::string() : " to " + target.string()) +
+             (fs::exists(p, ec) ? std::string() : " (which does not exist)");
+    } else if (fs::is_directory(st)) {
+      what = "a folder";
+    } else if (fs::is_fifo(st)) {
+      what = "a FIFO (named pipe)";
+    }
+    throw Error(std::string(name) + " is " + what + "; a run's files must be its own regular files, so that "
+                    "nothing is written outside the run folder (nothing was changed)",
+                p.string(), "remove it, or put a copy of the file it stands for in its place, and try again");
+  }
 }
 
 RunConfig RunFolder::read_config() const {
@@ -124,7 +152,8 @@ double RunFolder::trim_logs(int64_t step) const {
     std::string current;
     for (const std::string& c : now) current += (current.empty() ? "" : ",") + c;
     const std::string pad = upgrade ? std::string(now.size() - cols.size(), ',') : std::string();
-    out = (upgrade ? current : header) + "\n";
+    // An emptied file stays empty: the log's opener writes the header then.
+    if (!header.empty()) out = (upgrade ? current : header) + "\n";
     const auto time_col = std::find(cols.begin(), cols.end(), "time_s") - cols.begin();
     while (std::getline(in, line)) {
       if (line.empty()) continue;
@@ -156,8 +185,19 @@ double RunFolder::trim_logs(int64_t step) const {
 }
 
 fs::path RunFolder::set_aside(const std::vector<fs::path>& files, int64_t step) const {
-  const fs::path dir = checkpoints_dir() / ("superseded-after-" + std::to_string(step) + "-" + local_timestamp());
-  io::ensure_writable_dir(dir);
+  // mkdir, not create_directories: a folder of that name (two resumes in one second) is never
+  // shared, so one set-aside history can never overwrite another's copies.
+  io::ensure_writable_dir(checkpoints_dir());
+  const std::string base = "superseded-after-" + std::to_string(step) + "-" + local_timestamp();
+  fs::path dir;
+  for (int n = 1;; ++n) {
+    dir = checkpoints_dir() / (n == 1 ? base : base + "-" + std::to_string(n));
+    if (::mkdir(dir.c_str(), 0755) == 0) break;
+    const int err = errno;
+    if (err != EEXIST || n == 1000)
+      throw Error("could not create a folder for the superseded history: " + std::system_category().message(err),
+                  dir.string(), "check that the run folder is writable and the disk is not full");
+  }
   for (const char* log : log_names())
     if (fs::exists(dir_ / log)) io::write_file_atomic(dir / log, io::read_file(dir_ / log));
   for (const fs::path& f : files) {

@@ -50,6 +50,10 @@ class RunFolder {
   bool holds_files() const;         // anything but an unheld run.lock (a refused start may leave one)
   bool has_checkpoint() const;
 
+  // Throws Error naming the first of config.json and the logs that exists but is not a regular
+  // file of the folder's own (a symbolic link, even a dangling one, a FIFO, a folder): a writer
+  // must never follow a link out of its folder. Called before a run's first write.
+  void check_own_files() const;
   RunConfig read_config() const;  // clear errors for a missing or invalid config.json
   void write_config(const RunConfig& c) const;
   // Rows that parse; a half-written last row (a killed writer) is left out.
@@ -59,8 +63,9 @@ class RunFolder {
   // Keeps the rows and events of steps <= step (the history a resume from `step` continues) and
   // returns the largest time_s kept, the clock the continued run counts on from.
   double trim_logs(int64_t step) const;
-  // Moves `files` (later checkpoints) and copies of the logs into
-  // checkpoints/superseded-after-<step>-<time>/, and returns that folder.
+  // Moves `files` (later checkpoints) and copies of the logs into a new folder
+  // checkpoints/superseded-after-<step>-<time>/ (-2, -3, ... when that name is taken: every
+  // set-aside history keeps its own), and returns that folder.
   std::filesystem::path set_aside(const std::vector<std::filesystem::path>& files, int64_t step) const;
 
  private:

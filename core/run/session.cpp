@@ -61,7 +61,12 @@ void Session::emit_event(RunEvent e) {
 }
 
 void Session::step() {
-  if (parallel_) parallel_->next_step(true);
+  if (lock_) lock_->refresh();  // a deleted run.lock is written again; a moved folder stops the run
+  // Every rank votes at the step boundary: a signal to any of them stops them all here.
+  if (parallel_ && parallel_->next_step(true) != dist::DataParallel::Vote::Step) {
+    ranks_stopped_ = true;
+    return;
+  }
   // n_dis batches a step; under data parallelism each rank trains on its slice of each.
   trainer_->step([this] { return parallel_ ? parallel_->slice(loader_->next()) : loader_->next(); });
   const int64_t it = trainer_->iteration();
@@ -75,6 +80,8 @@ void Session::step() {
   if (cfg_.hist_every > 0 && it % cfg_.hist_every == 0 && (listener_ || hist_log_)) write_histograms(it, last);
   if (cfg_.sample_every > 0 && it % cfg_.sample_every == 0) write_samples();
   if (cfg_.checkpoint_every > 0 && it % cfg_.checkpoint_every == 0) save_checkpoint();
+  time_done_ = time_offset_ + trainer_->elapsed_s();
+  steps_done_ = it;
 }
 
 // The CPU backend chooses a kernel per product when it first meets it (the first step, a new
@@ -252,12 +259,13 @@ fs::path Session::save_checkpoint() {
                           "), with a lower learning rate or in fp32/bf16"
                     : "start again with a lower learning rate or in fp32/bf16");
   }
-  ampgan::save_checkpoint(p, *trainer_, cfg_, loader_->batches_consumed());
+  ampgan::save_checkpoint(p, *trainer_, cfg_, loader_->batches_consumed(), dataset_fingerprint_);
   metrics_log_->sync();
   events_log_->sync();
   if (layers_log_) layers_log_->sync();
   if (hist_log_) hist_log_->sync();
   last_checkpoint_step_ = it;
+  checkpoint_done_ = it;
   const auto pruned = prune_checkpoints(folder_.dir(), cfg_.keep_checkpoints, int64_t{10} * cfg_.checkpoint_every, it);
   RunEvent e{it, 0, EventType::Checkpoint, "", "checkpoint " + p.filename().string()};
   e.data["path"] = p.string();
@@ -318,11 +326,34 @@ void Session::set_total_steps(int64_t steps) {
 }
 
 void Session::run(const std::atomic<bool>* stop) {
-  while (!done() && !(stop && stop->load())) step();
+  while (!done() && !(stop && stop->load()) && !ranks_stopped_) step();
+}
+
+void Session::record_stop(const std::string& reason) noexcept {
+  if (stopped_) return;
+  try {
+    emit_event({trainer_ ? trainer_->iteration() : 0, 0, EventType::Stop, "",
+                "stopped at step " + std::to_string(trainer_ ? trainer_->iteration() : 0) + " (" + reason + ")"});
+    if (events_log_) events_log_->sync();
+  } catch (...) {
+  }
+}
+
+std::string Session::report_blocked_stop(const std::string& why) const {
+  const int64_t step = steps_done_.load(), ck = checkpoint_done_.load();
+  const std::string msg = "stopped at step " + std::to_string(step) + " (" + why + "); the newest checkpoint is " +
+                          (ck >= 0 ? folder_.checkpoint(ck).filename().string() : std::string("none"));
+  try {
+    RunEvent e{step, time_done_.load(), EventType::Stop, "", msg};
+    io::AppendLog own(folder_.events());  // its own descriptor: the Session's thread may be mid-call
+    own.append_line(e.to_json().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    own.sync();
+  } catch (...) {
+  }
+  return msg;
 }
 
 void Session::finish(const std::string& reason) {
-  if (parallel_) parallel_->next_step(false);  // the other ranks end here
   handle_rows(trainer_->collect(true));
   const int64_t it = trainer_->iteration();
   if (it > 0 && last_samples_step_ != it) write_samples();
@@ -337,10 +368,14 @@ void Session::finish(const std::string& reason) {
                       (last_checkpoint_step_ > 0 ? "step " + std::to_string(last_checkpoint_step_) : std::string("none"))});
   }
   emit_event({it, 0, EventType::Stop, "", "stopped at step " + std::to_string(it) + " (" + reason + ")"});
+  stopped_ = true;
   metrics_log_->sync();
   events_log_->sync();
   if (layers_log_) layers_log_->sync();
   if (hist_log_) hist_log_->sync();
+  // Last: the other ranks wait here while this one writes, so that none ends (and mpirun, which
+  // ends a job when one of its ranks does, never kills this one) before the checkpoint is on disk.
+  if (parallel_) parallel_->next_step(false, reason != "finished" && reason != "diverged");
 }
 
 }  // namespace ampgan

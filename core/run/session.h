@@ -60,6 +60,9 @@ struct SessionOptions {
   // Data-parallel training (core/dist/data_parallel.h): this process is rank 0 of comm's ranks,
   // the others run dist::run_replica. nullptr: one device.
   dist::Communicator* comm = nullptr;
+  // Resume: continue although the dataset differs from the one the checkpoint was trained on
+  // (its fingerprint); false refuses, since the run would no longer be the one that never stopped.
+  bool allow_changed_dataset = false;
 };
 
 class Session {
@@ -77,7 +80,17 @@ class Session {
   ~Session();
 
   void step();                                  // one iteration with its bookkeeping
-  void run(const std::atomic<bool>* stop = nullptr);  // until the target step or *stop
+  // Until the target step, *stop, or (data-parallel) a stop another rank was asked for.
+  void run(const std::atomic<bool>* stop = nullptr);
+  // Data-parallel: the ranks stopped because another rank was asked to (a signal to rank 1).
+  bool stopped_by_another_rank() const { return ranks_stopped_; }
+  // A "stop" event for a run that ends by an error (a collective that failed, a full disk):
+  // best effort, from the thread that runs the Session.
+  void record_stop(const std::string& reason) noexcept;
+  // From any thread, while the Session's own thread may be blocked (in a collective whose other
+  // ranks have ended): a "stop" event naming the newest checkpoint, written through its own
+  // descriptor, and the same line returned for stderr.
+  std::string report_blocked_stop(const std::string& why) const;
   // Flushes metrics, writes samples and a checkpoint (unless already written for this step)
   // and a "stop" event with the reason.
   void finish(const std::string& reason);
@@ -118,6 +131,8 @@ class Session {
   void evaluate(StepMetrics& row);
 
   void take_lock(const SessionOptions& opt);
+  // The four logs (metrics.csv with its header when it is new or was deleted), for create and resume.
+  void open_logs();
   // A "warning" event naming the stale temporary files removed at start (sweep_stale_temporaries).
   void report_swept(const std::vector<std::filesystem::path>& swept, int64_t step);
   // Data-parallel start (core/run/session_parallel.cpp): the ranks check their settings and
@@ -133,6 +148,7 @@ class Session {
   std::set<std::string> reported_kernels_;      // kernel choices already in events.jsonl
   std::string backend_note_;
   std::unique_ptr<data::ImageSet> data_;
+  std::string dataset_fingerprint_;  // data::fingerprint(*data_), written into every checkpoint
   std::unique_ptr<data::BatchLoader> loader_;
   std::unique_ptr<Trainer> trainer_;
   std::unique_ptr<metrics::Evaluator> evaluator_;
@@ -147,6 +163,11 @@ class Session {
   double last_scale_d_ = -1, last_scale_g_ = -1;
   int consecutive_skips_d_ = 0, consecutive_skips_g_ = 0;
   int64_t last_checkpoint_step_ = -1, last_samples_step_ = -1;
+  bool ranks_stopped_ = false;
+  bool stopped_ = false;  // finish() wrote the "stop" event
+  // For report_blocked_stop, read from another thread.
+  std::atomic<int64_t> steps_done_{0}, checkpoint_done_{-1};
+  std::atomic<double> time_done_{0};  // metrics.csv's clock at steps_done_
 };
 
 }  // namespace ampgan

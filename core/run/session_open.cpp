@@ -51,6 +51,14 @@ void check_same_run(const RunConfig& ck, const RunConfig& run, const fs::path& f
 }
 }  // namespace
 
+void Session::open_logs() {
+  metrics_log_ = std::make_unique<io::AppendLog>(folder_.metrics());
+  if (metrics_log_->size() == 0) metrics_log_->append_line(csv_header());  // new, or deleted since
+  events_log_ = std::make_unique<io::AppendLog>(folder_.events());
+  layers_log_ = std::make_unique<LayersLog>(folder_.layers(), trainer_->tensor_names());
+  hist_log_ = std::make_unique<HistogramsLog>(folder_.histograms());
+}
+
 void Session::take_lock(const SessionOptions& opt) {
   lock_ = std::make_unique<io::RunLock>(folder_.dir(), opt.writer.empty() ? io::this_command_line() : opt.writer);
 }
@@ -65,6 +73,7 @@ void Session::build(const SessionOptions& opt, int channels_override) {
   lo.progress = opt.progress;
   lo.cancel = opt.cancel;
   data_ = std::make_unique<data::ImageSet>(data::load_dataset(cfg_.dataset, lo));
+  dataset_fingerprint_ = data::fingerprint(*data_);
   if (cfg_.batch > data_->count)
     throw Error("batch size " + std::to_string(cfg_.batch) + " is larger than the dataset (" +
                     std::to_string(data_->count) + " images)",
@@ -74,7 +83,10 @@ void Session::build(const SessionOptions& opt, int channels_override) {
   backend_->set_cpu_kernels(cfg_.cpu_kernels);
   backend_->reuse_kernel_choices(recorded_kernels_);
   TrainerConfig tc = cfg_.trainer_config(data_->channels);
-  if (opt.comm) parallel_ = std::make_unique<dist::DataParallel>(*opt.comm, *backend_, tc);
+  if (opt.comm) {
+    parallel_ = std::make_unique<dist::DataParallel>(*opt.comm, *backend_, tc);
+    parallel_->set_stop_flag(opt.cancel);  // this rank's signals, voted at every step boundary
+  }
   trainer_ = std::make_unique<Trainer>(*backend_, parallel_ ? parallel_->rank_config() : tc);
   if (parallel_) parallel_->attach(*trainer_);
   const int nz = trainer_->config().model.latent;
@@ -117,12 +129,9 @@ std::unique_ptr<Session> Session::create(const RunConfig& cfg, const SessionOpti
   }
   io::ensure_writable_dir(s->folder_.samples_dir());
   io::ensure_writable_dir(s->folder_.checkpoints_dir());
+  s->folder_.check_own_files();
   s->folder_.write_config(s->cfg_);
-  s->metrics_log_ = std::make_unique<io::AppendLog>(s->folder_.metrics());
-  s->metrics_log_->append_line(csv_header());
-  s->events_log_ = std::make_unique<io::AppendLog>(s->folder_.events());
-  s->layers_log_ = std::make_unique<LayersLog>(s->folder_.layers(), s->trainer_->tensor_names());
-  s->hist_log_ = std::make_unique<HistogramsLog>(s->folder_.histograms());
+  s->open_logs();
   RunEvent e;
   e.type = EventType::Start;
   e.message = "training " + s->data_->name + " (" + std::to_string(s->data_->count) + " images, " +
@@ -155,6 +164,7 @@ std::unique_ptr<Session> Session::resume(const fs::path& run_dir, int64_t total_
   std::unique_ptr<Session> s(new Session());
   s->folder_ = folder;
   s->take_lock(opt);  // before anything is read: what is read must not change under us
+  folder.check_own_files();  // no link leads a write out of the folder; refused before any write
   RunConfig cfg = folder.read_config();
   const fs::path ckpt = checkpoint.empty() ? newest_checkpoint(run_dir) : checkpoint;
   CheckpointInfo info;
@@ -185,9 +195,20 @@ std::unique_ptr<Session> Session::resume(const fs::path& run_dir, int64_t total_
     throw Error("the dataset now has " + std::to_string(s->data_->channels) + " channels, the checkpoint " +
                     std::to_string(info.channels),
                 cfg.dataset, "resume with the same dataset the run was trained on");
+  // Resume promises the run that never stopped: on other data it would not be. The user chooses.
+  const bool dataset_changed = !info.dataset_fingerprint.empty() && info.dataset_fingerprint != s->dataset_fingerprint_;
+  if (dataset_changed && !opt.allow_changed_dataset)
+    throw Error("the dataset changed since the checkpoint was written: it was " + info.dataset_fingerprint +
+                    ", it is now " + s->dataset_fingerprint_ + " (nothing was changed)",
+                cfg.dataset,
+                "restore the dataset the run trained on to continue it exactly, or resume with "
+                "--allow-changed-dataset to continue on the data as it is now (the run then differs from one "
+                "that never stopped)");
   load_checkpoint(file, ckpt, *s->trainer_);
   check_step_matches_name(info, ckpt);
   s->trainer_->set_iteration(info.step);
+  s->steps_done_ = info.step;
+  s->checkpoint_done_ = info.step;
   s->trainer_->set_precision(info.precision);
   s->last_checkpoint_step_ = info.step;
   s->last_samples_step_ = info.step;
@@ -198,12 +219,10 @@ std::unique_ptr<Session> Session::resume(const fs::path& run_dir, int64_t total_
   if (!newer.empty()) aside = folder.set_aside(newer, info.step);
   const auto swept = sweep_stale_temporaries(run_dir);
   // Rows and events after the checkpoint describe steps that will now be trained again.
+  const bool had_metrics = fs::exists(folder.metrics(), ec);
   s->time_offset_ = folder.trim_logs(info.step);
   folder.write_config(cfg);
-  s->metrics_log_ = std::make_unique<io::AppendLog>(folder.metrics());
-  s->events_log_ = std::make_unique<io::AppendLog>(folder.events());
-  s->layers_log_ = std::make_unique<LayersLog>(folder.layers(), s->trainer_->tensor_names());
-  s->hist_log_ = std::make_unique<HistogramsLog>(folder.histograms());
+  s->open_logs();
   RunEvent e;
   e.step = info.step;
   e.type = EventType::Resume;
@@ -220,6 +239,14 @@ std::unique_ptr<Session> Session::resume(const fs::path& run_dir, int64_t total_
     s->emit_event({info.step, 0, EventType::Warning, "",
                    "took over the run folder's lock from a writer that ended without releasing it (" +
                        s->lock_->stale_holder() + ")"});
+  if (dataset_changed)
+    s->emit_event({info.step, 0, EventType::Warning, "",
+                   "the dataset changed since the checkpoint (it was " + info.dataset_fingerprint + ", it is now " +
+                       s->dataset_fingerprint_ + "); continued on the new data as asked (--allow-changed-dataset)"});
+  if (!had_metrics)
+    s->emit_event({info.step, 0, EventType::Warning, "",
+                   "metrics.csv was missing: a new one starts after step " + std::to_string(info.step) +
+                       " (the rows of the earlier steps are lost)"});
   s->report_swept(swept, info.step);
   for (const std::string& n : notes) s->emit_event({info.step, 0, EventType::Info, "", n});
   return s;

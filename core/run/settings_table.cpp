@@ -1,6 +1,7 @@
 #include "core/run/settings_table.h"
 
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 #include "core/common/error.h"
@@ -22,6 +23,8 @@ namespace {
   .set = [](RunConfig& c, const nlohmann::json& v) { c.field = parse(v.get<std::string>()); }
 
 constexpr int64_t kIntMax = std::numeric_limits<int>::max();
+constexpr double kFp32Max = std::numeric_limits<float>::max();
+constexpr double kFp32MinNormal = std::numeric_limits<float>::min();  // 1/S stays finite above it
 
 constexpr SettingChoice kChannels[] = {{"0", "As the dataset"}, {"1", "Grey (1)"}, {"3", "Colour (3)"}};
 constexpr SettingChoice kModels[] = {{"dcgan", "DCGAN"}, {"resnet", "ResNet (SNGAN/BigGAN)"}};
@@ -124,30 +127,30 @@ const Setting kSettings[] = {
      .label = "Loss", .tip = "GAN loss; computed in FP32 in every precision mode", AMPGAN_NAMED(loss, loss_name, parse_loss)},
     // Both rates at once; read, never written (config.json has lr_g and lr_d).
     {.key = "lr", .type = SettingType::Real, .flag = "lr", .meta = "LR", .help = "learning rate of both networks (0.0002)",
-     .section = "Model and optimiser", .example = "0.001", .saved = false,
+     .section = "Model and optimiser", .hint = "DCGAN uses 0.0002", .min = 0, .min_open = true, .max = 1, .example = "0.001", .saved = false,
      .get = [](const RunConfig& c) -> nlohmann::json { return c.lr_g == c.lr_d ? nlohmann::json(c.lr_g) : nlohmann::json(); },
      .set = [](RunConfig& c, const nlohmann::json& v) { c.lr_g = c.lr_d = v.get<float>(); }},
     {.key = "lr_g", .type = SettingType::Real, .flag = "lr-g", .meta = "LR", .help = "generator learning rate",
-     .section = "Model and optimiser", .example = "5e-05", .panel = PanelGroup::Optimiser, .label = "LR G",
+     .section = "Model and optimiser", .hint = "DCGAN uses 0.0002", .min = 0, .min_open = true, .max = 1, .example = "5e-05", .panel = PanelGroup::Optimiser, .label = "LR G",
      .tip = "Generator learning rate (e.g. 2e-4); can be changed while training", .panel_lo = 1e-6, .panel_hi = 1,
      .object_name = "lrG", .live = true, AMPGAN_FIELD(lr_g)},
     {.key = "lr_d", .type = SettingType::Real, .flag = "lr-d", .meta = "LR", .help = "discriminator learning rate",
-     .section = "Model and optimiser", .example = "0.0004", .panel = PanelGroup::Optimiser, .label = "LR D",
+     .section = "Model and optimiser", .hint = "DCGAN uses 0.0002", .min = 0, .min_open = true, .max = 1, .example = "0.0004", .panel = PanelGroup::Optimiser, .label = "LR D",
      .tip = "Discriminator learning rate (e.g. 2e-4); can be changed while training", .panel_lo = 1e-6, .panel_hi = 1,
      .object_name = "lrD", .live = true, AMPGAN_FIELD(lr_d)},
     {.key = "beta1", .type = SettingType::Real, .flag = "beta1", .meta = "B1", .help = "Adam beta1 (0.5)",
-     .section = "Model and optimiser", .example = "0", .panel = PanelGroup::Optimiser, .label = "β1",
+     .section = "Model and optimiser", .hint = "DCGAN uses 0.5", .min = 0, .max = 1, .max_open = true, .example = "0", .panel = PanelGroup::Optimiser, .label = "β1",
      .tip = "Adam β1 (DCGAN: 0.5)", .panel_lo = 0, .panel_hi = 0.9999, .panel_step = 0.05, AMPGAN_FIELD(beta1)},
     {.key = "beta2", .type = SettingType::Real, .flag = "beta2", .meta = "B2", .help = "Adam beta2 (0.999)",
-     .section = "Model and optimiser", .example = "0.99", .panel = PanelGroup::Optimiser, .label = "β2",
+     .section = "Model and optimiser", .hint = "DCGAN uses 0.999", .min = 0, .max = 1, .max_open = true, .example = "0.99", .panel = PanelGroup::Optimiser, .label = "β2",
      .tip = "Adam β2", .panel_lo = 0, .panel_hi = 0.9999, .panel_step = 0.001, AMPGAN_FIELD(beta2)},
     {.key = "ema_decay", .type = SettingType::Real, .flag = "ema-decay", .meta = "D",
      .help = "generator EMA decay: 0 off (default), e.g. 0.999; samples, evaluation and\n"
              "export use the EMA generator; a skipped G step does not advance it",
-     .section = "Model and optimiser", .example = "0.999", AMPGAN_FIELD(ema_decay)},
+     .section = "Model and optimiser", .hint = "use 0 (off) or e.g. 0.999", .min = 0, .max = 1, .max_open = true, .example = "0.999", AMPGAN_FIELD(ema_decay)},
     {.key = "ema_rampup", .type = SettingType::Real, .flag = "ema-rampup", .meta = "R",
      .help = "EMA ramp-up: the decay is min(D, (1 + t) / (R + t)) at G step t (0: none)",
-     .section = "Model and optimiser", .example = "10", AMPGAN_FIELD(ema_rampup)},
+     .section = "Model and optimiser", .hint = "use 0 (none) or e.g. 10", .min = 0, .max = 1e9, .example = "10", AMPGAN_FIELD(ema_rampup)},
     {.key = "seed", .type = SettingType::Unsigned, .flag = "seed", .meta = "S",
      .help = "seed of weights, data order and latents (0)", .section = "Model and optimiser",
      .hint = "the default is 0", .example = "42", .panel = PanelGroup::Optimiser, .label = "Seed",
@@ -180,15 +183,18 @@ const Setting kSettings[] = {
             "AVX512-BF16, which makes BF16 AMP faster than FP32 there.",
      AMPGAN_NAMED(cpu_kernels, cpu_kernels_name, parse_cpu_kernels_setting)},
     {.key = "init_scale", .type = SettingType::Real, .flag = "init-scale", .meta = "S",
-     .help = "initial loss scale (65536 = 2^16)", .section = "Precision", .example = "1024", .panel = PanelGroup::Scaler,
+     .help = "initial loss scale (65536 = 2^16)", .section = "Precision",
+     .hint = "1/S must stay finite in FP32; the default is 65536 = 2^16", .min = kFp32MinNormal, .max = kFp32Max, .example = "1024", .panel = PanelGroup::Scaler,
      .widget = PanelWidget::Pow2, .label = "Initial scale", .tip = "The loss is multiplied by this before backward",
      .panel_lo = -24, .panel_hi = 30, AMPGAN_FIELD(scaler.init_scale)},
     {.key = "growth_factor", .type = SettingType::Real, .flag = "growth", .meta = "F",
-     .help = "loss-scale growth factor (2)", .section = "Precision", .example = "4", .panel = PanelGroup::Scaler,
+     .help = "loss-scale growth factor (2)", .section = "Precision", .hint = "the default is 2", .min = 1,
+     .min_open = true, .max = kFp32Max, .example = "4", .panel = PanelGroup::Scaler,
      .label = "Growth factor", .tip = "The scale is multiplied by this after the growth interval",
      .panel_lo = 1.01, .panel_hi = 1024, .panel_step = 0.5, AMPGAN_FIELD(scaler.growth_factor)},
     {.key = "backoff_factor", .type = SettingType::Real, .flag = "backoff", .meta = "F",
-     .help = "loss-scale backoff factor on overflow (0.5)", .section = "Precision", .example = "0.25",
+     .help = "loss-scale backoff factor on overflow (0.5)", .section = "Precision", .hint = "the default is 0.5",
+     .min = 0, .min_open = true, .max = 1, .max_open = true, .example = "0.25",
      .panel = PanelGroup::Scaler, .label = "Backoff factor", .tip = "The scale is multiplied by this on an overflow",
      .panel_lo = 0.01, .panel_hi = 0.99, .panel_step = 0.05, AMPGAN_FIELD(scaler.backoff_factor)},
     {.key = "growth_interval", .type = SettingType::Int, .flag = "growth-interval", .meta = "N",
@@ -197,11 +203,14 @@ const Setting kSettings[] = {
      .tip = "Clean steps before the scale grows", .panel_lo = 1, .panel_hi = 10'000'000,
      AMPGAN_FIELD(scaler.growth_interval)},
     {.key = "min_scale", .type = SettingType::Real, .flag = "min-scale", .meta = "S", .help = "loss-scale floor (1)",
-     .section = "Precision", .example = "0.5", .panel = PanelGroup::Scaler, .widget = PanelWidget::Pow2,
+     .section = "Precision", .hint = "1/S must stay finite in FP32; the default is 1", .min = kFp32MinNormal,
+     .max = kFp32Max, .example = "0.5", .panel = PanelGroup::Scaler, .widget = PanelWidget::Pow2,
      .label = "Scale floor", .tip = "The scale never falls below this", .panel_lo = -24, .panel_hi = 30,
      AMPGAN_FIELD(scaler.min_scale)},
     {.key = "max_scale", .type = SettingType::Real, .flag = "max-scale", .meta = "S",
-     .help = "loss-scale ceiling (16777216 = 2^24)", .section = "Precision", .example = "1048576",
+     .help = "loss-scale ceiling (16777216 = 2^24)", .section = "Precision",
+     .hint = "1/S must stay finite in FP32; the default is 16777216 = 2^24", .min = kFp32MinNormal, .max = kFp32Max,
+     .example = "1048576",
      .panel = PanelGroup::Scaler, .widget = PanelWidget::Pow2, .label = "Scale ceiling",
      .tip = "The scale never grows above this", .panel_lo = -24, .panel_hi = 60, AMPGAN_FIELD(scaler.max_scale)},
     {.key = "scaler", .type = SettingType::Choice, .flag = "scaler", .meta = "M",
@@ -226,7 +235,8 @@ const Setting kSettings[] = {
      AMPGAN_NAMED(amp_strategy, amp_strategy_name, parse_amp_strategy)},
     {.key = "conv_clamp", .type = SettingType::Real, .flag = "conv-clamp", .meta = "C",
      .help = "clamp half-precision convolution outputs to [-C, C] (0 = off, default;\nStyleGAN2-ADA: 256)",
-     .section = "Precision", .example = "256", .panel = PanelGroup::Precision, .label = "Activation clamp",
+     .section = "Precision", .hint = "use 0 (off) or a bound such as 256 (StyleGAN2-ADA's)", .min = 0, .max = kFp32Max,
+     .example = "256", .panel = PanelGroup::Precision, .label = "Activation clamp",
      .tip = "Clamp the outputs of half-precision convolutions to ±C (StyleGAN2-ADA: 256); 0 = off. Can be "
             "changed while training.",
      .panel_lo = 0, .panel_hi = 65504, .panel_step = 16, .zero_text = "off", .live = true, AMPGAN_FIELD(conv_clamp)},
@@ -354,6 +364,31 @@ T whole_number(const nlohmann::json& v, const std::string& label, const std::str
   return static_cast<T>(i);
 }
 
+// "0.0002", "1.18e-38", "3.4e38", "nan": a Real for messages.
+std::string number_text(double x, int digits = 3) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.*g", digits, x);
+  std::string t = buf;
+  if (const auto e = t.find("e+"); e != std::string::npos) t.erase(e + 1, 1);
+  for (size_t e = t.find('e'); e != std::string::npos && e + 1 < t.size();) {
+    const size_t d = t[e + 1] == '-' ? e + 2 : e + 1;
+    if (d + 1 < t.size() && t[d] == '0') t.erase(d, 1);
+    else break;
+  }
+  return t;
+}
+
+// "above 0 and at most 1", "from 0 to below 1", "above 1": a Real row's range in words.
+std::string real_range(const Setting& s) {
+  const bool lo = std::isfinite(s.min), hi = std::isfinite(s.max);
+  std::string out;
+  if (lo) out += (s.min_open ? "above " : "from ") + number_text(s.min);
+  if (lo && hi) out += s.min_open ? " and " : " ";
+  if (hi) out += (s.max_open ? (lo && !s.min_open ? "to below " : "below ") : (lo && !s.min_open ? "to " : "at most ")) +
+                 number_text(s.max);
+  return out;
+}
+
 }  // namespace
 
 std::span<const Setting> settings() { return kSettings; }
@@ -386,6 +421,11 @@ void set_setting(RunConfig& c, const Setting& s, const nlohmann::json& v, const 
       const double d = v.get<double>();
       if (std::isfinite(d) && std::fabs(d) > std::numeric_limits<float>::max())
         throw Error(key + " " + text_of(v) + " is beyond FP32's range (3.4e38)", where, "use a smaller number");
+      const bool above_min = d > s.min || (!s.min_open && d == s.min);
+      const bool below_max = d < s.max || (!s.max_open && d == s.max);
+      if (!above_min || !below_max)
+        throw Error(key + " " + number_text(d, 9) + " is out of range", where,
+                    "use a number " + real_range(s) + (*s.hint ? std::string("; ") + s.hint : std::string()));
       s.set(c, static_cast<float>(d));
       return;
     }

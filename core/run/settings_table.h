@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <string>
 
@@ -50,6 +51,12 @@ struct Setting {
   // Int: the allowed range, refused outside it with `hint`.
   int64_t lo = 0, hi = 0;
   const char* hint = "";
+  // Real: the allowed range (an open end excludes its value), refused outside it with `hint`
+  // and the option the value came from (--lr, not --lr-g).
+  double min = -std::numeric_limits<double>::infinity();
+  bool min_open = false;
+  double max = std::numeric_limits<double>::infinity();
+  bool max_open = false;
   std::span<const SettingChoice> choices = {};
   // A valid value other than the default, as JSON text: the round-trip tests set it.
   const char* example = nullptr;
@@ -84,7 +91,7 @@ const Setting* find_setting_by_flag(const std::string& flag);  // flag without "
 // The one door for values from outside (JSON files, checkpoints' configs, CLI options, the
 // studio's options): sets row s of c from v after checking its type and range before any
 // narrowing (booleans, strings or fractions where whole numbers belong, width 4294967304,
-// "steps": 1e19, "seed": -1 throw Error naming `where`). A Bool, Text or Choice of the wrong
+// "steps": 1e19, "seed": -1, "lr": -1 throw Error naming `where`). A Bool, Text or Choice of the wrong
 // JSON type throws nlohmann::json::type_error, which RunConfig::apply_json words for its file.
 void set_setting(RunConfig& c, const Setting& s, const nlohmann::json& v, const std::string& where);
 

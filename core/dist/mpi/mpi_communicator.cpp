@@ -3,6 +3,7 @@
 // program start touches no MPI library.
 #include <mpi.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -102,6 +103,11 @@ class MpiCommunicator final : public Communicator {
     return timeout_s_;
   }
 
+  double seconds_in_collective() const override {
+    std::lock_guard<std::mutex> lk(mu_);
+    return armed_ ? std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count() : 0.0;
+  }
+
   [[noreturn]] void abort(int code) override {
     std::fflush(stdout);
     std::fflush(stderr);
@@ -116,6 +122,8 @@ class MpiCommunicator final : public Communicator {
       {
         std::lock_guard<std::mutex> lk(c.mu_);
         c.what_ = what;
+        c.started_ = std::chrono::steady_clock::now();
+        c.noted_ = false;
         c.deadline_ = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                                                std::chrono::duration<double>(c.timeout_s_));
         c.armed_ = true;
@@ -137,6 +145,23 @@ class MpiCommunicator final : public Communicator {
         continue;
       }
       const auto deadline = deadline_;
+      // A long wait is said once, a quarter of the way (at least 5 s) to the timeout: the rank
+      // is not silent while another one is stopped, evaluates or writes a checkpoint.
+      const double note_s = std::max(5.0, timeout_s_ / 4);
+      const auto note_at = started_ + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                          std::chrono::duration<double>(note_s));
+      if (!noted_ && note_at < deadline) {
+        if (cv_.wait_until(lk, note_at) == std::cv_status::timeout && armed_ && deadline_ == deadline && !noted_) {
+          noted_ = true;
+          std::fprintf(stderr,
+                       "ampgan: rank %d of %d: a collective (%s) has waited %.0f s for the other ranks (one may be "
+                       "evaluating or writing a checkpoint, or be stopped); this rank gives up after %.0f s "
+                       "(--collective-timeout)\n",
+                       rank_, size_, what_, note_s, timeout_s_);
+          std::fflush(stderr);
+        }
+        continue;
+      }
       if (cv_.wait_until(lk, deadline) == std::cv_status::timeout && armed_ && deadline_ == deadline) {
         // The other ranks cannot be told (they are the ones missing): say what happened and end
         // this rank; mpirun then ends the rest.
@@ -171,9 +196,9 @@ class MpiCommunicator final : public Communicator {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::thread watchdog_;
-  bool armed_ = false, quit_ = false;
+  bool armed_ = false, quit_ = false, noted_ = false;
   const char* what_ = "";
-  std::chrono::steady_clock::time_point deadline_;
+  std::chrono::steady_clock::time_point started_, deadline_;
   double timeout_s_;
 };
 
