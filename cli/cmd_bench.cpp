@@ -12,7 +12,7 @@
 #include "cli/bench_max_batch.h"
 #include "cli/commands.h"
 #include "cli/guard.h"
-#include "cli/train_options.h"
+#include "cli/setting_option.h"
 #include "core/backend/cpu/cpu_precision.h"
 #include "core/backend/profiling_backend.h"
 #include "core/common/cpu_features.h"

@@ -20,7 +20,7 @@
 #include "core/run/run_folder.h"
 #include "core/run/run_summary.h"
 #include "core/run/session.h"
-#include "core/run/settings_table.h"
+#include "core/settings/settings_table.h"
 
 namespace ampgan::cli {
 

@@ -1,7 +1,7 @@
 #include "cli/train_options.h"
 
 #include "core/io/atomic_file.h"
-#include "core/run/settings_table.h"
+#include "core/settings/settings_table.h"
 
 namespace ampgan::cli {
 
@@ -52,16 +52,6 @@ RunConfig config_from(const Args& a) {
     if (s.chosen) s.chosen(c);
   }
   return c;
-}
-
-nlohmann::json setting_value(const Args& a, const std::string& option, const std::string& key,
-                             const nlohmann::json& fallback) {
-  if (!a.has(option)) return fallback;
-  RunConfig probe;
-  const Setting* s = find_setting(key);
-  AMPGAN_CHECK(s, "no setting " + key);
-  set_setting(probe, *s, a.number(option), "--" + option);
-  return s->get(probe);
 }
 
 }  // namespace ampgan::cli

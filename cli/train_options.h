@@ -1,11 +1,12 @@
 // The options of `ampgan train` (and `ampgan compare`, which takes the same): one per row of the
-// settings table (core/run/settings_table.h) under its section, plus --config and --quiet.
+// settings table (core/settings/settings_table.h) under its section, plus --config and --quiet.
 #pragma once
 
 #include <string>
 
 #include "cli/args.h"
-#include "core/run/run_config.h"
+#include "cli/setting_option.h"
+#include "core/settings/run_config.h"
 
 namespace ampgan::cli {
 
@@ -17,11 +18,5 @@ Args train_args(const std::string& command = "train", const std::string& usage =
 // The run's settings: the defaults, then --config FILE, then each option given, in the table's
 // order (--model's recipe first, so the options after it override it; --lr before --lr-g).
 RunConfig config_from(const Args& a);
-
-// Option `option` checked as the setting `key` is (its type and range, the message naming the
-// option), as JSON; fallback when the option is absent. For commands other than train that take
-// a setting's value (eval --samples, --seed, bench --res).
-nlohmann::json setting_value(const Args& a, const std::string& option, const std::string& key,
-                             const nlohmann::json& fallback);
 
 }  // namespace ampgan::cli

@@ -2,7 +2,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/common/error.h"
-#include "core/run/run_config.h"
+#include "core/settings/run_config.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

@@ -9,10 +9,10 @@
 set -euo pipefail
 cd "${1:-$(dirname "$0")/..}"
 declare -A rank=(
-  [common]=0 [tensor]=1 [backend]=2 [nn]=3 [amp]=3 [models]=4 [optim]=4 [train]=5  # ampgan_compute
+  [common]=0 [tensor]=1 [backend]=2 [nn]=3 [amp]=3 [models]=4 [optim]=4 [train]=5 [settings]=6  # ampgan_compute
   [io]=1 [data]=2 [metrics]=6 [dist]=6 [run]=7                                    # ampgan_engine
 )
-compute=" common tensor backend nn amp models optim train "
+compute=" common tensor backend nn amp models optim train settings "
 bad=0
 report() { echo "check-layers: $1" >&2; bad=1; }
 

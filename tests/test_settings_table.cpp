@@ -1,4 +1,4 @@
-// The settings table (core/run/settings_table.h): every row round-trips through JSON
+// The settings table (core/settings/settings_table.h): every row round-trips through JSON
 // (config.json, --config files, presets, the studio's saved settings) and through the
 // `ampgan train` options, and the man page documents every row's option. The studio's panel
 // half of the round trip is tests/ui/test_settings.cpp, settingsPanelRoundTripsEveryRow.
@@ -9,8 +9,8 @@
 #include <gtest/gtest.h>
 
 #include "cli/train_options.h"
-#include "core/run/run_config.h"
-#include "core/run/settings_table.h"
+#include "core/settings/run_config.h"
+#include "core/settings/settings_table.h"
 #include "test_support.h"
 
 using namespace ampgan;

@@ -10,7 +10,7 @@
 
 #include "core/backend/backend.h"
 #include "core/common/error.h"
-#include "core/run/run_config.h"
+#include "core/settings/run_config.h"
 #include "core/train/trainer.h"
 
 namespace ampgan::testing {

@@ -8,7 +8,7 @@
 #include <filesystem>
 
 #include "core/io/safetensors.h"
-#include "core/run/run_config.h"
+#include "core/settings/run_config.h"
 #include "core/train/trainer.h"
 
 namespace ampgan {

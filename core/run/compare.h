@@ -11,7 +11,7 @@
 
 #include "core/amp/precision.h"
 #include "core/train/max_batch.h"
-#include "core/run/run_config.h"
+#include "core/settings/run_config.h"
 #include "core/run/run_summary.h"
 
 namespace ampgan {

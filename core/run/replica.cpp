@@ -3,7 +3,7 @@
 #include "core/data/batch_loader.h"
 #include "core/data/image_set.h"
 #include "core/dist/data_parallel.h"
-#include "core/run/run_config.h"
+#include "core/settings/run_config.h"
 
 namespace ampgan::dist {
 

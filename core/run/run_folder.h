@@ -13,7 +13,7 @@
 #include <filesystem>
 #include <vector>
 
-#include "core/run/run_config.h"
+#include "core/settings/run_config.h"
 #include "core/run/run_event.h"
 #include "core/train/step_metrics.h"
 

@@ -23,7 +23,7 @@
 #include "core/run/alerts.h"
 #include "core/run/histograms_log.h"
 #include "core/run/layers_log.h"
-#include "core/run/run_config.h"
+#include "core/settings/run_config.h"
 #include "core/run/run_event.h"
 #include "core/run/run_folder.h"
 #include "core/train/trainer.h"

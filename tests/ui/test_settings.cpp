@@ -7,7 +7,7 @@
 #include <QWheelEvent>
 #include <QtTest>
 
-#include "core/run/settings_table.h"
+#include "core/settings/settings_table.h"
 #include "tests/ui/ui_test_support.h"
 #include "ui/plots/plots_panel.h"
 #include "ui/settings/config_panel.h"

@@ -15,7 +15,7 @@
 #include <QStringList>
 #include <QTemporaryDir>
 
-#include "core/run/run_config.h"
+#include "core/settings/run_config.h"
 #include "core/train/step_metrics.h"
 #include "ui/window/main_window.h"
 

@@ -20,7 +20,7 @@
 #include "core/io/image_io.h"
 #include "core/run/histograms_log.h"
 #include "core/train/max_batch.h"
-#include "core/run/run_config.h"
+#include "core/settings/run_config.h"
 #include "core/run/run_event.h"
 #include "core/train/step_metrics.h"
 

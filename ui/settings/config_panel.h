@@ -14,8 +14,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/run/run_config.h"
-#include "core/run/settings_table.h"
+#include "core/settings/run_config.h"
+#include "core/settings/settings_table.h"
 
 class QComboBox;
 class QFormLayout;

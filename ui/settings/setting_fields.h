@@ -1,5 +1,5 @@
 // The settings panel's fields, made from the rows of the settings table
-// (core/run/settings_table.h): a control per row by its type, range and choices, with the input
+// (core/settings/settings_table.h): a control per row by its type, range and choices, with the input
 // guards of ui/widgets/input_guards.h (a typed 5e-5 is kept, a value out of range is marked and
 // reported, never capped), shown from a RunConfig and read back into one.
 #pragma once
@@ -8,8 +8,8 @@
 
 #include <QString>
 
-#include "core/run/run_config.h"
-#include "core/run/settings_table.h"
+#include "core/settings/run_config.h"
+#include "core/settings/settings_table.h"
 
 class QWidget;
 

@@ -6,7 +6,7 @@
 #include <QCommandLineParser>
 
 #include "core/common/error.h"
-#include "core/run/settings_table.h"
+#include "core/settings/settings_table.h"
 
 namespace ampgan::ui {
 

@@ -10,7 +10,7 @@
 #include <QStringList>
 
 #include "core/amp/precision.h"
-#include "core/run/run_config.h"
+#include "core/settings/run_config.h"
 
 namespace ampgan::ui {
 

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/run/run_config.h"
+#include "core/settings/run_config.h"
 
 #include "ui/plots/plots_panel.h"
 #include "ui/settings/config_panel.h"

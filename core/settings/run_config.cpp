@@ -1,4 +1,4 @@
-#include "core/run/run_config.h"
+#include "core/settings/run_config.h"
 
 #include <cmath>
 #include <tuple>
@@ -7,7 +7,7 @@
 #include "core/amp/loss_scaler.h"
 #include "core/common/error.h"
 #include "core/common/utf8.h"
-#include "core/run/settings_table.h"
+#include "core/settings/settings_table.h"
 
 namespace ampgan {
 

@@ -1,6 +1,6 @@
 // Everything that defines a run: written to the run folder's config.json, read back by resume,
 // filled from the CLI's flags (or --config FILE.json, same keys) and the GUI's controls. Each
-// setting is a row of core/run/settings_table.h, from which the JSON, the options and the
+// setting is a row of core/settings/settings_table.h, from which the JSON, the options and the
 // settings panel are derived.
 #pragma once
 

@@ -1,4 +1,4 @@
-#include "core/run/settings_table.h"
+#include "core/settings/settings_table.h"
 
 #include <cmath>
 #include <cstdio>
@@ -6,7 +6,7 @@
 
 #include "core/common/error.h"
 #include "core/nn/layer_policy.h"
-#include "core/run/run_config.h"
+#include "core/settings/run_config.h"
 
 namespace ampgan {
 
