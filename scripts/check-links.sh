@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Checks the documentation's links, as a CTest (docs.links): every relative link and image in
-# README.md, docs/*.md and tests/README.md names a file or folder that exists, and every #anchor
-# names a heading of its target (GitHub's rule: lowercase, spaces to '-', punctuation dropped,
+# README.md, docs/*.md, tests/README.md and packaging/README.md names a file or folder that
+# exists, and every #anchor names a heading of its target (GitHub's rule: lowercase, spaces to '-', punctuation dropped,
 # '-1', '-2' for repeated headings) or an <a name>/id there. Links in code (fenced or indented
 # blocks, `inline`) and to other sites (http:, https:, mailto:) are not checked.
 #   scripts/check-links.sh [SOURCE_DIR]
@@ -10,7 +10,7 @@ cd "${1:-$(dirname "$0")/..}"
 python=/usr/bin/python3; [[ -x $python ]] || python=$(command -v python3 || true)
 [[ -n "$python" ]] || { echo "check-links: needs python3 (Debian package python3; scripts/setup.sh --dev installs it)" >&2; exit 1; }
 shopt -s nullglob
-exec "$python" - README.md docs/*.md tests/README.md <<'PY'
+exec "$python" - README.md docs/*.md tests/README.md packaging/README.md <<'PY'
 import os, re, sys
 
 def strip_code(lines, inline=True):
