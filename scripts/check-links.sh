@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Checks the documentation's links, as a CTest (docs.links): every relative link and image in
 # README.md, docs/*.md, tests/README.md and packaging/README.md names a file or folder that
-# exists, and every #anchor names a heading of its target (GitHub's rule: lowercase, spaces to '-', punctuation dropped,
-# '-1', '-2' for repeated headings) or an <a name>/id there. Links in code (fenced or indented
-# blocks, `inline`) and to other sites (http:, https:, mailto:) are not checked.
+# exists, and every #anchor names a heading of its target (GitHub's rule: lowercase, spaces to
+# '-', punctuation dropped, '-1', '-2' for repeated headings) or an <a name>/id there. Links in
+# code (fenced or indented blocks, `inline`) and to other sites (http:, mailto:) are not checked.
 #   scripts/check-links.sh [SOURCE_DIR]
 set -euo pipefail
 cd "${1:-$(dirname "$0")/..}"
