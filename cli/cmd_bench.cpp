@@ -154,27 +154,32 @@ struct BenchRequest {
   bool profile = false, json = false, stats_cost = false;
 };
 
+// The settings of `ampgan train` that bench takes too, in the order --help lists them.
+constexpr const char* kBenchSettings[] = {"backend", "gpu",  "cpu_kernels", "model",      "res",
+                                          "channels", "width", "batch",       "seed", "cuda_graphs"};
+
 Args bench_args() {
   Args a("bench", "ampgan bench [OPTIONS]",
          "Times the GAN training step (one D and one G update) on random data in each precision,\n"
          "side by side in one process, and reports the median step time, images/s, the ratio to\n"
          "fp32 and the peak memory by category. Absolute times only mean something on a quiet\n"
          "machine; compare the ratios.");
-  a.option("backend", "B", "auto (default), cpu or cuda")
-      .option("gpu", "N", "which GPU (0)")
-      .option("model", "M", "dcgan (default) or resnet (SNGAN/BigGAN-style, spectrally normalised D)")
-      .option("res", "R", "resolution: 32 (default), 64 or 128")
-      .option("nc", "C", "image channels: 1 (default) or 3")
-      .option("width", "W", "network width (64)")
-      .option("batch", "B", "batch size (64)")
-      .option("precision", "P", "fp32, tf32, fp16, bf16 or all (default: all this backend offers)")
+  // The training settings bench shares with train come from their rows: the same spelling,
+  // help and range.
+  for (const char* key : kBenchSettings) {
+    const Setting& s = *find_setting(key);
+    if (s.key == std::string("model"))
+      add_setting_option(a, s, "dcgan (default) or resnet (SNGAN/BigGAN-style, spectrally normalised D); one D\n"
+                               "update per G update, the recipe's other settings at their defaults");
+    else if (s.key == std::string("channels"))
+      add_setting_option(a, s, "image channels: 1 (default) or 3");
+    else
+      add_setting_option(a, s);
+  }
+  a.option("precision", "P", "fp32, tf32, fp16, bf16 or all (default: all this backend offers)")
       .option("steps", "N", "timed steps per precision and round (20)")
       .option("warmup", "N", "untimed steps first (3)")
       .option("rounds", "R", "repeat the precisions R times, interleaved, for noisy machines (1)")
-      .option("seed", "S", "seed (0)")
-      .option("cpu-kernels", "K", "the CPU's matrix products: auto (default: the fastest measured per product\n"
-                                  "shape), openblas or onednn")
-      .flag("no-cuda-graphs", "launch each op instead of replaying a CUDA graph")
       .flag("profile", "also time each op family (conv, gemm, batch norm, element-wise, AMP passes, optimizer,\n"
                        "data) in an extra eager pass per precision, and compare conv+gemm with a GEMM probe")
       .flag("max-batch", "find the largest batch that fits in each precision instead of timing: peak memory\n"
@@ -190,29 +195,24 @@ Args bench_args() {
 // The request from the parsed options; `precisions` stays empty for "all" (the backend decides).
 BenchRequest bench_request(const Args& a) {
   BenchRequest r;
-  TrainerConfig& tc = r.tc;
-  tc.family = parse_model_family(a.str("model", "dcgan"));
-  if (tc.family == ModelFamily::ResNet) tc.model.latent = 128;  // SNGAN's and BigGAN's z
-  // The training settings' own ranges (their rows), checked before any narrowing.
-  tc.model.res = setting_value(a, "res", "res", 32).get<int>();
-  tc.model.channels = static_cast<int>(a.integer("nc", 1, 1, 3));
-  tc.model.width = setting_value(a, "width", "width", 64).get<int>();
-  tc.batch = setting_value(a, "batch", "batch", 64).get<int>();
-  tc.use_graphs = !a.has("no-cuda-graphs");
-  tc.seed = setting_value(a, "seed", "seed", 0).get<uint64_t>();
-  tc.model.validate();
+  // Through a RunConfig, as train reads them: the rows' ranges, validate()'s rules, and
+  // trainer_config()'s model (the ResNet's z of 128).
+  RunConfig c;
+  apply_setting_options(a, kBenchSettings, c);
+  if (c.channels == 0) c.channels = 1;  // random data has no channels of its own
+  c.validate();
+  r.tc = c.trainer_config(c.channels);
+  r.backend = c.backend;
+  r.gpu = c.gpu;
+  r.kernels = c.cpu_kernels;
   r.steps = a.integer("steps", 20, 1, 1000000);
   r.warmup = a.integer("warmup", 3, 0, 1000000);
   r.rounds = a.integer("rounds", 1, 1, 1000);
-  if (!parse_cpu_kernels(a.str("cpu-kernels", "auto"), &r.kernels))
-    throw Error("unknown CPU kernels '" + a.str("cpu-kernels", "") + "'", "--cpu-kernels", "use auto, openblas or onednn");
   if (a.has("memory-budget") && !a.has("max-batch"))
     throw Error("--memory-budget only applies to --max-batch", "--memory-budget", "add --max-batch");
   if (a.has("memory-budget") && !(a.real("memory-budget", 0) > 0))
     throw Error("the memory budget must be a positive number of MiB", "--memory-budget", "e.g. --memory-budget 2048");
   if (const std::string p = a.str("precision", "all"); p != "all") r.precisions = {parse_precision(p)};
-  r.backend = a.str("backend", "auto");
-  r.gpu = setting_value(a, "gpu", "gpu", 0).get<int>();
   r.profile = a.has("profile");
   r.json = a.has("json");
   r.stats_cost = a.has("tensor-stats-cost");

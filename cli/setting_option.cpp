@@ -1,10 +1,33 @@
 #include "cli/setting_option.h"
 
 #include "core/common/error.h"
-#include "core/settings/run_config.h"
-#include "core/settings/settings_table.h"
-
 namespace ampgan::cli {
+
+Args& add_setting_option(Args& a, const Setting& s, const char* help) {
+  AMPGAN_CHECK(s.flag, std::string("setting ") + s.key + " has no option");
+  if (s.meta) return a.option(s.flag, s.meta, help ? help : s.help);
+  return a.flag(s.flag, help ? help : s.help);
+}
+
+nlohmann::json option_value(const Args& a, const Setting& s) {
+  switch (s.type) {
+    case SettingType::Int:
+    case SettingType::Unsigned:
+    case SettingType::Real: return a.number(s.flag);
+    case SettingType::Bool: return s.switch_sets;  // a switch: --bf16-loss-scaling, --no-cuda-graphs
+    case SettingType::Text:
+    case SettingType::Choice: return a.str(s.flag);
+  }
+  return nullptr;
+}
+
+void apply_setting_options(const Args& a, std::span<const char* const> keys, RunConfig& c) {
+  for (const char* key : keys) {
+    const Setting* s = find_setting(key);
+    AMPGAN_CHECK(s && s->flag, std::string("no setting with an option: ") + key);
+    if (a.has(s->flag)) set_setting(c, *s, option_value(a, *s), s->where());
+  }
+}
 
 nlohmann::json setting_value(const Args& a, const std::string& option, const std::string& key,
                              const nlohmann::json& fallback) {

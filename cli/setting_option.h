@@ -4,13 +4,27 @@
 // apart from train_options.h so that the GPU bundle's compute-only `ampgan bench` links it.
 #pragma once
 
+#include <span>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "cli/args.h"
+#include "core/settings/run_config.h"
+#include "core/settings/settings_table.h"
 
 namespace ampgan::cli {
+
+// Row s's option as `ampgan train` spells it (flag, metavariable, help); `help` replaces the row's
+// words where they do not fit the command (bench's --model sets no recipe).
+Args& add_setting_option(Args& a, const Setting& s, const char* help = nullptr);
+
+// The value given for row s's option, as JSON for set_setting (a switch gives its switch_sets).
+nlohmann::json option_value(const Args& a, const Setting& s);
+
+// The options of the rows `keys` that a holds, set into c through set_setting (checked as the rows
+// check them, the message naming the option); no row's `chosen` recipe is applied.
+void apply_setting_options(const Args& a, std::span<const char* const> keys, RunConfig& c);
 
 // Option `option` checked as the setting `key` is, as JSON; fallback when the option is absent.
 nlohmann::json setting_value(const Args& a, const std::string& option, const std::string& key,

@@ -16,8 +16,7 @@ Args train_args(const std::string& command, const std::string& usage, const std:
   for (const Setting& s : settings()) {  // the table's rows, in its order, under its sections
     if (!s.flag) continue;
     if (!section || std::string(section) != s.section) a.section(section = s.section);
-    if (s.meta) a.option(s.flag, s.meta, s.help);
-    else a.flag(s.flag, s.help);
+    add_setting_option(a, s);
   }
   a.option("config", "FILE", "read settings from a JSON file (keys as in a run's config.json);\n"
                              "options given here override it")
@@ -39,16 +38,7 @@ RunConfig config_from(const Args& a) {
   // before --lr-g and --lr-d. Numbers go through set_setting's range check before narrowing.
   for (const Setting& s : settings()) {
     if (!s.flag || !a.has(s.flag)) continue;
-    nlohmann::json v;
-    switch (s.type) {
-      case SettingType::Int:
-      case SettingType::Unsigned:
-      case SettingType::Real: v = a.number(s.flag); break;
-      case SettingType::Bool: v = s.switch_sets; break;  // a switch: --bf16-loss-scaling, --no-cuda-graphs
-      case SettingType::Text:
-      case SettingType::Choice: v = a.str(s.flag); break;
-    }
-    set_setting(c, s, v, s.where());
+    set_setting(c, s, option_value(a, s), s.where());
     if (s.chosen) s.chosen(c);
   }
   return c;

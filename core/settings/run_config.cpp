@@ -11,6 +11,15 @@
 
 namespace ampgan {
 
+namespace {
+// "dataset, channels, ..., world_size": every key a configuration may hold.
+std::string setting_keys() {
+  std::string keys;
+  for (const Setting& s : settings()) keys += (keys.empty() ? "" : ", ") + std::string(s.key);
+  return keys;
+}
+}  // namespace
+
 
 const char* loss_name(LossKind k) { return k == LossKind::Hinge ? "hinge" : "bce"; }
 
@@ -38,17 +47,17 @@ void RunConfig::set_number(const std::string& key, const nlohmann::json& v, cons
 }
 
 void RunConfig::apply_json(const nlohmann::json& j, const std::string& source) {
-  if (!j.is_object()) throw Error("configuration is not a JSON object", source, "see README.md for an example");
+  if (!j.is_object()) throw Error("configuration is not a JSON object", source, "write an object of settings, {\"steps\": 500, \"precision\": \"fp16\"}, as a run's config.json holds them");
   for (auto it = j.begin(); it != j.end(); ++it) {
     const std::string& k = it.key();
     const nlohmann::json& v = it.value();
     const Setting* s = find_setting(k);
-    if (!s) throw Error("unknown setting '" + k + "'", source, "check the spelling; README.md lists the keys");
+    if (!s) throw Error("unknown setting '" + k + "'", source, "check the spelling; the keys are " + setting_keys());
     try {
       set_setting(*this, *s, v, "'" + k + "' in " + source);
     } catch (const nlohmann::json::exception&) {
       throw Error("setting '" + k + "' has the wrong type (" + v.dump() + ")", source,
-                  "use a number, string or boolean as in README.md");
+                  "use a number, string or boolean as a run's config.json does");
     }
   }
 }
@@ -69,45 +78,15 @@ void RunConfig::validate() const {
   spec.validate();
   if (channels != 0 && channels != 1 && channels != 3)
     throw Error("channels must be 0 (the dataset's), 1 or 3, not " + std::to_string(channels), "--nc");
-  if (batch < 2)
-    throw Error("batch size " + std::to_string(batch) + " is too small", "--batch",
-                "use at least 2 (batch norm needs two samples); DCGAN uses 64");
-  if (batch > 65536) throw Error("batch size " + std::to_string(batch) + " is too large", "--batch", "use at most 65536");
-  if (steps < 1) throw Error("the number of steps must be at least 1", "--steps");
-  for (auto [v, flag] : {std::pair{lr_g, "--lr-g"}, std::pair{lr_d, "--lr-d"}})
-    if (!(v > 0.0f) || !std::isfinite(v) || v > 1.0f)
-      throw Error("learning rate " + std::to_string(v) + " is not a positive finite number up to 1", flag,
-                  "DCGAN uses 0.0002");
-  if (!(beta1 >= 0 && beta1 < 1 && beta2 >= 0 && beta2 < 1))
-    throw Error("Adam betas must lie in [0, 1)", "--beta1/--beta2", "DCGAN uses 0.5 and 0.999");
-  if (!(ema_decay >= 0 && ema_decay < 1))
-    throw Error("EMA decay must lie in [0, 1)", "--ema-decay", "use 0 (off) or e.g. 0.999");
-  if (!(ema_rampup >= 0 && ema_rampup <= 1e9))
-    throw Error("EMA ramp-up must lie in [0, 1e9]", "--ema-rampup", "use 0 (none) or e.g. 10");
-  if (gpu < 0) throw Error("GPU index must not be negative", "--gpu", "'ampgan devices' lists the GPUs");
-  if (backend != "auto" && backend != "cpu" && backend != "cuda")
-    throw Error("unknown backend '" + backend + "'", "--backend", "use auto, cpu or cuda");
-  check_loss_scale(scaler.init_scale, "--init-scale", "initial loss scale", "the default is 65536 = 2^16");
-  check_loss_scale(scaler.min_scale, "--min-scale", "loss-scale floor", "the default is 1");
-  check_loss_scale(scaler.max_scale, "--max-scale", "loss-scale ceiling", "the default is 16777216 = 2^24");
-  if (!(scaler.growth_factor > 1)) throw Error("loss-scale growth factor must be above 1", "--growth");
-  if (!(scaler.backoff_factor > 0 && scaler.backoff_factor < 1))
-    throw Error("loss-scale backoff factor must lie between 0 and 1", "--backoff");
-  if (scaler.growth_interval < 1) throw Error("loss-scale growth interval must be at least 1", "--growth-interval");
+  check_setting_ranges(*this);  // each row's own range (integers and reals), whoever set the field
   if (!(scaler.min_scale > 0) || !(scaler.max_scale >= scaler.min_scale))
     throw Error("loss-scale floor must be positive and not above the ceiling", "--min-scale/--max-scale");
-  if (!(conv_clamp >= 0.0f) || !std::isfinite(conv_clamp))
-    throw Error("activation clamp " + std::to_string(conv_clamp) + " is not a finite number >= 0", "--conv-clamp",
-                "use 0 (off) or a bound such as 256 (StyleGAN2-ADA's)");
   if (bf16_loss_scaling && amp_strategy != AmpStrategy::Auto && amp_strategy != AmpStrategy::Scale)
     throw Error(std::string("--bf16-loss-scaling asks for loss scaling but the AMP strategy is ") +
                     amp_strategy_name(amp_strategy),
                 "--amp-strategy", "drop --bf16-loss-scaling, or use --amp-strategy scale (it scales in bf16 too)");
-  if (sample_every < 0 || checkpoint_every < 0 || eval_every < 0 || hist_every < 0)
-    throw Error("intervals must be 0 (never) or positive", "--sample-every/--checkpoint-every/--eval-every");
   if (eval_every > 0 && eval_samples < 64)
     throw Error("evaluation needs at least 64 samples", "--eval-samples", "use 1024 or more for stable numbers");
-  if (synthetic_count < 2) throw Error("synthetic dataset needs at least 2 images", "--synthetic-count");
   // These go into config.json, events and checkpoints, which hold only UTF-8: refused here,
   // before a run folder exists, instead of failing at the first write (or checkpoint).
   for (auto [text, flag, hint] :
@@ -118,7 +97,6 @@ void RunConfig::validate() const {
         std::tuple{&name, "--name", "use a name in UTF-8"}})
     if (!is_valid_utf8(*text))
       throw Error("'" + escape_invalid_utf8(*text) + "' is not valid UTF-8 (the \\xNN bytes)", flag, hint);
-  check_setting_ranges(*this);  // every integer within its range, whoever set it (the GUI sets fields directly)
 }
 
 TrainerConfig RunConfig::trainer_config(int dataset_channels) const {

@@ -7,6 +7,7 @@
 #include "core/common/error.h"
 #include "core/nn/layer_policy.h"
 #include "core/settings/run_config.h"
+#include "core/train/trainer.h"
 
 namespace ampgan {
 
@@ -108,7 +109,7 @@ const Setting kSettings[] = {
      .tip = "Network width (DCGAN's ngf/ndf). Compute grows with its square; 16-32 trains quickly on a CPU.",
      AMPGAN_FIELD(width)},
     {.key = "batch", .type = SettingType::Int, .flag = "batch", .meta = "B", .help = "batch size (64)",
-     .section = "Model and optimiser", .lo = 2, .hi = 65536, .hint = "batch norm needs two samples; DCGAN uses 64",
+     .section = "Model and optimiser", .lo = kMinBatch, .hi = kMaxBatch, .hint = "batch norm needs two samples; DCGAN uses 64",
      .example = "16", .panel = PanelGroup::Model, .label = "Batch", .tip = "Images per step. At least 2 (batch norm).",
      .object_name = "batch", AMPGAN_FIELD(batch)},
     {.key = "steps", .type = SettingType::Int, .flag = "steps", .meta = "N",
@@ -118,7 +119,7 @@ const Setting kSettings[] = {
      .panel_lo = 1, .panel_hi = kIntMax, .object_name = "steps", .live = true, AMPGAN_FIELD(steps)},
     {.key = "n_dis", .type = SettingType::Int, .flag = "n-dis", .meta = "N",
      .help = "D updates per G update, each on its own real batch (1; resnet: 5)", .section = "Model and optimiser",
-     .lo = 1, .hi = 100, .hint = "DCGAN uses 1, SNGAN 5", .example = "5", .panel = PanelGroup::Optimiser,
+     .lo = 1, .hi = kMaxDSteps, .hint = "DCGAN uses 1, SNGAN 5", .example = "5", .panel = PanelGroup::Optimiser,
      .panel_order = 1, .label = "D steps per G step",
      .tip = "Discriminator updates per generator update, each on its own real batch (DCGAN: 1, SNGAN: 5)",
      .object_name = "nDis", AMPGAN_FIELD(n_dis)},
@@ -163,7 +164,8 @@ const Setting kSettings[] = {
      .choices = kPrecisions, .example = R"("bf16")", .panel = PanelGroup::Precision, .widget = PanelWidget::Custom,
      .label = "Mode", .object_name = "precision", .live = true,
      AMPGAN_NAMED(precision, precision_name, parse_precision)},
-    // Checked in validate() (a saved run keeps what it named); the panel's device list holds it with --gpu.
+    // Stored as named and checked against the choices in validate() (check_setting_ranges); the
+    // panel's device list holds it with --gpu.
     {.key = "backend", .type = SettingType::Choice, .flag = "backend", .meta = "B",
      .help = "auto (GPU if usable, default), cpu or cuda", .section = "Precision", .choices = kBackends,
      .example = R"("cuda")", .panel = PanelGroup::Device, .widget = PanelWidget::Custom, .label = "Train on",
@@ -222,7 +224,7 @@ const Setting kSettings[] = {
      .help = "use dynamic loss scaling in bf16 too (off by default)", .section = "Precision", .example = "true",
      .panel = PanelGroup::Precision, .label = "Loss scaling in BF16 too", .tip = "BF16 needs no loss scaling; this turns it on",
      AMPGAN_FIELD(bf16_loss_scaling)},
-    // Issue 13: how half precision is kept finite (README, "Three ways to keep half precision finite").
+    // How half precision is kept finite (docs/amp-guide.md, "Three ways to keep half precision finite").
     {.key = "amp_strategy", .type = SettingType::Choice, .flag = "amp-strategy", .meta = "S",
      .help = "how half gradients are guarded: auto (default: fp16 scales, bf16 does not),\n"
              "scale (dynamic loss scaling), nan_to_num (StyleGAN2-ADA: no scaling,\n"
@@ -389,6 +391,14 @@ std::string real_range(const Setting& s) {
   return out;
 }
 
+void check_real_range(const Setting& s, double d, const std::string& where) {
+  const bool above_min = d > s.min || (!s.min_open && d == s.min);
+  const bool below_max = d < s.max || (!s.max_open && d == s.max);
+  if (!above_min || !below_max)  // NaN fails both
+    throw Error(std::string(s.key) + " " + number_text(d, 9) + " is out of range", where,
+                "use a number " + real_range(s) + (*s.hint ? std::string("; ") + s.hint : std::string()));
+}
+
 }  // namespace
 
 std::span<const Setting> settings() { return kSettings; }
@@ -415,17 +425,12 @@ void set_setting(RunConfig& c, const Setting& s, const nlohmann::json& v, const 
       s.set(c, whole_number<uint64_t>(v, key, where, 0, std::numeric_limits<uint64_t>::max(), s.hint));
       return;
     case SettingType::Real: {
-      // Any number FP32 can hold gets through (narrowing a larger double is undefined
-      // behaviour); the meaningful ranges are checked, with specific messages, in validate().
+      // Beyond FP32 is refused before narrowing (narrowing a larger double is undefined behaviour).
       if (!v.is_number()) throw Error(key + " must be a number, not " + text_of(v), where, "write it as a number without quotes");
       const double d = v.get<double>();
       if (std::isfinite(d) && std::fabs(d) > std::numeric_limits<float>::max())
         throw Error(key + " " + text_of(v) + " is beyond FP32's range (3.4e38)", where, "use a smaller number");
-      const bool above_min = d > s.min || (!s.min_open && d == s.min);
-      const bool below_max = d < s.max || (!s.max_open && d == s.max);
-      if (!above_min || !below_max)
-        throw Error(key + " " + number_text(d, 9) + " is out of range", where,
-                    "use a number " + real_range(s) + (*s.hint ? std::string("; ") + s.hint : std::string()));
+      check_real_range(s, d, where);
       s.set(c, static_cast<float>(d));
       return;
     }
@@ -439,9 +444,21 @@ void set_setting(RunConfig& c, const Setting& s, const nlohmann::json& v, const 
 
 void check_setting_ranges(const RunConfig& c) {
   for (const Setting& s : kSettings) {
-    if (s.type != SettingType::Int) continue;
-    const int64_t v = s.get(c).get<int64_t>();
-    if (v < s.lo || v > s.hi) out_of_range(std::string(s.key) + " " + std::to_string(v), s.where(), s.lo, s.hi, s.hint);
+    if (s.type == SettingType::Int) {
+      const int64_t v = s.get(c).get<int64_t>();
+      if (v < s.lo || v > s.hi) out_of_range(std::string(s.key) + " " + std::to_string(v), s.where(), s.lo, s.hi, s.hint);
+    } else if (s.type == SettingType::Real && s.saved) {  // --lr (not saved) is lr_g and lr_d
+      check_real_range(s, s.get(c).get<double>(), s.where());
+    } else if (s.type == SettingType::Choice && !s.choices.empty()) {
+      const std::string v = s.get(c).get<std::string>();
+      bool known = false;
+      std::string names;  // "auto, cpu or cuda"
+      for (size_t i = 0; i < s.choices.size(); ++i) {
+        known |= v == s.choices[i].value;
+        names += (i == 0 ? "" : i + 1 == s.choices.size() ? " or " : ", ") + std::string(s.choices[i].value);
+      }
+      if (!known) throw Error("unknown " + std::string(s.key) + " '" + v + "'", s.where(), "use " + names);
+    }
   }
 }
 

@@ -20,7 +20,7 @@ struct RunConfig;
 enum class SettingType : uint8_t {
   Int,       // whole number in [lo, hi] (int64)
   Unsigned,  // whole number in [0, 2^64) (the seed)
-  Real,      // FP32; its meaningful range is checked in RunConfig::validate() with its own message
+  Real,      // FP32 in [min, max] (either end open or not)
   Bool,
   Text,
   Choice,  // one of `choices` (a string in JSON)
@@ -95,7 +95,7 @@ const Setting* find_setting_by_flag(const std::string& flag);  // flag without "
 // JSON type throws nlohmann::json::type_error, which RunConfig::apply_json words for its file.
 void set_setting(RunConfig& c, const Setting& s, const nlohmann::json& v, const std::string& where);
 
-// Every Int row within its range, whoever set the fields (the studio sets them directly).
+// Every Int and Real row within its range, whoever set the fields (the studio sets them directly).
 void check_setting_ranges(const RunConfig& c);
 
 // The parsed value of a row's example.

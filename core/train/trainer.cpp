@@ -16,11 +16,13 @@ constexpr size_t kMaxInFlight = 3;
 Trainer::Trainer(Backend& backend, const TrainerConfig& cfg)
     : backend_(backend), cfg_(cfg), precision_(cfg.precision), graph_(backend, cfg.use_graphs) {
   cfg_.model.validate();
-  if (cfg.n_dis < 1 || cfg.n_dis > 100)
-    throw Error("n_dis " + std::to_string(cfg.n_dis) + " is out of range", "--n-dis", "use 1 (DCGAN) to 100; SNGAN uses 5");
-  if (cfg.batch < 2)
-    throw Error("batch size " + std::to_string(cfg.batch) + " is too small", "--batch",
-                "use at least 2 (batch norm needs two samples)");
+  // RunConfig's rows check these with the same limits; a TrainerConfig made in code meets them here.
+  if (cfg.n_dis < 1 || cfg.n_dis > kMaxDSteps)
+    throw Error("n_dis " + std::to_string(cfg.n_dis) + " is out of range", "--n-dis",
+                "use 1 (DCGAN) to " + std::to_string(kMaxDSteps) + "; SNGAN uses 5");
+  if (cfg.batch < kMinBatch || cfg.batch > kMaxBatch)
+    throw Error("batch size " + std::to_string(cfg.batch) + " is out of range", "--batch",
+                "use " + std::to_string(kMinBatch) + " (batch norm needs two samples) to " + std::to_string(kMaxBatch));
   GanPair nets = make_gan(backend_, cfg_.family, cfg_.model, cfg_.seed, rng_stream::kInitG, rng_stream::kInitD);
   g_ = std::move(nets.g);
   d_ = std::move(nets.d);

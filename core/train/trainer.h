@@ -31,6 +31,12 @@
 
 namespace ampgan {
 
+// The trainer's own limits, which the settings table's rows (--batch, --n-dis) take as their range:
+// batch norm needs two samples; past 100 D steps a G step would never come.
+constexpr int kMinBatch = 2;
+constexpr int kMaxBatch = 65536;
+constexpr int kMaxDSteps = 100;
+
 struct TrainerConfig {
   ModelFamily family = ModelFamily::DCGAN;
   DcganSpec model;  // the sizes, for either family
