@@ -42,8 +42,8 @@ inline void require(bool ok, const char* op, const std::string& what) {
 inline GradDesc grad_desc(const Tensor& t) { return GradDesc{t.data(), t.numel(), static_cast<int32_t>(t.dtype())}; }
 
 class ReadbackPool;
-struct ConvCandidate;  // cuda_linalg.cpp: one cuDNN algorithm as ranked or timed
-struct ConvCalls;      // cuda_linalg.cpp: one direction's cuDNN calls
+struct ConvCandidate;  // cuda_conv_calls.h: one cuDNN algorithm as ranked or timed
+struct ConvCalls;      // cuda_conv_calls.h: one direction's cuDNN calls
 
 class CudaBackend final : public Backend, private Allocator {
  public:

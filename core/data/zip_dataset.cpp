@@ -138,30 +138,31 @@ bool looks_like_zip(const std::string& path) {
   return sig[0] == 'P' && sig[1] == 'K' && ((sig[2] == 3 && sig[3] == 4) || (sig[2] == 5 && sig[3] == 6));
 }
 
-ImageSet load_image_zip(const std::string& path, const LoadOptions& opt) {
-  int code = 0;
-  std::unique_ptr<zip_t, ZipCloser> z(zip_open(path.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &code));
-  if (!z)
-    throw Error("not a readable zip archive: " + zip_message(code), path,
-                "give a zip file (as StyleGAN's dataset_tool writes), an image folder or an IDX file");
+namespace {
 
-  // ---- the entries: images, dataset.json and the rest ----
-  struct Entry {
-    std::string name;
-    zip_uint64_t index;
-    uint64_t size, compressed;
-  };
-  std::vector<Entry> images;
+struct ZipEntry {
+  std::string name;
+  zip_uint64_t index;
+  uint64_t size, compressed;
+};
+
+// The archive's entries: images (sorted by name, their claimed sizes checked before any is
+// unpacked), dataset.json, other files (ignored, said so) and names that lead out of the root.
+struct ZipEntries {
+  std::vector<ZipEntry> images;
+  std::optional<ZipEntry> json;
   std::vector<std::string> ignored, outside;
-  const Entry* json = nullptr;
-  Entry json_entry;
-  const zip_int64_t n_entries = zip_get_num_entries(z.get(), 0);
+};
+
+ZipEntries list_entries(zip_t* z, const std::string& path) {
+  ZipEntries out;
+  const zip_int64_t n_entries = zip_get_num_entries(z, 0);
   for (zip_int64_t i = 0; i < n_entries; ++i) {
     zip_stat_t st;
-    if (zip_stat_index(z.get(), i, 0, &st) != 0 || !(st.valid & ZIP_STAT_NAME) || !(st.valid & ZIP_STAT_SIZE) ||
+    if (zip_stat_index(z, i, 0, &st) != 0 || !(st.valid & ZIP_STAT_NAME) || !(st.valid & ZIP_STAT_SIZE) ||
         !(st.valid & ZIP_STAT_COMP_SIZE))
       throw Error("entry " + std::to_string(i) + " of the archive cannot be read: " +
-                      zip_message(zip_error_code_zip(zip_get_error(z.get()))),
+                      zip_message(zip_error_code_zip(zip_get_error(z))),
                   path, "the archive is damaged; rebuild it");
     const std::string name = st.name;
     if (name.empty() || name.back() == '/') continue;  // folders
@@ -170,64 +171,81 @@ ImageSet load_image_zip(const std::string& path, const LoadOptions& opt) {
     bool climbs = name.front() == '/' || name.find('\\') != std::string::npos;
     for (const auto& part : fs::path(name)) climbs |= part == "..";
     if (climbs) {
-      outside.push_back(name);
+      out.outside.push_back(name);
       continue;
     }
     const std::string file = fs::path(name).filename().string();
     bool hidden = file.starts_with(".") || name.starts_with("__MACOSX/");  // macOS's resource forks
     for (const auto& part : fs::path(name)) hidden |= part.string().starts_with(".");
     if (hidden) continue;
+    const ZipEntry e{name, static_cast<zip_uint64_t>(i), st.size, st.comp_size};
     if (name == "dataset.json") {
-      json_entry = {name, static_cast<zip_uint64_t>(i), st.size, st.comp_size};
-      json = &json_entry;
+      out.json = e;
     } else if (detail::has_image_extension(file)) {
-      // What an entry claims is checked for all of them before any is unpacked.
       check_entry_size(name, st.size, st.comp_size, path);
-      images.push_back({name, static_cast<zip_uint64_t>(i), st.size, st.comp_size});
+      out.images.push_back(e);
     } else {
-      ignored.push_back(name);
+      out.ignored.push_back(name);
     }
   }
-  std::sort(images.begin(), images.end(), [](const Entry& a, const Entry& b) { return a.name < b.name; });
-  std::sort(ignored.begin(), ignored.end());
-  std::sort(outside.begin(), outside.end());
-  if (images.empty())
-    throw Error(ignored.empty() ? std::string("the archive holds no images")
-                                : "the archive holds no image files, only " + std::to_string(ignored.size()) +
-                                      " other file(s): " + detail::list_names(ignored),
+  std::sort(out.images.begin(), out.images.end(), [](const ZipEntry& a, const ZipEntry& b) { return a.name < b.name; });
+  std::sort(out.ignored.begin(), out.ignored.end());
+  std::sort(out.outside.begin(), out.outside.end());
+  if (out.images.empty())
+    throw Error(out.ignored.empty() ? std::string("the archive holds no images")
+                                    : "the archive holds no image files, only " + std::to_string(out.ignored.size()) +
+                                          " other file(s): " + detail::list_names(out.ignored),
                 path, std::string("put images (") + detail::kImageExtensionList + ") in it, as dataset_tool does");
+  return out;
+}
+
+// dataset.json's labels, each image labelled and each label an image's, checked before
+// anything is decoded. Empty without a dataset.json (or with "labels": null).
+std::map<std::string, int32_t> read_labels(zip_t* z, const ZipEntries& e, const std::vector<std::string>& names,
+                                           const std::string& path, const std::string& json_where) {
+  std::map<std::string, int32_t> labels;
+  if (!e.json) return labels;
+  // Labels for n images take little room: a dataset.json larger than that is not unpacked.
+  const uint64_t cap = dataset_json_max_bytes(names);
+  if (e.json->size > cap)
+    throw Error("dataset.json would unpack to " + io::human_bytes(e.json->size) + ", more than the labels of " +
+                    std::to_string(names.size()) + " images can take (" + io::human_bytes(cap) + ")",
+                json_where, "rebuild it with one [\"name\", class] pair per image, or remove it to train without labels");
+  check_entry_size(e.json->name, e.json->size, e.json->compressed, path);
+  labels = parse_dataset_labels(read_entry(z, e.json->index, e.json->name, e.json->size, path), json_where);
+  if (labels.empty()) return labels;
+  std::vector<std::string> unlabelled, missing;
+  for (const std::string& name : names)
+    if (!labels.count(name)) unlabelled.push_back(name);
+  for (const auto& [name, label] : labels)
+    if (!std::binary_search(names.begin(), names.end(), name)) missing.push_back(name);
+  if (!missing.empty())
+    throw Error("dataset.json labels " + std::to_string(missing.size()) +
+                    " image(s) the archive does not hold: " + detail::list_names(missing),
+                json_where, "rebuild the archive so that dataset.json matches its images");
+  if (!unlabelled.empty())
+    throw Error("dataset.json has no label for " + std::to_string(unlabelled.size()) +
+                    " image(s) of the archive: " + detail::list_names(unlabelled),
+                json_where, "label every image, or set \"labels\": null to train without labels");
+  return labels;
+}
+
+}  // namespace
+
+ImageSet load_image_zip(const std::string& path, const LoadOptions& opt) {
+  int code = 0;
+  std::unique_ptr<zip_t, ZipCloser> z(zip_open(path.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &code));
+  if (!z)
+    throw Error("not a readable zip archive: " + zip_message(code), path,
+                "give a zip file (as StyleGAN's dataset_tool writes), an image folder or an IDX file");
+  ZipEntries entries = list_entries(z.get(), path);
+  const std::vector<ZipEntry>& images = entries.images;
   const int n = static_cast<int>(images.size());
   std::vector<std::string> names(n);
   for (int i = 0; i < n; ++i) names[i] = images[i].name;
 
-  // ---- labels, checked against the images before anything is decoded ----
   const std::string json_where = path + ": dataset.json";
-  std::map<std::string, int32_t> labels;
-  if (json) {
-    // Labels for n images take little room: a dataset.json larger than that is not unpacked.
-    const uint64_t cap = dataset_json_max_bytes(names);
-    if (json->size > cap)
-      throw Error("dataset.json would unpack to " + io::human_bytes(json->size) + ", more than the labels of " +
-                      std::to_string(n) + " images can take (" + io::human_bytes(cap) + ")",
-                  json_where, "rebuild it with one [\"name\", class] pair per image, or remove it to train without labels");
-    check_entry_size(json->name, json->size, json->compressed, path);
-    labels = parse_dataset_labels(read_entry(z.get(), json->index, json->name, json->size, path), json_where);
-  }
-  if (!labels.empty()) {
-    std::vector<std::string> unlabelled, missing;
-    for (const Entry& e : images)
-      if (!labels.count(e.name)) unlabelled.push_back(e.name);
-    for (const auto& [name, label] : labels)
-      if (!std::binary_search(names.begin(), names.end(), name)) missing.push_back(name);
-    if (!missing.empty())
-      throw Error("dataset.json labels " + std::to_string(missing.size()) +
-                      " image(s) the archive does not hold: " + detail::list_names(missing),
-                  json_where, "rebuild the archive so that dataset.json matches its images");
-    if (!unlabelled.empty())
-      throw Error("dataset.json has no label for " + std::to_string(unlabelled.size()) +
-                      " image(s) of the archive: " + detail::list_names(unlabelled),
-                  json_where, "label every image, or set \"labels\": null to train without labels");
-  }
+  std::map<std::string, int32_t> labels = read_labels(z.get(), entries, names, path, json_where);
 
   // ---- decode in parallel; libzip is not thread-safe on one archive, so entries are unpacked
   // one at a time under a lock, each only as far as the decoder's checks allow ----
@@ -264,13 +282,13 @@ ImageSet load_image_zip(const std::string& path, const LoadOptions& opt) {
   }
   set.name = fs::path(path).stem().string();
   set.source = path;
-  if (!ignored.empty())
-    set.warnings.push_back("ignored " + std::to_string(ignored.size()) +
-                           " file(s) without an image extension in the archive: " + detail::list_names(ignored));
-  if (!outside.empty())
-    set.warnings.push_back("skipped " + std::to_string(outside.size()) +
+  if (!entries.ignored.empty())
+    set.warnings.push_back("ignored " + std::to_string(entries.ignored.size()) +
+                           " file(s) without an image extension in the archive: " + detail::list_names(entries.ignored));
+  if (!entries.outside.empty())
+    set.warnings.push_back("skipped " + std::to_string(entries.outside.size()) +
                            " entries whose names lead out of the archive's root (.. or an absolute path): " +
-                           detail::list_names(outside));
+                           detail::list_names(entries.outside));
   return set;
 }
 
