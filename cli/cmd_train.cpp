@@ -244,7 +244,7 @@ int cmd_train(int argc, char** argv) {
   Args a = train_args();
   a.section("Several ranks (mpirun -np N ampgan train ...)")
       .option("collective-timeout", "S", "seconds a rank waits for the others in a collective before it\n"
-                                             "stops the run (120; README.md, 'Training on several devices')");
+                                             "stops the run (120; docs/user-guide.md, 'Training on several devices')");
   std::unique_ptr<dist::Communicator> comm;
   return guarded_ranks("train", comm, [&] {
     if (!a.parse_or_help(argc, argv, 2)) return 0;

@@ -1,4 +1,4 @@
-// Issue 15, defect 11: checkpoints carry a CRC of their tensor data, checked on load; a state
+// Checkpoints carry a CRC of their tensor data, checked on load; a state
 // holding inf/NaN is never saved and never loaded; old checkpoints are pruned by the retention
 // setting; temporary files of killed writers are swept when a run starts or resumes.
 #include <gtest/gtest.h>
@@ -220,8 +220,8 @@ io::StTensor scaler_state(float scale, float tracker) {
 
 }  // namespace
 
-// A loss scale of 0, 1e-45 or -1 in a checkpoint used to resume into NaN weights (and a hint to
-// resume from the newest checkpoint: the same file). It is range-checked like the settings.
+// A loss scale of 0, 1e-45 or -1 in a checkpoint would resume into NaN weights: it is
+// range-checked like the settings, and the hint does not point back at the same file.
 TEST(CheckpointIntegrity, LossScalerStateIsRangeChecked) {
   TempDir tmp;
   const fs::path ckpt = trained_run(tmp / "run");

@@ -1,4 +1,4 @@
-// StyleGAN2-ADA's recipe beside GradScaler's (issue 13): the per-layer precision policy (layers
+// StyleGAN2-ADA's recipe beside GradScaler's: the per-layer precision policy (layers
 // kept in FP32 by name, "half only in the N highest-resolution blocks"), the activation clamp,
 // and nan_to_num gradients as an AMP strategy.
 #include <algorithm>

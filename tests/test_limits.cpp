@@ -1,4 +1,4 @@
-// Issue 15, defect 7: a small file must not make a reader allocate gigabytes. IDX headers are
+// A small file must not make a reader allocate gigabytes. IDX headers are
 // checked against what the file can hold and against the memory budget, images' pixel counts are
 // read from their headers before decoding, and PNG outputs are sized before they are made.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// Where mixed precision breaks (issue 13): overflows planted in a chosen discriminator layer,
+// Where mixed precision breaks: overflows planted in a chosen discriminator layer,
 // forward and backward, in fp16 and in bf16 with loss scaling, are named by the locator; the
 // run folder's layers.csv and overflow events carry them.
 #include <algorithm>

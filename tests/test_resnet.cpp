@@ -117,7 +117,7 @@ TEST(ResnetGan, DiversityIsZeroForIdenticalImagesAndGrowsWithTheirSpread) {
 // every evaluation: the samples' diversity (their mean pairwise distance over the real images')
 // stays above 0.5. A generator in mode collapse draws one image for every latent and goes to 0;
 // these start near 1 (0.97-0.99 over 40-step CLI runs on the shapes; 0.84-1.23 after the 60
-// steps of README's study on Fashion-MNIST). SWD is no
+// steps of the study on Fashion-MNIST in docs/amp-guide.md). SWD is no
 // bound: over a few dozen steps it moves either way. Losses and norms must stay finite in both
 // precisions (fp16 skips overflowing steps; those rows' norms are empty by design).
 TEST(ResnetGan, ShortRunsOnSyntheticStayFiniteAndDoNotCollapse) {

@@ -419,8 +419,8 @@ TEST(SessionErrors, SecondWriterIsRefused) {
 
 // Checkpoint metadata is checked before anything is written: each damaged variant is refused
 // with a message naming the key, and the run folder (logs, config.json, checkpoints) is left
-// exactly as it was. (A step of -5 used to erase the run's history; batches_consumed -1 failed
-// only after config.json was rewritten; a missing precision gave "map::at".)
+// exactly as it was (a step of -5 must not erase the run's history, batches_consumed -1 must fail
+// before config.json is rewritten, a missing precision must not end in "map::at").
 TEST(SessionErrors, CheckpointMetadataIsValidated) {
   TempDir tmp;
   RunConfig c = tiny(tmp / "run");
@@ -488,7 +488,7 @@ TEST(SessionErrors, CheckpointMetadataIsValidated) {
 }
 
 // Names in checkpoints/: a step too large to be real is an error naming the file; a folder or a
-// FIFO named like a checkpoint is ignored (it used to hide the newest checkpoint, or block).
+// FIFO named like a checkpoint is ignored (neither hides the newest checkpoint or blocks).
 TEST(SessionErrors, CheckpointFileNames) {
   TempDir tmp;
   auto s = Session::create(tiny(tmp / "run"));
@@ -572,8 +572,8 @@ TEST(RunConfigNumbers, OneTableForEverySource) {
   expect_error([&] { gui.validate(); }, {"--gpu", "out of range"});
 }
 
-// A skipped step changes no batch-norm running statistic (they used to be updated by the forward
-// pass whatever the gradients did, so a diverged run saved non-finite running_var). Every step
+// A skipped step changes no batch-norm running statistic (updated by the forward pass whatever
+// the gradients did, a diverged run would save non-finite running_var). Every step
 // here overflows; a clean FP32 step does change them.
 TEST(Session, SkippedStepsLeaveBatchNormStatisticsAlone) {
   TempDir tmp;

@@ -1,6 +1,6 @@
-// Issue 15, defect 9: file and folder names that are not UTF-8 (Linux names are bytes). They used
-// to end in "unexpected error" from the JSON writer, leave a half-made run folder, and with such
-// an --out kill every run at its first checkpoint.
+// File and folder names that are not UTF-8 (Linux names are bytes): unchecked, they end in
+// "unexpected error" from the JSON writer, leave a half-made run folder, and with such an --out
+// kill every run at its first checkpoint.
 #include <gtest/gtest.h>
 
 #include <filesystem>

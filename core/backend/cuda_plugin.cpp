@@ -56,7 +56,7 @@ Loaded load() {
       l.why = std::string("the CUDA backend (") + p.lexically_normal().string() + ") could not be loaded: " +
               (err ? err : "unknown error") +
               ". It needs the NVIDIA driver and NVIDIA's CUDA 13 runtime, cuBLAS 13 and cuDNN 9 libraries "
-              "(README.md, 'Using an NVIDIA GPU'; installed: /usr/share/doc/ampgan-studio/README.md)";
+              "(docs/user-guide.md, 'Using an NVIDIA GPU'; installed: /usr/share/doc/ampgan-studio/docs/user-guide.md)";
       return l;
     }
     using Entry = const CudaPluginApi* (*)();

@@ -1,4 +1,4 @@
-// The one place that knows a run folder's layout (README, "The run folder"):
+// The one place that knows a run folder's layout (docs/user-guide.md, "A session on the command line"):
 //   config.json    the run's settings (RunConfig)      run.lock      its one writer (io/run_lock.h)
 //   metrics.csv    one row a step (StepMetrics)        events.jsonl  one RunEvent a line
 //   layers.csv     per-tensor gradient statistics      histograms.csv  gradient exponent histograms
