@@ -2,7 +2,8 @@
 # The sanitizer pass CI runs after scripts/test.sh: an AddressSanitizer + UndefinedBehaviorSanitizer
 # build (clang, float-cast-overflow included, stopping at the first finding) of the engine, the CLI,
 # the core and CLI tests and the libFuzzer targets, into build-asan/. It runs those tests there, then
-# each fuzz target for FUZZ_SECONDS (default 45) from its committed seed corpus in fuzz/corpus/,
+# each fuzz target for FUZZ_SECONDS (default 45; nproc targets at a time) from its committed seed
+# corpus in fuzz/corpus/,
 # and prints the executions per target. Extra arguments go to CMake.
 # Without oneDNN: its JIT kernels are not instrumented, so ASan would check nothing of them (the
 # op table checks their results in the ordinary build).
@@ -55,15 +56,24 @@ done
 tested=$(date +%s)
 
 # Fuzzing: a scratch corpus seeded from the committed one, so CI never rewrites fuzz/corpus.
-for t in "${fuzz_targets[@]}"; do
-  work=build-asan/fuzz-work/$t
+# Each target runs on one thread, so nproc of them run at once, each for its full time.
+fuzz_one() {
+  local t=$1 work=build-asan/fuzz-work/$1 log=build-asan/logs/fuzz_$1.log max_len=65536
   rm -rf "$work" && mkdir -p "$work"
-  log=build-asan/logs/fuzz_$t.log
-  max_len=65536
   [[ $t == safetensors ]] && max_len=262144  # the seed checkpoint is 176 KiB
   # One thread: the pool's start-up per input would cost more than the input's work.
-  if AMPGAN_THREADS=1 build-asan/fuzz/fuzz_"$t" -max_total_time="$seconds" -seed="$fuzz_seed" -timeout=20 -rss_limit_mb=2560 -max_len=$max_len \
-      -print_final_stats=1 -artifact_prefix="$work/" "$work" fuzz/corpus/"$t" >"$log" 2>&1; then
+  AMPGAN_THREADS=1 build-asan/fuzz/fuzz_"$t" -max_total_time="$seconds" -seed="$fuzz_seed" -timeout=20 -rss_limit_mb=2560 \
+    -max_len=$max_len -print_final_stats=1 -artifact_prefix="$work/" "$work" fuzz/corpus/"$t" >"$log" 2>&1
+}
+fuzz_pids=()
+for t in "${fuzz_targets[@]}"; do
+  fuzz_one "$t" &
+  fuzz_pids+=($!)
+  while (($(jobs -rp | wc -l) >= $(nproc))); do sleep 0.5; done
+done
+for i in "${!fuzz_targets[@]}"; do
+  t=${fuzz_targets[$i]} work=build-asan/fuzz-work/${fuzz_targets[$i]} log=build-asan/logs/fuzz_${fuzz_targets[$i]}.log
+  if wait "${fuzz_pids[$i]}"; then
     echo "sanitize: fuzz_$t: $(grep -o 'stat::number_of_executed_units: [0-9]*' "$log" | grep -o '[0-9]*$') executions" \
          "in ${seconds} s, corpus $(ls "$work" | wc -l) inputs, no finding"
   else
