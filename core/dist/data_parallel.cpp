@@ -60,13 +60,15 @@ nlohmann::json rank_facts(const nlohmann::json* own_config, const data::ImageSet
 DataParallel::DataParallel(Communicator& comm, Backend& backend, const TrainerConfig& global)
     : comm_(comm), backend_(backend), global_(global), local_(global) {
   const int n = comm_.size(), b = global.batch;
+  // Plain errors, not CollectiveError: rank 0 meets them before the first collective, while the
+  // other ranks wait in it for rank 0's header, so rank 0's failure has to end them (an abort).
   if (n > b)
-    throw CollectiveError(std::to_string(n) + " ranks for a global batch of " + std::to_string(b) +
+    throw Error(std::to_string(n) + " ranks for a global batch of " + std::to_string(b) +
                               ": each rank needs at least 2 images of every batch",
                           "mpirun -np " + std::to_string(n),
                           "start at most " + std::to_string(b / 2) + " ranks, or raise --batch (it is the global batch)");
   if (b % n != 0 || b / n < 2)
-    throw CollectiveError("the global batch " + std::to_string(b) + " does not split into " + std::to_string(n) +
+    throw Error("the global batch " + std::to_string(b) + " does not split into " + std::to_string(n) +
                               " equal slices of at least 2 images (batch norm needs two)",
                           "--batch", "use a batch that is a multiple of " + std::to_string(n) + " and at least " +
                                          std::to_string(2 * n));

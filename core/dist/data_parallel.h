@@ -42,7 +42,7 @@ nlohmann::json rank_facts(const nlohmann::json* own_config, const data::ImageSet
 class DataParallel final : public StepSync {
  public:
   // global: the TrainerConfig of the whole run (batch = the global batch). Throws
-  // CollectiveError when the batch does not split over the ranks.
+  // Error when the batch does not split over the ranks (rank 0 meets it before the first collective).
   DataParallel(Communicator& comm, Backend& backend, const TrainerConfig& global);
   ~DataParallel() override;
 
