@@ -5,7 +5,10 @@
 
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QImage>
+#include <QLabel>
+#include <QRegularExpression>
 #include <QSignalSpy>
 #include <QtTest>
 
@@ -156,6 +159,54 @@ class TestCompare : public UiTestCase {
     QCOMPARE(cv->cell(0, QStringLiteral("Largest batch")), QStringLiteral("–"));
     QCOMPARE(cv->cell(1, QStringLiteral("Largest batch")), QStringLiteral("–"));
     QVERIFY2(cv->statusText().contains(QStringLiteral("the largest-batch search was stopped")), qPrintable(cv->statusText()));
+  }
+
+  // The verdict (speed, this CPU's half support, the largest batch) is read in full: wrapped in
+  // the status line at 1600 and at 1024 px, not clipped by the scroll area, its tooltip, the last
+  // lines of Copy table, and verdict.txt beside compare.tsv in the comparison's folder.
+  void compareVerdictIsReadableCopiedAndWritten() {
+    MainWindow w(no_settings());
+    w.setErrorPresenter([](const UiError& e) { QFAIL(qPrintable(e.text())); });
+    w.resize(1600, 1000);
+    w.show();
+    RunConfig c = tiny(path(QStringLiteral("runs-verdict")), 1000000);
+    c.channels = 1;
+    c.width = 4;
+    c.batch = 4;
+    c.memory_budget_mib = 16;
+    w.configPanel()->setConfig(c);
+    CompareView* cv = w.compareView();
+    cv->setAmpMode(Precision::FP16);
+    cv->setSteps(4);
+    cv->setMaxBatch(true);
+    QSignalSpy done(&w, &MainWindow::comparisonDone);
+    QVERIFY(w.runComparison());
+    QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, 2 * kTimeout);
+    QTRY_VERIFY_WITH_TIMEOUT(!w.busy(), kTimeout);
+    const QString verdict = cv->verdict();
+    const QStringList sentences = verdict.split(QLatin1Char('\n'));
+    QCOMPARE(sentences.size(), 3);  // speed, fp16 on this CPU, the largest batch
+    QVERIFY2(sentences[0].contains(QStringLiteral("the speed of FP32")), qPrintable(verdict));
+    QVERIFY2(sentences[1].contains(QStringLiteral("fp16 on this CPU: ")), qPrintable(verdict));
+    QVERIFY2(sentences[2].contains(QStringLiteral("within 16 MiB (memory budget)")), qPrintable(verdict));
+    QLabel* label = cv->statusLabel();
+    QCOMPARE(label->toolTip(), verdict);
+    for (const QSize size : {QSize(1600, 1000), QSize(1024, 700)}) {
+      w.resize(size);
+      QTRY_COMPARE(w.size(), size);
+      QTRY_VERIFY(label->height() >= label->heightForWidth(label->width()));  // every wrapped line shown
+      QVERIFY(label->wordWrap());
+      // Nothing to the right of the window's edge or under the scroll area's frame.
+      QCOMPARE(label->visibleRegion().boundingRect(), label->rect());
+      const QFontMetrics fm(label->font());
+      for (const QString& word : label->text().split(QRegularExpression(QStringLiteral("\\s+")), Qt::SkipEmptyParts))
+        QVERIFY2(fm.horizontalAdvance(word) <= label->contentsRect().width(), qPrintable(word));
+    }
+    const QStringList copied = cv->tableAsText().trimmed().split(QLatin1Char('\n'));
+    QCOMPARE(copied.mid(copied.size() - 3), sentences);
+    const QString root = QFileInfo(cv->cell(0, QStringLiteral("Folder"))).absolutePath();
+    QCOMPARE(QString::fromUtf8(file_bytes(root + QStringLiteral("/verdict.txt"))).trimmed(), verdict);
+    QCOMPARE(count_rows(root + QStringLiteral("/compare.tsv")), 2);
   }
 
   // After Compare, the Live plots, title, Samples dock, exports and Sample now all refer to the

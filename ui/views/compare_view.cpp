@@ -1,6 +1,7 @@
 #include "ui/views/compare_view.h"
 
 #include <cmath>
+#include <filesystem>
 
 #include <QApplication>
 #include <QCheckBox>
@@ -18,7 +19,9 @@
 #include <QTableWidget>
 #include <QVBoxLayout>
 
+#include "core/io/atomic_file.h"
 #include "core/run/compare.h"
+#include "core/run/run_folder.h"
 #include "ui/common/amp_glossary.h"
 #include "ui/widgets/image_canvas.h"
 
@@ -29,6 +32,7 @@ namespace {
 const QColor kBaseline(31, 119, 180);   // FP32: solid blue
 const QColor kAmp(255, 127, 14);        // AMP: dashed orange
 constexpr double kEma = 0.9;
+constexpr const char* kVerdictFile = "verdict.txt";  // beside compare.tsv in the comparison's folder
 
 const int kNumColumns = static_cast<int>(compare_columns().size());  // core/run/run_summary.h
 
@@ -51,7 +55,15 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   status_ = new QLabel(tr("Press Run comparison (Ctrl+R)."));
   status_->setStyleSheet(QStringLiteral("color: gray"));
   status_->setMinimumWidth(50);  // long messages must not widen the window
-  v->addWidget(status_);
+  // The verdict runs to three sentences (speed, the CPU's half support, the largest batch):
+  // wrapped rather than cut at the window's edge, and selectable to copy.
+  status_->setObjectName(QStringLiteral("compareStatus"));
+  status_->setWordWrap(true);
+  status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  // Below the scroll area, not in it: the body may be wider than the tab (its charts' minimum
+  // widths), and a wrapped verdict inside it would be cut at the viewport's edge.
+  status_->setContentsMargins(4, 2, 4, 2);
+  outer->addWidget(status_);
 
   auto* split = new QSplitter(Qt::Vertical);
   split->setObjectName(QStringLiteral("compareSplitter"));
@@ -223,6 +235,8 @@ void CompareView::begin(Precision amp) {
   }
   for (LivePlot* p : plots_) p->clearAllData();
   table_->setRowCount(0);
+  verdict_.clear();
+  status_->setToolTip({});
   for (int i = 0; i < 2; ++i) {
     grids_[i]->setImage({});
     grid_labels_[i]->setText(tr("%1 samples").arg(runs_[i].label));
@@ -299,12 +313,36 @@ void CompareView::onMaxBatch(const MaxBatchPtr& result) {
 void CompareView::onFinished(bool complete) {
   running_ = false;
   const bool both = runs_[0].finished && runs_[1].finished && runs_[0].ok && runs_[1].ok;
-  std::string verdict = both ? compare_verdict(compareRun(0), compareRun(1), amp_, on_cpu_) : std::string();
+  QStringList parts;
+  if (both)
+    for (const QString& p : QString::fromStdString(compare_verdict(compareRun(0), compareRun(1), amp_, on_cpu_))
+                                .split(QStringLiteral(" · "), Qt::SkipEmptyParts))
+      parts << p;
   // The largest batch's verdict names its budget; a stopped search says so.
-  const std::string fits = max_batch_ ? compare_max_batch_verdict(*max_batch_, amp_) : std::string();
-  if (!fits.empty()) verdict += (verdict.empty() ? "" : " · ") + fits;
-  if (!verdict.empty()) status_->setText((complete ? tr("done: %1") : tr("stopped: %1")).arg(QString::fromStdString(verdict)));
+  if (max_batch_)
+    if (const std::string fits = compare_max_batch_verdict(*max_batch_, amp_); !fits.empty()) parts << QString::fromStdString(fits);
+  verdict_ = parts.join(QLatin1Char('\n'));
+  if (!verdict_.isEmpty()) status_->setText((complete ? tr("done: %1") : tr("stopped: %1")).arg(verdict_));
   else status_->setText(complete ? tr("done") : tr("stopped before both runs finished"));
+  status_->setToolTip(verdict_);
+  writeSummaryFiles();
+}
+
+// What `ampgan compare` leaves in the comparison's folder (<root>/compare.tsv), plus the verdict,
+// so that a comparison run in the studio can be read without it.
+void CompareView::writeSummaryFiles() {
+  if (runs_[0].dir.isEmpty() || table_->rowCount() == 0) return;
+  const std::filesystem::path root = std::filesystem::path(runs_[0].dir.toStdString()).parent_path();
+  std::vector<CompareRun> runs;
+  for (int i = 0; i < 2; ++i)
+    if (runs_[i].finished) runs.push_back(compareRun(i));
+  try {
+    io::write_file_atomic(root / RunFolder::kCompareTable, compare_table_text(runs, true));
+    if (!verdict_.isEmpty()) io::write_file_atomic(root / kVerdictFile, verdict_.toStdString() + "\n");
+  } catch (const std::exception& e) {
+    // The runs are on disk whatever happens here; only the summary is missing, and the line says so.
+    status_->setText(status_->text() + QLatin1Char('\n') + tr("(the summary was not written: %1)").arg(QString::fromUtf8(e.what())));
+  }
 }
 
 int CompareView::column(const QString& header) const {
@@ -381,6 +419,8 @@ QString CompareView::tableAsText() const {
     for (int c = 0; c < table_->columnCount(); ++c) cells << (table_->item(r, c) ? table_->item(r, c)->text() : QString());
     lines << cells.join(QLatin1Char('\t'));
   }
+  // The verdict below the rows, one sentence a line in the first column.
+  if (!verdict_.isEmpty()) lines << QString() << verdict_;
   return lines.join(QLatin1Char('\n')) + QLatin1Char('\n');
 }
 

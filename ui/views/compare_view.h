@@ -59,7 +59,11 @@ class CompareView : public QWidget {
   LivePlot* plot(const QString& id) const { return plots_.value(id); }
   const RunSummary& summary(int run) const { return summaries_[run]; }
   bool running() const { return running_; }
-  QString tableAsText() const;  // tab-separated, for the clipboard and CSV
+  QString tableAsText() const;  // tab-separated, for the clipboard and CSV, the verdict below the rows
+  // The finished comparison's verdict, one sentence a line (empty before one finished); the
+  // status line shows it word-wrapped and as its tooltip.
+  QString verdict() const { return verdict_; }
+  QLabel* statusLabel() const { return status_; }
 
  signals:
   void compareRequested(ampgan::Precision amp, int steps);
@@ -82,6 +86,7 @@ class CompareView : public QWidget {
   void setRow(int row, int i, const CompareRun& baseline);
   CompareRun compareRun(int i) const;  // the table's row of run i (0: FP32)
   int column(const QString& header) const;
+  void writeSummaryFiles();  // compare.tsv and verdict.txt in the comparison's folder
 
   QComboBox* amp_box_ = nullptr;
   QCheckBox* max_batch_box_ = nullptr;
@@ -99,6 +104,7 @@ class CompareView : public QWidget {
   MaxBatchPtr max_batch_;  // the search's result, when it ran
   Precision amp_ = Precision::FP16;
   bool running_ = false, busy_ = false;
+  QString verdict_;
   QTimer timer_;
 };
 
