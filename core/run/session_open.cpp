@@ -224,6 +224,9 @@ std::unique_ptr<Session> Session::resume(const fs::path& run_dir, int64_t total_
   s->time_offset_ = folder.trim_logs(info.step);
   // The older event files lose the steps trained again, so that TensorBoard's union of the files
   // has each step once (the new file starts after info.step).
+  // A history set aside keeps its event files whole, as it keeps copies of the other logs.
+  if (!aside.empty())
+    for (const fs::path& f : folder.tensorboard_files()) fs::copy_file(f, aside / f.filename(), ec);
   const std::vector<fs::path> undecodable = TensorBoardLog::trim(folder.tensorboard_files(), info.step);
   folder.write_config(cfg);
   s->open_logs();
