@@ -90,7 +90,8 @@ int64_t newest_checkpoint(const fs::path& run) {
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(run / "checkpoints", ec)) {
     long long s = 0;
-    if (std::sscanf(e.path().filename().c_str(), "step_%lld.safetensors", &s) == 1 && e.path().extension() == ".safetensors")
+    if (std::sscanf(e.path().filename().c_str(), "step_%lld.safetensors", &s) == 1 &&
+        e.path().extension() == ".safetensors")
       best = std::max<int64_t>(best, s);
   }
   return best;
@@ -176,9 +177,9 @@ TEST(TfEvents, FreshRunMatchesItsLogs) {
   EXPECT_EQ(r["scalar_steps"], 10);
   EXPECT_EQ(r["first_step"], 1);
   EXPECT_EQ(r["images"], count_files(folder.samples_dir(), ".png"));
-  EXPECT_GE(r["images"].get<int>(), 2);       // steps 4, 8 and the last
-  EXPECT_EQ(r["histograms"], 2 * 3);          // G and D at steps 3, 6, 9
-  EXPECT_EQ(r["notes"], 1);                   // the one switch
+  EXPECT_GE(r["images"].get<int>(), 2);  // steps 4, 8 and the last
+  EXPECT_EQ(r["histograms"], 2 * 3);     // G and D at steps 3, 6, 9
+  EXPECT_EQ(r["notes"], 1);              // the one switch
 }
 
 TEST(TfEvents, NoTensorboardThenTheCommandWritesOne) {
@@ -186,8 +187,13 @@ TEST(TfEvents, NoTensorboardThenTheCommandWritesOne) {
   TempDir tmp;
   const fs::path run = tmp / "run";
   std::string out;
-  ASSERT_EQ(run_command(kCli + " train --dataset synthetic --steps 6 --sample-every 3 --hist-every 2 --no-tensorboard "
-                               "--out " + quote(run) + kTiny + " 2>&1", &out), 0) << out;
+  ASSERT_EQ(run_command(kCli +
+                            " train --dataset synthetic --steps 6 --sample-every 3 --hist-every 2 --no-tensorboard "
+                            "--out " +
+                            quote(run) + kTiny + " 2>&1",
+                        &out),
+            0)
+      << out;
   EXPECT_TRUE(RunFolder(run).tensorboard_files().empty());
   EXPECT_FALSE(RunFolder(run).read_config().tensorboard);  // recorded in config.json
 
@@ -254,7 +260,8 @@ TEST(TfEvents, KilledAndResumedRunHasNoDuplicateSteps) {
   const int64_t target = std::max(trained, ck) + 6;
   const std::string killed_file = io::read_file(RunFolder(run).tensorboard_files().at(0));
   std::string out;
-  ASSERT_EQ(run_command(kCli + " resume " + quote(run) + " --steps " + std::to_string(target) + " --quiet 2>&1", &out), 0)
+  ASSERT_EQ(run_command(kCli + " resume " + quote(run) + " --steps " + std::to_string(target) + " --quiet 2>&1", &out),
+            0)
       << out;
   ASSERT_EQ(RunFolder(run).tensorboard_files().size(), 2u);
   const nlohmann::json r = decode_run(run);

@@ -86,8 +86,7 @@ void TfRecordWriter::write(std::string_view data) {
     if (w <= 0) {
       const int err = w < 0 ? errno : EIO;
       // Leave the file ending in a whole record (best effort; a reader drops a cut-off tail anyway).
-      if (::ftruncate(fd_, static_cast<off_t>(size_)) != 0) {
-      }
+      if (::ftruncate(fd_, static_cast<off_t>(size_)) != 0) {}
       fail("Could not append to the TensorBoard event file", path_, err);
     }
     done += static_cast<size_t>(w);

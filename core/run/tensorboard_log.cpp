@@ -12,8 +12,8 @@
 #include "core/common/error.h"
 #include "core/io/atomic_file.h"
 #include "core/io/run_lock.h"
-#include "core/run/run_event.h"
 #include "core/io/tensorboard_event.pb.h"
+#include "core/run/run_event.h"
 
 namespace ampgan {
 
@@ -161,8 +161,10 @@ std::vector<fs::path> TensorBoardLog::trim(const std::vector<fs::path>& files, i
       }
       kept += io::tfrecord(rec);
     }
-    if (bad) undecodable.push_back(f);
-    else if (changed) io::write_file_atomic(f, kept);
+    if (bad)
+      undecodable.push_back(f);
+    else if (changed)
+      io::write_file_atomic(f, kept);
   }
   return undecodable;
 }
@@ -177,8 +179,9 @@ TensorBoardExport write_run_tensorboard(const RunFolder& folder, bool replace) {
   if (!existing.empty() && !replace)
     throw Error("the run already has " + std::to_string(existing.size()) + " TensorBoard event file(s), e.g. " +
                     existing.front().filename().string(),
-                dir.string(), "tensorboard --logdir shows them as they are; add --replace to delete them and write one "
-                              "again from the run's logs");
+                dir.string(),
+                "tensorboard --logdir shows them as they are; add --replace to delete them and write one "
+                "again from the run's logs");
   const std::vector<StepMetrics> rows = folder.read_metrics();
   const std::vector<RunEvent> events = folder.read_events();
   const std::vector<HistogramRow> hists = HistogramsLog::read(folder.histograms());
