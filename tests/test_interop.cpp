@@ -287,3 +287,40 @@ TEST(TfEvents, KilledAndResumedRunHasNoDuplicateSteps) {
               static_cast<long long>(trained), static_cast<long long>(ck), static_cast<long long>(past),
               static_cast<long long>(target));
 }
+
+// A resume from an older checkpoint: the history after it is set aside with its event file
+// whole, and the run's own files hold each step once, up to the new target.
+TEST(TfEvents, ResumeFromAnOlderCheckpointSetsTheEventsAside) {
+  if (const std::string why = reader_missing(); !why.empty()) GTEST_SKIP() << why;
+  TempDir tmp;
+  const fs::path run = tmp / "run";
+  std::string out;
+  ASSERT_EQ(run_command(kCli +
+                            " train --dataset synthetic --steps 20 --checkpoint-every 5 --keep-checkpoints 0 "
+                            "--hist-every 3 --sample-every 4 --out " +
+                            quote(run) + kTiny + " 2>&1",
+                        &out),
+            0)
+      << out;
+  const std::string before = io::read_file(RunFolder(run).tensorboard_files().at(0));
+  ASSERT_EQ(run_command(kCli + " resume " + quote(run) + " --checkpoint " +
+                            quote(run / "checkpoints" / "step_000010.safetensors") + " --steps 16 --quiet 2>&1",
+                        &out),
+            0)
+      << out;
+  const nlohmann::json r = decode_run(run);
+  if (!r.is_null()) {
+    EXPECT_EQ(r["scalar_steps"], 16);
+    EXPECT_EQ(r["last_step"], 16);
+    EXPECT_EQ(r["files"], 2);
+  }
+  // The set-aside copy is the file as it was, steps 11..20 included.
+  int copies = 0;
+  for (const auto& e : fs::directory_iterator(run / "checkpoints"))
+    if (e.is_directory())
+      for (const fs::path& f : RunFolder(e.path()).tensorboard_files()) {
+        EXPECT_EQ(io::read_file(f), before);
+        ++copies;
+      }
+  EXPECT_EQ(copies, 1);
+}

@@ -143,7 +143,10 @@ def main():
     if extra:
         fail(f"scalars at steps metrics.csv does not have: {sorted(extra)[:10]}")
 
-    pngs = sorted(glob.glob(os.path.join(run, "samples", "step_*.png")))
+    # A grid past metrics.csv's last step is from a history a resume from an older checkpoint
+    # set aside (samples/ keeps it until that step is trained again): not part of this run.
+    pngs = sorted(p for p in glob.glob(os.path.join(run, "samples", "step_*.png"))
+                  if int(os.path.basename(p)[5:-4]) <= max(steps, default=0))
     for p in pngs:
         s = int(os.path.basename(p)[5:-4])
         im = images.get(("samples", s))
