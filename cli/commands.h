@@ -13,5 +13,6 @@ int cmd_export_generator(int argc, char** argv);
 int cmd_bench(int argc, char** argv);
 int cmd_devices(int argc, char** argv);
 int cmd_eval(int argc, char** argv);
+int cmd_tensorboard(int argc, char** argv);
 
 }  // namespace ampgan::cli

@@ -23,6 +23,8 @@ const char* kHelp =
     "  export-generator CKPT OUT.safetensors\n"
     "                    the generator's weights, loadable into the PyTorch peer\n"
     "  eval CKPT         sample-quality metrics (sliced Wasserstein, Frechet distance)\n"
+    "  tensorboard RUN_DIR\n"
+    "                    write a TensorBoard event file for an existing run\n"
     "  bench             time the training step in each precision, with memory by category\n"
     "  devices           list NVIDIA GPUs, or say why none is usable\n"
     "\n"
@@ -45,7 +47,7 @@ int main(int argc, char** argv) {
   if (cmd == "bench") return cmd_bench(argc, argv);
   if (cmd == "devices") return cmd_devices(argc, argv);
 #if defined(AMPGAN_COMPUTE_ONLY)
-  for (const char* full : {"train", "resume", "compare", "sample", "export-generator", "eval"})
+  for (const char* full : {"train", "resume", "compare", "sample", "export-generator", "eval", "tensorboard"})
     if (cmd == full) {
       std::fprintf(stderr, "ampgan: '%s' is not in this compute-only build (AMPGAN_COMPUTE_ONLY=ON); only bench "
                    "and devices are\n", full);
@@ -58,6 +60,7 @@ int main(int argc, char** argv) {
   if (cmd == "sample") return cmd_sample(argc, argv);
   if (cmd == "export-generator") return cmd_export_generator(argc, argv);
   if (cmd == "eval") return cmd_eval(argc, argv);
+  if (cmd == "tensorboard") return cmd_tensorboard(argc, argv);
 #endif
   std::fprintf(stderr, "ampgan: unknown command '%s'. Run 'ampgan --help' for the list.\n", cmd.c_str());
   return 2;

@@ -1,11 +1,13 @@
 #include "core/run/run_folder.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <sstream>
 #include <system_error>
 
@@ -41,6 +43,28 @@ fs::path numbered(const fs::path& dir, int64_t step, const char* ext) {
 
 fs::path RunFolder::sample_grid(int64_t step) const { return numbered(samples_dir(), step, ".png"); }
 fs::path RunFolder::checkpoint(int64_t step) const { return numbered(checkpoints_dir(), step, ".safetensors"); }
+
+std::vector<fs::path> RunFolder::tensorboard_files() const {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir_, ec))
+    if (e.path().filename().string().rfind(kTensorBoardPrefix, 0) == 0 && e.is_regular_file(ec) && !e.is_symlink(ec))
+      out.push_back(e.path());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+fs::path RunFolder::new_tensorboard_file() const {
+  char host[256] = "localhost";
+  if (::gethostname(host, sizeof host - 1) != 0) std::snprintf(host, sizeof host, "localhost");
+  host[sizeof host - 1] = 0;
+  const std::string base = std::string(kTensorBoardPrefix) + std::to_string(static_cast<long long>(std::time(nullptr))) +
+                           "." + host + "." + std::to_string(static_cast<long long>(::getpid()));
+  fs::path p = dir_ / base;
+  std::error_code ec;
+  for (int n = 1; fs::exists(fs::symlink_status(p, ec)); ++n) p = dir_ / (base + "." + std::to_string(n));
+  return p;
+}
 
 bool RunFolder::exists() const {
   std::error_code ec;

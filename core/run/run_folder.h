@@ -5,6 +5,7 @@
 //   compare.tsv    in a comparison's root only
 //   samples/step_NNNNNN.png                            checkpoints/step_NNNNNN.safetensors
 //   checkpoints/superseded-after-<step>-<time>/        (a history a resume retrained)
+//   events.out.tfevents.<time>.<host>.<pid>            TensorBoard's event files, one a start or resume
 // Everything that reads or writes a run folder (Session, checkpoints, the CLI, the studio) asks
 // this class for the paths, and the readers of its logs live here.
 #pragma once
@@ -29,6 +30,8 @@ class RunFolder {
   static constexpr const char* kSamples = "samples";
   static constexpr const char* kCheckpoints = "checkpoints";
   static constexpr const char* kCompareTable = "compare.tsv";
+  // TensorBoard finds event files by this part of their name (core/run/tensorboard_log.h).
+  static constexpr const char* kTensorBoardPrefix = "events.out.tfevents.";
 
   RunFolder() = default;
   explicit RunFolder(std::filesystem::path dir) : dir_(std::move(dir)) {}
@@ -43,6 +46,11 @@ class RunFolder {
   std::filesystem::path checkpoints_dir() const { return dir_ / kCheckpoints; }
   std::filesystem::path sample_grid(int64_t step) const;  // samples/step_NNNNNN.png
   std::filesystem::path checkpoint(int64_t step) const;   // checkpoints/step_NNNNNN.safetensors
+  // The folder's TensorBoard event files (regular files only), oldest name first.
+  std::vector<std::filesystem::path> tensorboard_files() const;
+  // A name for a new one: events.out.tfevents.<unix time>.<host>.<pid>, TensorBoard's own
+  // pattern, with .<n> added when that name is taken (two starts in one second by one process).
+  std::filesystem::path new_tensorboard_file() const;
   // What each log is called, for copies of the folder (a branch, a set-aside history).
   static std::vector<const char*> log_names() { return {kMetrics, kEvents, kLayers, kHistograms}; }
 

@@ -77,7 +77,7 @@ void Session::step() {
   const StepMetrics last = rows.empty() ? StepMetrics{} : rows.back();
   handle_rows(std::move(rows));
   report_kernels(it);
-  if (cfg_.hist_every > 0 && it % cfg_.hist_every == 0 && (listener_ || hist_log_)) write_histograms(it, last);
+  if (cfg_.hist_every > 0 && it % cfg_.hist_every == 0 && (listener_ || hist_log_ || tb_log_)) write_histograms(it, last);
   if (cfg_.sample_every > 0 && it % cfg_.sample_every == 0) write_samples();
   if (cfg_.checkpoint_every > 0 && it % cfg_.checkpoint_every == 0) save_checkpoint();
   time_done_ = time_offset_ + trainer_->elapsed_s();
@@ -113,6 +113,10 @@ void Session::write_histograms(int64_t it, const StepMetrics& last) {
     hist_log_->write({it, 'G', p, last.step == it ? last.scale_g : 1.0, g});
     hist_log_->write({it, 'D', p, last.step == it ? last.scale_d : 1.0, d});
   }
+  if (tb_log_) {
+    tb_log_->histogram({it, 'G', p, last.step == it ? last.scale_g : 1.0, g});
+    tb_log_->histogram({it, 'D', p, last.step == it ? last.scale_d : 1.0, d});
+  }
   if (listener_) listener_->on_histograms(it, g, d);
 }
 
@@ -122,6 +126,7 @@ void Session::handle_rows(std::vector<StepMetrics> rows) {
     m.time_s += time_offset_;
     if (parallel_) m.images_per_s *= parallel_->size();  // the global batch's
     metrics_log_->append_line(m.csv_row());
+    if (tb_log_) tb_log_->scalars(m);
     if (layers_log_ && (m.skipped_d || m.skipped_g || (cfg_.layers_every > 0 && m.step % cfg_.layers_every == 0)))
       layers_log_->write(m);
     ForwardProbe probe;  // once per overflowing step, for the first network that needs it
@@ -209,6 +214,8 @@ void Session::write_samples() {
   const int64_t it = trainer_->iteration();
   const io::Image8 grid = sample_grid();
   io::write_png(folder_.sample_grid(it), grid);
+  // The PNG file's own bytes, so that TensorBoard shows exactly the grid in samples/.
+  if (tb_log_) tb_log_->image(it, "samples", io::read_file(folder_.sample_grid(it)), grid);
   last_samples_step_ = it;
   if (listener_) listener_->on_samples(it, grid);
 }
@@ -264,6 +271,7 @@ fs::path Session::save_checkpoint() {
   events_log_->sync();
   if (layers_log_) layers_log_->sync();
   if (hist_log_) hist_log_->sync();
+  if (tb_log_) tb_log_->sync();
   last_checkpoint_step_ = it;
   checkpoint_done_ = it;
   const auto pruned = prune_checkpoints(folder_.dir(), cfg_.keep_checkpoints, int64_t{10} * cfg_.checkpoint_every, it);
@@ -284,6 +292,7 @@ void Session::set_precision(Precision p) {
   e.data["from"] = precision_name(old);
   e.data["to"] = precision_name(p);
   emit_event(e);
+  if (tb_log_) tb_log_->text(e.step, "precision/switch", e.message);
 }
 
 void Session::set_layer_policy(const LayerPolicy& policy) {
@@ -373,6 +382,7 @@ void Session::finish(const std::string& reason) {
   events_log_->sync();
   if (layers_log_) layers_log_->sync();
   if (hist_log_) hist_log_->sync();
+  if (tb_log_) tb_log_->sync();
   // Last: the other ranks wait here while this one writes, so that none ends (and mpirun, which
   // ends a job when one of its ranks does, never kills this one) before the checkpoint is on disk.
   if (parallel_) parallel_->next_step(false, reason != "finished" && reason != "diverged");

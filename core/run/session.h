@@ -1,6 +1,7 @@
 // A training run: the dataset, the backend, the Trainer and the run folder on disk. The CLI and
 // the GUI's worker drive the same Session; it writes config.json, metrics.csv (a row per step),
-// events.jsonl, sample grids and checkpoints, and tells a listener what happened.
+// events.jsonl, sample grids, checkpoints and a TensorBoard event file, and tells a listener
+// what happened.
 //
 // Threading: a Session is used from one thread at a time (the GUI's worker thread); listener
 // callbacks run on that thread.
@@ -26,6 +27,7 @@
 #include "core/settings/run_config.h"
 #include "core/run/run_event.h"
 #include "core/run/run_folder.h"
+#include "core/run/tensorboard_log.h"
 #include "core/train/trainer.h"
 
 namespace ampgan {
@@ -131,7 +133,8 @@ class Session {
   void evaluate(StepMetrics& row);
 
   void take_lock(const SessionOptions& opt);
-  // The four logs (metrics.csv with its header when it is new or was deleted), for create and resume.
+  // The logs (metrics.csv with its header when it is new or was deleted, a new TensorBoard
+  // event file unless --no-tensorboard), for create and resume.
   void open_logs();
   // A "warning" event naming the stale temporary files removed at start (sweep_stale_temporaries).
   void report_swept(const std::vector<std::filesystem::path>& swept, int64_t step);
@@ -156,6 +159,7 @@ class Session {
   std::unique_ptr<io::AppendLog> metrics_log_, events_log_;
   std::unique_ptr<LayersLog> layers_log_;  // layers.csv
   std::unique_ptr<HistogramsLog> hist_log_;  // histograms.csv
+  std::unique_ptr<TensorBoardLog> tb_log_;   // events.out.tfevents.* (none with --no-tensorboard)
   AlertMonitor alerts_;
   SessionListener* listener_ = nullptr;
   std::vector<float> fixed_latents_;

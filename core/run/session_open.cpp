@@ -57,6 +57,7 @@ void Session::open_logs() {
   events_log_ = std::make_unique<io::AppendLog>(folder_.events());
   layers_log_ = std::make_unique<LayersLog>(folder_.layers(), trainer_->tensor_names());
   hist_log_ = std::make_unique<HistogramsLog>(folder_.histograms());
+  if (cfg_.tensorboard) tb_log_ = std::make_unique<TensorBoardLog>(folder_.new_tensorboard_file());
 }
 
 void Session::take_lock(const SessionOptions& opt) {
@@ -221,6 +222,12 @@ std::unique_ptr<Session> Session::resume(const fs::path& run_dir, int64_t total_
   // Rows and events after the checkpoint describe steps that will now be trained again.
   const bool had_metrics = fs::exists(folder.metrics(), ec);
   s->time_offset_ = folder.trim_logs(info.step);
+  // The older event files lose the steps trained again, so that TensorBoard's union of the files
+  // has each step once (the new file starts after info.step).
+  // A history set aside keeps its event files whole, as it keeps copies of the other logs.
+  if (!aside.empty())
+    for (const fs::path& f : folder.tensorboard_files()) fs::copy_file(f, aside / f.filename(), ec);
+  const std::vector<fs::path> undecodable = TensorBoardLog::trim(folder.tensorboard_files(), info.step);
   folder.write_config(cfg);
   s->open_logs();
   RunEvent e;
@@ -247,6 +254,11 @@ std::unique_ptr<Session> Session::resume(const fs::path& run_dir, int64_t total_
     s->emit_event({info.step, 0, EventType::Warning, "",
                    "metrics.csv was missing: a new one starts after step " + std::to_string(info.step) +
                        " (the rows of the earlier steps are lost)"});
+  for (const fs::path& f : undecodable)
+    s->emit_event({info.step, 0, EventType::Warning, "",
+                   "the TensorBoard event file " + f.filename().string() +
+                       " does not decode past some record and was left as it was: TensorBoard may show steps after " +
+                       std::to_string(info.step) + " twice; delete it and run 'ampgan tensorboard --replace' to write one again"});
   s->report_swept(swept, info.step);
   for (const std::string& n : notes) s->emit_event({info.step, 0, EventType::Info, "", n});
   return s;

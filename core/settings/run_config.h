@@ -55,6 +55,7 @@ struct RunConfig {
   bool use_graphs = true;
   // bookkeeping (0 = never; checkpoints are also written when a run stops)
   int sample_every = 100;
+  bool tensorboard = true;  // events.out.tfevents.* in the run folder (core/run/tensorboard_log.h)
   int checkpoint_every = 1000;
   // Checkpoints kept: the newest N plus every 10th of the interval (step a multiple of
   // 10 x checkpoint_every); older ones are deleted as new ones are written. 0 keeps all.

@@ -312,6 +312,12 @@ const Setting kSettings[] = {
      .tip = "Per-layer gradient statistics (max |g|, inf/NaN, underflow) to layers.csv and the Layers tab every N "
             "steps; overflow steps always (0: overflow steps only).",
      .panel_lo = 0, .panel_hi = 10'000'000, .zero_text = "overflows only", AMPGAN_FIELD(layers_every)},
+    {.key = "tensorboard", .type = SettingType::Bool, .flag = "no-tensorboard",
+     .help = "write no TensorBoard event file (events.out.tfevents.*) in the run folder", .section = "Output",
+     .switch_sets = false, .example = "false", .panel = PanelGroup::Bookkeeping, .label = "TensorBoard",
+     .tip = "Write the run's scalars, sample grids and histograms as a TensorBoard event file in the run folder "
+            "(tensorboard --logdir runs/)",
+     AMPGAN_FIELD(tensorboard)},
     // Compare's largest-batch search (core/run/compare.h); `ampgan compare --memory-budget` sets
     // it through this row, `ampgan train` has no use for it and so no option.
     {.key = "memory_budget_mib", .type = SettingType::Int, .lo = 16, .hi = 1 << 20,

@@ -93,6 +93,12 @@ QString make_branch(const QString& run_dir, const QString& checkpoint, QString* 
     const QString name = QString::fromLatin1(f);
     if (ok && QFileInfo::exists(src.filePath(name))) ok = c.copyLog(src.filePath(name), out.filePath(name), step);
   }
+  // The event files whole: the branch's resume trims them to its checkpoint, so TensorBoard shows
+  // the branch's history from step 1.
+  for (const std::filesystem::path& f : RunFolder(run_dir.toStdString()).tensorboard_files()) {
+    const QString name = QString::fromStdString(f.filename().string());
+    if (ok) ok = c.copyFile(QString::fromStdString(f.string()), out.filePath(name));
+  }
   const QString ckpt = out.filePath(QStringLiteral("checkpoints/") + QFileInfo(checkpoint).fileName());
   if (ok) ok = c.copyFile(checkpoint, ckpt);
   for (const QString& f : grids)
