@@ -85,6 +85,8 @@ QString make_branch(const QString& run_dir, const QString& checkpoint, QString* 
   c.total = QFileInfo(src.filePath(QString::fromLatin1(RunFolder::kConfig))).size() + QFileInfo(checkpoint).size();
   for (const char* f : kLogs) c.total += QFileInfo(src.filePath(QString::fromLatin1(f))).size();
   for (const QString& f : grids) c.total += QFileInfo(samples.filePath(f)).size();
+  const std::vector<std::filesystem::path> events = RunFolder(run_dir.toStdString()).tensorboard_files();
+  for (const std::filesystem::path& f : events) c.total += QFileInfo(QString::fromStdString(f.string())).size();
 
   bool ok = c.tick(0) && QDir().mkpath(out.filePath(QString::fromLatin1(RunFolder::kCheckpoints))) &&
             QDir().mkpath(out.filePath(QString::fromLatin1(RunFolder::kSamples)));
@@ -95,7 +97,7 @@ QString make_branch(const QString& run_dir, const QString& checkpoint, QString* 
   }
   // The event files whole: the branch's resume trims them to its checkpoint, so TensorBoard shows
   // the branch's history from step 1.
-  for (const std::filesystem::path& f : RunFolder(run_dir.toStdString()).tensorboard_files()) {
+  for (const std::filesystem::path& f : events) {
     const QString name = QString::fromStdString(f.filename().string());
     if (ok) ok = c.copyFile(QString::fromStdString(f.string()), out.filePath(name));
   }
