@@ -337,7 +337,7 @@ int cmd_bench(int argc, char** argv) {
     if (a.has("max-batch"))
       return run_max_batch([&] { return new_backend(nullptr); }, r.tc, r.precisions,
                            a.has("memory-budget") ? a.real("memory-budget", 0) : 0,
-                           setting_value(a, "batch", "batch", 8).get<int>(), r.gpu, r.json);
+                           a.has("batch") ? r.tc.batch : 8, r.gpu, r.json);  // --batch, read once above
     const size_t per_batch = static_cast<size_t>(r.tc.batch) * r.tc.model.res * r.tc.model.res * r.tc.model.channels;
     std::vector<float> real(per_batch);
     for (size_t i = 0; i < per_batch; ++i)

@@ -82,8 +82,8 @@ int cmd_sample(int argc, char** argv) {
 int cmd_export_generator(int argc, char** argv) {
   Args a("export-generator", "ampgan export-generator CHECKPOINT OUT.safetensors",
          "Writes the generator's FP32 weights under the PyTorch peer's state_dict names and layouts\n"
-         "(see docs/user-guide.md: a few lines of Python load them into bench/peers/pytorch_dcgan.py's or, for a\n"
-         "resnet run, pytorch_resnet.py's generator).");
+         "(see docs/user-guide.md: a few lines of Python load them into bench/peers/pytorch_dcgan.py's\n"
+         "or, for a resnet run, pytorch_resnet.py's generator).");
   a.flag("force", "replace an existing OUT.safetensors (never the checkpoint itself)");
   return guarded("export-generator", [&] {
     if (!a.parse_or_help(argc, argv, 2)) return 0;
