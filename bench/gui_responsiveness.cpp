@@ -86,8 +86,10 @@ std::vector<StepMetrics> fake_rows(int n, int64_t first_step) {
     m.grad_norm_d = 1 + 0.5 * std::sin(t * 0.05);
     m.grad_norm_g = 3 + std::cos(t * 0.03);
     const bool overflow = m.step % 997 == 0;
-    if (overflow) scale = std::max(1.0, scale / 2);
-    else if (m.step % 200 == 0) scale = std::min(16777216.0, scale * 2);
+    if (overflow)
+      scale = std::max(1.0, scale / 2);
+    else if (m.step % 200 == 0)
+      scale = std::min(16777216.0, scale * 2);
     m.scale_d = m.scale_g = scale;
     m.skipped_d = overflow;
     m.underflow_d = 0.01 + 0.005 * std::sin(t * 0.002);
@@ -121,12 +123,13 @@ class TimingApp : public QApplication {
     --depth_;
     const double ms = t.nsecsElapsed() / 1e6;
     if (recording && ms >= 0.5 && since_tick.size() < 200)
-      since_tick.push_back(alive ? QStringLiteral("%1%2 %3 %4 ms")
-                                       .arg(QString::fromLatin1(receiver->metaObject()->className()),
-                                            receiver->objectName().isEmpty() ? QString() : QLatin1Char(':') + receiver->objectName())
-                                       .arg(type)
-                                       .arg(ms, 0, 'f', 1)
-                                 : QStringLiteral("deleted %1 %2 ms").arg(type).arg(ms, 0, 'f', 1));
+      since_tick.push_back(
+          alive ? QStringLiteral("%1%2 %3 %4 ms")
+                      .arg(QString::fromLatin1(receiver->metaObject()->className()),
+                           receiver->objectName().isEmpty() ? QString() : QLatin1Char(':') + receiver->objectName())
+                      .arg(type)
+                      .arg(ms, 0, 'f', 1)
+                : QStringLiteral("deleted %1 %2 ms").arg(type).arg(ms, 0, 'f', 1));
     if (recording && ms > slowest_ms) {
       slowest_ms = ms;
       slowest_cpu_ms = thread_cpu_ms() - cpu0;
@@ -169,15 +172,21 @@ int main(int argc, char** argv) {
   QApplication::setApplicationName(QStringLiteral("gui_responsiveness"));
   QCommandLineParser p;
   p.addHelpOption();
-  p.addOption({QStringLiteral("seconds"), QStringLiteral("Seconds of training to watch."), QStringLiteral("S"), QStringLiteral("10")});
-  p.addOption({QStringLiteral("dataset"), QStringLiteral("Dataset."), QStringLiteral("D"), QStringLiteral("synthetic")});
+  p.addOption({QStringLiteral("seconds"), QStringLiteral("Seconds of training to watch."), QStringLiteral("S"),
+               QStringLiteral("10")});
+  p.addOption(
+      {QStringLiteral("dataset"), QStringLiteral("Dataset."), QStringLiteral("D"), QStringLiteral("synthetic")});
   p.addOption({QStringLiteral("width"), QStringLiteral("Network width."), QStringLiteral("W"), QStringLiteral("16")});
   p.addOption({QStringLiteral("batch"), QStringLiteral("Batch size."), QStringLiteral("B"), QStringLiteral("16")});
   p.addOption({QStringLiteral("precision"), QStringLiteral("Precision."), QStringLiteral("P"), QStringLiteral("fp16")});
-  p.addOption({QStringLiteral("points"), QStringLiteral("Points per curve for the replot test."), QStringLiteral("N"), QStringLiteral("100000")});
-  p.addOption({QStringLiteral("overlays"), QStringLiteral("Runs of --points rows each drawn over the charts (Runs tab) "
-                                                          "in the second watch and the replot test."), QStringLiteral("N"), QStringLiteral("0")});
-  p.addOption({QStringLiteral("replots"), QStringLiteral("Replots per chart (median)."), QStringLiteral("N"), QStringLiteral("30")});
+  p.addOption({QStringLiteral("points"), QStringLiteral("Points per curve for the replot test."), QStringLiteral("N"),
+               QStringLiteral("100000")});
+  p.addOption({QStringLiteral("overlays"),
+               QStringLiteral("Runs of --points rows each drawn over the charts (Runs tab) "
+                              "in the second watch and the replot test."),
+               QStringLiteral("N"), QStringLiteral("0")});
+  p.addOption({QStringLiteral("replots"), QStringLiteral("Replots per chart (median)."), QStringLiteral("N"),
+               QStringLiteral("30")});
   p.process(app);
   const int seconds = p.value(QStringLiteral("seconds")).toInt();
   const int points = p.value(QStringLiteral("points")).toInt();
@@ -273,10 +282,11 @@ int main(int argc, char** argv) {
     w.stopTraining();
     wait_until([&] { return !w.busy(); }, 120000);
     const double stop_ms = stop_clock.elapsed();
-    std::printf("== GUI event loop while training (%s, width %d, batch %d, %s, CPU), %d points per curve already "
-                "shown%s ==\n",
-                cfg.dataset.c_str(), cfg.width, cfg.batch, precision_label(cfg.precision), preload,
-                preload > 0 && overlays > 0 ? qPrintable(QStringLiteral(", %1 overlaid runs of as many").arg(overlays)) : "");
+    std::printf(
+        "== GUI event loop while training (%s, width %d, batch %d, %s, CPU), %d points per curve already "
+        "shown%s ==\n",
+        cfg.dataset.c_str(), cfg.width, cfg.batch, precision_label(cfg.precision), preload,
+        preload > 0 && overlays > 0 ? qPrintable(QStringLiteral(", %1 overlaid runs of as many").arg(overlays)) : "");
     std::printf("watched %.1f s: %zu steps arrived (%.0f steps/s), %lld chart replots\n", seconds * 1.0, rows_seen,
                 rows_seen / double(seconds), static_cast<long long>(replots_done));
     std::printf("5 ms timer: %zu ticks, longest gap %.1f ms, p99 %.1f ms, median %.1f ms  (goal: longest < 50 ms)\n",
@@ -284,9 +294,9 @@ int main(int argc, char** argv) {
                 median(gaps));
     std::printf("slowest single event: %.1f ms wall, %.1f ms on the CPU (the rest: waiting for a core), %s\n",
                 app.slowest_ms, app.slowest_cpu_ms, qPrintable(app.slowest));
-    std::printf("the longest gap held: %s\n",
-                app.worst_events.isEmpty() ? "no event of 0.5 ms or more (waiting for a core)"
-                                           : qPrintable(app.worst_events.join(QStringLiteral(", "))));
+    std::printf("the longest gap held: %s\n", app.worst_events.isEmpty()
+                                                  ? "no event of 0.5 ms or more (waiting for a core)"
+                                                  : qPrintable(app.worst_events.join(QStringLiteral(", "))));
     std::printf("Stop -> idle (run finished, checkpoint written): %.0f ms\n\n", stop_ms);
     return true;
   };
@@ -309,8 +319,8 @@ int main(int argc, char** argv) {
     }
     int max_points = 0;
     for (int g = 0; g < plot->graphCount(); ++g) max_points = std::max(max_points, plot->pointCount(g));
-    std::printf("  %-40s %2d curves, %6d points max: %6.2f ms\n", qPrintable(plot->title().left(40)), plot->graphCount(),
-                max_points, median(t));
+    std::printf("  %-40s %2d curves, %6d points max: %6.2f ms\n", qPrintable(plot->title().left(40)),
+                plot->graphCount(), max_points, median(t));
     panel_total += median(t);
   }
   std::vector<double> whole;
@@ -339,7 +349,8 @@ int main(int argc, char** argv) {
     panel->appendRows(rows);
     app_t.push_back(e.nsecsElapsed() / 1e6);
   }
-  std::printf("\n== Appending a batch of 20 rows to charts holding %d points: median %.3f ms ==\n", points, median(app_t));
+  std::printf("\n== Appending a batch of 20 rows to charts holding %d points: median %.3f ms ==\n", points,
+              median(app_t));
   w.close();
   return 0;
 }

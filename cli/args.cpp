@@ -1,10 +1,10 @@
 #include "cli/args.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
-#include <cctype>
 #include <cstdlib>
 
 #include <CLI/CLI.hpp>
@@ -53,8 +53,9 @@ void Args::parse(int argc, char** argv, int first) {
   std::vector<std::pair<const Spec*, CLI::Option*>> bound;
   for (const Spec& s : specs_) {
     if (s.is_section) continue;
-    CLI::Option* o = s.is_flag ? app.add_flag("--" + s.name)
-                               : app.add_option("--" + s.name)->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    CLI::Option* o =
+        s.is_flag ? app.add_flag("--" + s.name)
+                  : app.add_option("--" + s.name)->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     bound.emplace_back(&s, o);
   }
   std::vector<std::string> args(argv + first, argv + argc);
@@ -138,7 +139,8 @@ long long Args::integer(const std::string& name, long long fallback, long long l
   const std::string text = str(name);
   if (v.is_number_float() && v.get<double>() != std::floor(v.get<double>()))
     throw UsageError("--" + name + " expects a whole number, not '" + text + "'", "ampgan " + command_);
-  const bool below = v.is_number_unsigned()  ? lo > 0 && v.get<unsigned long long>() < static_cast<unsigned long long>(lo)
+  const bool below = v.is_number_unsigned()
+                         ? lo > 0 && v.get<unsigned long long>() < static_cast<unsigned long long>(lo)
                      : v.is_number_integer() ? v.get<long long>() < lo
                                              : v.get<double>() < double(lo);
   const bool above = v.is_number_unsigned()  ? v.get<unsigned long long>() > static_cast<unsigned long long>(hi)
@@ -168,10 +170,13 @@ std::string Args::help() const {
       continue;
     }
     std::string left = "  --" + s.name + (s.meta.empty() ? "" : " " + s.meta);
-    if (left.size() < 28) left.resize(28, ' ');
-    else left += "\n" + std::string(28, ' ');
+    if (left.size() < 28)
+      left.resize(28, ' ');
+    else
+      left += "\n" + std::string(28, ' ');
     std::string text = s.help;  // continuation lines start under the first line's text
-    for (size_t at = text.find('\n'); at != std::string::npos; at = text.find('\n', at + 29)) text.insert(at + 1, 28, ' ');
+    for (size_t at = text.find('\n'); at != std::string::npos; at = text.find('\n', at + 29))
+      text.insert(at + 1, 28, ' ');
     h += left + text + "\n";
   }
   h += "  --help                    this text\n";

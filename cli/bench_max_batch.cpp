@@ -21,17 +21,18 @@ double mib(double b) { return b / 1048576.0; }
 
 }  // namespace
 
-int run_max_batch(const std::function<std::unique_ptr<Backend>()>& new_backend, const TrainerConfig& tc, const std::vector<Precision>& precisions,
-                  double budget_mib, int probe, int gpu, bool json) {
+int run_max_batch(const std::function<std::unique_ptr<Backend>()>& new_backend, const TrainerConfig& tc,
+                  const std::vector<Precision>& precisions, double budget_mib, int probe, int gpu, bool json) {
   const std::unique_ptr<Backend> first = new_backend();
   Backend& backend = *first;  // for its kind and name
   MaxBatchOptions opt;
   opt.budget = budget_mib * 1048576.0;
   opt.budget_from = "--memory-budget";
   if (budget_mib <= 0) {
-    opt.budget = gpu_memory_budget(backend, gpu, "--max-batch",
-                                   backend.kind() == DeviceKind::CUDA ? "give --memory-budget MiB"
-                                                                      : "give --memory-budget MiB (e.g. --memory-budget 2048)");
+    opt.budget =
+        gpu_memory_budget(backend, gpu, "--max-batch",
+                          backend.kind() == DeviceKind::CUDA ? "give --memory-budget MiB"
+                                                             : "give --memory-budget MiB (e.g. --memory-budget 2048)");
     opt.budget_from = kGpuBudgetFrom;
   }
   if (probe < 2) throw Error("the probe batch must be at least 2", "--batch");
@@ -66,9 +67,9 @@ int run_max_batch(const std::function<std::unique_ptr<Backend>()>& new_backend, 
     return 0;
   }
 
-  std::printf("Largest batch within %.0f MiB (%s): %s-%d (nc %d, width %d) on %s\n\n", mib(budget),
-              budget_from.c_str(), tc.family == ModelFamily::ResNet ? "ResNet" : "DCGAN", tc.model.res,
-              tc.model.channels, tc.model.width, backend.name().c_str());
+  std::printf("Largest batch within %.0f MiB (%s): %s-%d (nc %d, width %d) on %s\n\n", mib(budget), budget_from.c_str(),
+              tc.family == ModelFamily::ResNet ? "ResNet" : "DCGAN", tc.model.res, tc.model.channels, tc.model.width,
+              backend.name().c_str());
   std::printf("Measured peak MiB by category, two steps at each batch:\n%-9s %6s |", "precision", "batch");
   for (const char* c : kCats) std::printf(" %9s", c);
   std::printf(" | %9s\n", "total");
@@ -90,15 +91,18 @@ int run_max_batch(const std::function<std::unique_ptr<Backend>()>& new_backend, 
       continue;
     }
     char ratio[16] = "-";
-    if (fp32_fits > 0 && r.fits > 0) std::snprintf(ratio, sizeof ratio, "%.2fx", static_cast<double>(r.fits) / fp32_fits);
+    if (fp32_fits > 0 && r.fits > 0)
+      std::snprintf(ratio, sizeof ratio, "%.2fx", static_cast<double>(r.fits) / fp32_fits);
     std::printf("%-9s %10.1f %10.3f %10lld %10lld %12.1f %8s%s%s\n", precision_name(r.precision), mib(r.fit.fixed),
                 mib(r.fit.per_image), static_cast<long long>(r.predicted), static_cast<long long>(r.fits),
                 mib(static_cast<double>(r.verified.mem.peak_total)), ratio, r.problem.empty() ? "" : "  ",
                 r.problem.c_str());
-    if (r.verified.oom) std::printf("          (out of memory at batch %d: %s)\n", r.verified.batch, r.verified.why.c_str());
+    if (r.verified.oom)
+      std::printf("          (out of memory at batch %d: %s)\n", r.verified.batch, r.verified.why.c_str());
   }
-  std::printf("\nPeaks count the memory the backend allocates (tensors of every category); not the CUDA\n"
-              "context, cuDNN's or cuBLAS's own buffers, or the host process's other memory.\n");
+  std::printf(
+      "\nPeaks count the memory the backend allocates (tensors of every category); not the CUDA\n"
+      "context, cuDNN's or cuBLAS's own buffers, or the host process's other memory.\n");
   for (const MaxBatchRow& r : rows)
     if (is_mixed(r.precision) && !max_batch_ratio_line(result, r.precision).empty())
       std::printf("%s\n", max_batch_ratio_line(result, r.precision).c_str());

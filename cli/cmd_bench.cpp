@@ -155,8 +155,8 @@ struct BenchRequest {
 };
 
 // The settings of `ampgan train` that bench takes too, in the order --help lists them.
-constexpr const char* kBenchSettings[] = {"backend", "gpu",  "cpu_kernels", "model",      "res",
-                                          "channels", "width", "batch",       "seed", "cuda_graphs"};
+constexpr const char* kBenchSettings[] = {"backend",  "gpu",   "cpu_kernels", "model", "res",
+                                          "channels", "width", "batch",       "seed",  "cuda_graphs"};
 
 Args bench_args() {
   Args a("bench", "ampgan bench [OPTIONS]",
@@ -169,8 +169,9 @@ Args bench_args() {
   for (const char* key : kBenchSettings) {
     const Setting& s = *find_setting(key);
     if (s.key == std::string("model"))
-      add_setting_option(a, s, "dcgan (default) or resnet (SNGAN/BigGAN-style, spectrally normalised D); one D\n"
-                               "update per G update, the recipe's other settings at their defaults");
+      add_setting_option(a, s,
+                         "dcgan (default) or resnet (SNGAN/BigGAN-style, spectrally normalised D); one D\n"
+                         "update per G update, the recipe's other settings at their defaults");
     else if (s.key == std::string("channels"))
       add_setting_option(a, s, "image channels: 1 (default) or 3");
     else
@@ -180,14 +181,18 @@ Args bench_args() {
       .option("steps", "N", "timed steps per precision and round (20)")
       .option("warmup", "N", "untimed steps first (3)")
       .option("rounds", "R", "repeat the precisions R times, interleaved, for noisy machines (1)")
-      .flag("profile", "also time each op family (conv, gemm, batch norm, element-wise, AMP passes, optimizer,\n"
-                       "data) in an extra eager pass per precision, and compare conv+gemm with a GEMM probe")
-      .flag("max-batch", "find the largest batch that fits in each precision instead of timing: peak memory\n"
-                         "at --batch (default 8) and twice it, a linear prediction, checked by running there")
-      .option("memory-budget", "MiB", "the memory --max-batch fills (default: 90% of the GPU's free memory;\n"
-                                      "required on the CPU)")
-      .flag("tensor-stats-cost", "run each precision also without the per-tensor gradient statistics\n"
-                                     "(layers.csv, the overflow locator), interleaved, to measure their cost")
+      .flag("profile",
+            "also time each op family (conv, gemm, batch norm, element-wise, AMP passes, optimizer,\n"
+            "data) in an extra eager pass per precision, and compare conv+gemm with a GEMM probe")
+      .flag("max-batch",
+            "find the largest batch that fits in each precision instead of timing: peak memory\n"
+            "at --batch (default 8) and twice it, a linear prediction, checked by running there")
+      .option("memory-budget", "MiB",
+              "the memory --max-batch fills (default: 90% of the GPU's free memory;\n"
+              "required on the CPU)")
+      .flag("tensor-stats-cost",
+            "run each precision also without the per-tensor gradient statistics\n"
+            "(layers.csv, the overflow locator), interleaved, to measure their cost")
       .flag("json", "one JSON object per precision instead of the table");
   return a;
 }
@@ -336,8 +341,8 @@ int cmd_bench(int argc, char** argv) {
     }
     if (a.has("max-batch"))
       return run_max_batch([&] { return new_backend(nullptr); }, r.tc, r.precisions,
-                           a.has("memory-budget") ? a.real("memory-budget", 0) : 0,
-                           a.has("batch") ? r.tc.batch : 8, r.gpu, r.json);  // --batch, read once above
+                           a.has("memory-budget") ? a.real("memory-budget", 0) : 0, a.has("batch") ? r.tc.batch : 8,
+                           r.gpu, r.json);  // --batch, read once above
     const size_t per_batch = static_cast<size_t>(r.tc.batch) * r.tc.model.res * r.tc.model.res * r.tc.model.channels;
     std::vector<float> real(per_batch);
     for (size_t i = 0; i < per_batch; ++i)

@@ -4,8 +4,8 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/guard.h"
-#include "core/backend/cpu/cpu_precision.h"
 #include "core/backend/backend.h"
+#include "core/backend/cpu/cpu_precision.h"
 #include "core/common/cpu_features.h"
 #include "core/common/parallel.h"
 

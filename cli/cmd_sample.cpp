@@ -27,7 +27,8 @@ int cmd_sample(int argc, char** argv) {
   return guarded("sample", [&] {
     if (!a.parse_or_help(argc, argv, 2)) return 0;
     if (a.positional().size() != 1) throw UsageError("sample takes one checkpoint file", "ampgan sample", "see --help");
-    if (a.has("grid") == a.has("each")) throw UsageError("give exactly one of --grid FILE.png and --each DIR", "ampgan sample");
+    if (a.has("grid") == a.has("each"))
+      throw UsageError("give exactly one of --grid FILE.png and --each DIR", "ampgan sample");
     const long long n = a.integer("n", 64, 1, 100000), cols = a.integer("cols", 8, 1, 100000),
                     up = a.integer("upscale", 1, 1, 16);
     const uint64_t seed = setting_value(a, "seed", "seed", 0).get<uint64_t>();
@@ -58,7 +59,8 @@ int cmd_sample(int argc, char** argv) {
     }
     const std::vector<float> imgs = trainer->generate(z, static_cast<int>(n));
     if (a.has("grid")) {
-      io::Image8 g = io::make_grid(imgs.data(), static_cast<int>(n), m.res, m.channels, static_cast<int>(std::min(cols, n)));
+      io::Image8 g =
+          io::make_grid(imgs.data(), static_cast<int>(n), m.res, m.channels, static_cast<int>(std::min(cols, n)));
       if (up > 1) g = io::upscale_nearest(g, static_cast<int>(up));
       io::write_png(a.str("grid"), g);
       std::printf("wrote %s (%d x %d, %lld images from step %lld)\n", a.str("grid").c_str(), g.width, g.height, n,
@@ -89,7 +91,7 @@ int cmd_export_generator(int argc, char** argv) {
     if (!a.parse_or_help(argc, argv, 2)) return 0;
     if (a.positional().size() != 2)
       throw UsageError("export-generator takes a checkpoint and an output file", "ampgan export-generator",
-                  "usage: ampgan export-generator CHECKPOINT OUT.safetensors");
+                       "usage: ampgan export-generator CHECKPOINT OUT.safetensors");
     check_output_file(a.positional()[1], {a.positional()[0]}, a.has("force"), "OUT.safetensors");
     auto backend = create_backend("cpu");
     auto trainer = trainer_from_checkpoint(*backend, a.positional()[0]);

@@ -1,4 +1,5 @@
 // ampgan train / ampgan resume: a Session driven from the terminal, with a progress line.
+#include <unistd.h>
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -7,7 +8,6 @@
 #include <cstdio>
 #include <string>
 #include <thread>
-#include <unistd.h>
 
 #include "cli/args.h"
 #include "cli/commands.h"
@@ -39,7 +39,8 @@ std::atomic<bool> g_exit_on_second{true};
 void on_signal(int) {
   if (g_stop.exchange(true)) {
     if (!g_exit_on_second.load()) {
-      static const char wait[] = "\nampgan: this rank is already stopping; it ends when rank 0 has written its checkpoint\n";
+      static const char wait[] =
+          "\nampgan: this rank is already stopping; it ends when rank 0 has written its checkpoint\n";
       (void)!::write(2, wait, sizeof wait - 1);
       return;
     }
@@ -68,9 +69,12 @@ void install_signal_handlers() {
 std::string duration(double s) {
   char buf[32];
   if (!std::isfinite(s) || s < 0) return "?";
-  if (s < 60) std::snprintf(buf, sizeof buf, "%.0fs", s);
-  else if (s < 3600) std::snprintf(buf, sizeof buf, "%dm%02ds", int(s) / 60, int(s) % 60);
-  else std::snprintf(buf, sizeof buf, "%dh%02dm", int(s) / 3600, int(s) % 3600 / 60);
+  if (s < 60)
+    std::snprintf(buf, sizeof buf, "%.0fs", s);
+  else if (s < 3600)
+    std::snprintf(buf, sizeof buf, "%dm%02ds", int(s) / 60, int(s) % 60);
+  else
+    std::snprintf(buf, sizeof buf, "%dh%02dm", int(s) / 3600, int(s) % 3600 / 60);
   return buf;
 }
 
@@ -124,8 +128,10 @@ class Progress final : public SessionListener {
                   last_.loss_d, last_.loss_g, last_.d_real, last_.d_fake, scale_label(last_.scale_d).c_str(),
                   scale_label(last_.scale_g).c_str(), skips_d_, skips_g_, precision_name(last_.precision),
                   duration(remaining).c_str());
-    if (tty_) std::printf("\r\033[K%s", buf);
-    else std::printf("%s\n", buf);
+    if (tty_)
+      std::printf("\r\033[K%s", buf);
+    else
+      std::printf("%s\n", buf);
     std::fflush(stdout);
   }
 
@@ -158,12 +164,12 @@ class BlockedStopReporter {
       // still waiting 0.3 s after the stop was asked is waiting for a rank that is gone.
       const auto now = std::chrono::steady_clock::now();
       if (g_stop.load() && asked == std::chrono::steady_clock::time_point{}) asked = now;
-      const double since_asked = asked == std::chrono::steady_clock::time_point{}
-                                     ? 0.0
-                                     : std::chrono::duration<double>(now - asked).count();
+      const double since_asked =
+          asked == std::chrono::steady_clock::time_point{} ? 0.0 : std::chrono::duration<double>(now - asked).count();
       if (std::min(since_asked, comm_->seconds_in_collective()) > 0.3) {
-        const std::string m = s_.report_blocked_stop("interrupted while a collective waited for another rank, which has "
-                                                     "ended or is stopped");
+        const std::string m = s_.report_blocked_stop(
+            "interrupted while a collective waited for another rank, which has "
+            "ended or is stopped");
         std::fprintf(stderr, "ampgan: rank 0 of %d: %s\n", comm_->size(), m.c_str());
         std::fflush(stderr);
         return;
@@ -198,8 +204,8 @@ int drive(Session& s, Progress& progress, dist::Communicator* comm = nullptr) {
   const auto rows = RunFolder(s.dir()).read_metrics();
   if (!rows.empty()) {
     const StepMetrics& m = rows.back();
-    std::printf("step %lld: loss D %.4f, G %.4f; %.1f img/s; samples in %s\n", static_cast<long long>(m.step),
-                m.loss_d, m.loss_g, m.images_per_s, s.folder().samples_dir().string().c_str());
+    std::printf("step %lld: loss D %.4f, G %.4f; %.1f img/s; samples in %s\n", static_cast<long long>(m.step), m.loss_d,
+                m.loss_g, m.images_per_s, s.folder().samples_dir().string().c_str());
   }
   return interrupted ? 130 : 0;
 }
@@ -236,15 +242,17 @@ int follow(dist::Communicator& comm, const RunConfig* own) {
 void start_ranks(const Args& a, std::unique_ptr<dist::Communicator>& comm) {
   const double timeout = a.real("collective-timeout", dist::kDefaultTimeoutS);
   if (!(timeout > 0) || timeout > 1e6)
-    throw UsageError("the collective timeout must lie in (0, 1e6] seconds", "--collective-timeout", "the default is 120");
+    throw UsageError("the collective timeout must lie in (0, 1e6] seconds", "--collective-timeout",
+                     "the default is 120");
   comm = dist::world(timeout);
 }
 
 int cmd_train(int argc, char** argv) {
   Args a = train_args();
   a.section("Several ranks (mpirun -np N ampgan train ...)")
-      .option("collective-timeout", "S", "seconds a rank waits for the others in a collective before it\n"
-                                             "stops the run (120; docs/user-guide.md, 'Training on several devices')");
+      .option("collective-timeout", "S",
+              "seconds a rank waits for the others in a collective before it\n"
+              "stops the run (120; docs/user-guide.md, 'Training on several devices')");
   std::unique_ptr<dist::Communicator> comm;
   return guarded_ranks("train", comm, [&] {
     if (!a.parse_or_help(argc, argv, 2)) return 0;
@@ -269,10 +277,12 @@ int cmd_resume(int argc, char** argv) {
          "Continues a run from its newest checkpoint, to step N (default: the run's target).\n"
          "On the CPU the result is bit-identical to a run that never stopped.");
   a.option("steps", "N", "train until step N")
-      .option("checkpoint", "FILE", "continue from this checkpoint of the run instead of the newest; later\n"
-                                        "checkpoints and the logs are moved to checkpoints/superseded-*")
-      .flag("allow-changed-dataset", "continue although the dataset differs from the one the checkpoint was\n"
-                                     "trained on (refused otherwise: the run would not be the one that never stopped)")
+      .option("checkpoint", "FILE",
+              "continue from this checkpoint of the run instead of the newest; later\n"
+              "checkpoints and the logs are moved to checkpoints/superseded-*")
+      .flag("allow-changed-dataset",
+            "continue although the dataset differs from the one the checkpoint was\n"
+            "trained on (refused otherwise: the run would not be the one that never stopped)")
       .flag("quiet", "print only errors and the final line")
       .option("collective-timeout", "S", "under mpirun: seconds a rank waits for the others in a collective (120)");
   std::unique_ptr<dist::Communicator> comm;
@@ -297,20 +307,21 @@ int cmd_resume(int argc, char** argv) {
 }
 
 int cmd_compare(int argc, char** argv) {
-  Args a = train_args(
-      "compare", "ampgan compare [OPTIONS] [--amp fp16|bf16|tf32]",
-      "Trains the same configuration twice, in FP32 and in an AMP mode (same seed, weights and\n"
-      "data order), and prints what the studio's Compare tab shows: speed, peak memory by\n"
-      "category, final losses, overflows, SWD/FD. Both runs are ordinary run folders, OUT/fp32\n"
-      "and OUT/<amp> (default OUT: runs/<date>-compare-<dataset>-<amp>), which the studio can\n"
-      "open; the table is also written to OUT/compare.tsv. Ctrl-C stops the current run.");
+  Args a = train_args("compare", "ampgan compare [OPTIONS] [--amp fp16|bf16|tf32]",
+                      "Trains the same configuration twice, in FP32 and in an AMP mode (same seed, weights and\n"
+                      "data order), and prints what the studio's Compare tab shows: speed, peak memory by\n"
+                      "category, final losses, overflows, SWD/FD. Both runs are ordinary run folders, OUT/fp32\n"
+                      "and OUT/<amp> (default OUT: runs/<date>-compare-<dataset>-<amp>), which the studio can\n"
+                      "open; the table is also written to OUT/compare.tsv. Ctrl-C stops the current run.");
   a.section("Comparison")
       .option("amp", "P", "the precision compared with FP32: fp16 (default), bf16 or tf32")
-      .flag("max-batch", "after the two runs, find the largest batch that fits the memory budget in FP32\n"
-                         "and the AMP mode (peak memory at --batch and twice it, a linear prediction,\n"
-                         "checked by running there): the table's Largest batch row")
-      .option("memory-budget", "MiB", "the CPU memory --max-batch fills (1024; the setting memory_budget_mib);\n"
-                                      "a GPU fills 90% of its free memory");
+      .flag("max-batch",
+            "after the two runs, find the largest batch that fits the memory budget in FP32\n"
+            "and the AMP mode (peak memory at --batch and twice it, a linear prediction,\n"
+            "checked by running there): the table's Largest batch row")
+      .option("memory-budget", "MiB",
+              "the CPU memory --max-batch fills (1024; the setting memory_budget_mib);\n"
+              "a GPU fills 90% of its free memory");
   return guarded("compare", [&] {
     if (!a.parse_or_help(argc, argv, 2)) return 0;
     install_signal_handlers();
@@ -362,10 +373,11 @@ int cmd_compare(int argc, char** argv) {
     if (a.has("max-batch") && runs.size() == 2 && status == 0) {
       std::printf("\nThe largest batch of FP32 and %s within the budget\n", precision_label(amp));
       const bool quiet = a.has("quiet");
-      const MaxBatchResult mb = compare_max_batch(base, amp, channels, &g_stop, [quiet](const std::string& what, int done, int total) {
-        if (!quiet) std::printf("  %s (%d of %d)\n", what.c_str(), done, total);
-        std::fflush(stdout);
-      });
+      const MaxBatchResult mb =
+          compare_max_batch(base, amp, channels, &g_stop, [quiet](const std::string& what, int done, int total) {
+            if (!quiet) std::printf("  %s (%d of %d)\n", what.c_str(), done, total);
+            std::fflush(stdout);
+          });
       set_max_batch(runs[0], Precision::FP32, mb);
       set_max_batch(runs[1], amp, mb);
       max_batch_verdict = compare_max_batch_verdict(mb, amp);

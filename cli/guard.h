@@ -28,7 +28,8 @@ int guarded(const char* command, F&& body) {
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "ampgan %s: out of host memory. Try a smaller batch, width or resolution.\n", command);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "ampgan %s: unexpected error: %s. Please report it with the command you ran.\n", command, e.what());
+    std::fprintf(stderr, "ampgan %s: unexpected error: %s. Please report it with the command you ran.\n", command,
+                 e.what());
   }
   return 1;
 }

@@ -49,8 +49,10 @@ int main(int argc, char** argv) {
 #if defined(AMPGAN_COMPUTE_ONLY)
   for (const char* full : {"train", "resume", "compare", "sample", "export-generator", "eval", "tensorboard"})
     if (cmd == full) {
-      std::fprintf(stderr, "ampgan: '%s' is not in this compute-only build (AMPGAN_COMPUTE_ONLY=ON); only bench "
-                   "and devices are\n", full);
+      std::fprintf(stderr,
+                   "ampgan: '%s' is not in this compute-only build (AMPGAN_COMPUTE_ONLY=ON); only bench "
+                   "and devices are\n",
+                   full);
       return 2;
     }
 #else

@@ -6,7 +6,8 @@ namespace ampgan::cli {
 
 namespace fs = std::filesystem;
 
-void check_output_file(const fs::path& out, const std::vector<fs::path>& inputs, bool force, const std::string& option) {
+void check_output_file(const fs::path& out, const std::vector<fs::path>& inputs, bool force,
+                       const std::string& option) {
   std::error_code ec;
   const fs::file_status st = fs::status(out, ec);
   if (!fs::exists(st)) return;

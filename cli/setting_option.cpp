@@ -13,10 +13,13 @@ nlohmann::json option_value(const Args& a, const Setting& s) {
   switch (s.type) {
     case SettingType::Int:
     case SettingType::Unsigned:
-    case SettingType::Real: return a.number(s.flag);
-    case SettingType::Bool: return s.switch_sets;  // a switch: --bf16-loss-scaling, --no-cuda-graphs
+    case SettingType::Real:
+      return a.number(s.flag);
+    case SettingType::Bool:
+      return s.switch_sets;  // a switch: --bf16-loss-scaling, --no-cuda-graphs
     case SettingType::Text:
-    case SettingType::Choice: return a.str(s.flag);
+    case SettingType::Choice:
+      return a.str(s.flag);
   }
   return nullptr;
 }

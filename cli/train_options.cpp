@@ -18,8 +18,9 @@ Args train_args(const std::string& command, const std::string& usage, const std:
     if (!section || std::string(section) != s.section) a.section(section = s.section);
     add_setting_option(a, s);
   }
-  a.option("config", "FILE", "read settings from a JSON file (keys as in a run's config.json);\n"
-                             "options given here override it")
+  a.option("config", "FILE",
+           "read settings from a JSON file (keys as in a run's config.json);\n"
+           "options given here override it")
       .flag("quiet", "print only errors and the final line");
   return a;
 }

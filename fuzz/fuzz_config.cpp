@@ -15,11 +15,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     ampgan::RunConfig c;
     c.apply_json(j, "fuzz.json");
-  } catch (const ampgan::Error&) {
-  }
+  } catch (const ampgan::Error&) {}
   try {
     (void)ampgan::RunConfig::from_json(j, "config.json");
-  } catch (const ampgan::Error&) {
-  }
+  } catch (const ampgan::Error&) {}
   return 0;
 }

@@ -25,7 +25,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       __builtin_trap();
     for (int32_t l : set.labels)
       if (l < 0 || l >= set.num_classes) __builtin_trap();
-  } catch (const ampgan::Error&) {
-  }
+  } catch (const ampgan::Error&) {}
   return 0;
 }

@@ -15,7 +15,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     const ampgan::data::ImageSet s = ampgan::data::load_idx(p.string(), "", opt);
     if (s.pixels.size() != size_t(s.count) * s.image_size()) __builtin_trap();
-  } catch (const ampgan::Error&) {
-  }
+  } catch (const ampgan::Error&) {}
   return 0;
 }

@@ -1,6 +1,6 @@
 // The image header sniffer against the decoder it guards: a size it reads from any bytes must be
-// the size OpenCV decodes (turned, for a TIFF's orientation), within the decoding cost it announced, and bytes it cannot size are
-// never decoded by the loaders (io::judge_image says Unknown).
+// the size OpenCV decodes (turned, for a TIFF's orientation), within the decoding cost it announced, and bytes it
+// cannot size are never decoded by the loaders (io::judge_image says Unknown).
 #include <opencv2/imgcodecs.hpp>
 
 #include "core/io/read_limits.h"

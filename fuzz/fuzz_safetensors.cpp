@@ -9,13 +9,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);
   try {
     (void)ampgan::io::decode_safetensors(bytes, "fuzz input");
-  } catch (const ampgan::Error&) {
-  }
+  } catch (const ampgan::Error&) {}
   const auto p = ampgan::fuzz::write_input("checkpoint.safetensors", data, size);
   try {
     ampgan::CheckpointInfo info;
     (void)ampgan::read_checkpoint(p, &info);
-  } catch (const ampgan::Error&) {
-  }
+  } catch (const ampgan::Error&) {}
   return 0;
 }

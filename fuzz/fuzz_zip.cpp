@@ -12,7 +12,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     const auto set = ampgan::data::load_dataset(path.string(), opt);
     if (set.count < 1) __builtin_trap();  // a set is never empty: no images is an error
-  } catch (const ampgan::Error&) {
-  }
+  } catch (const ampgan::Error&) {}
   return 0;
 }

@@ -27,21 +27,29 @@ std::string mutate(std::string s, uint64_t& rng) {
   for (int e = 0; e < edits; ++e) {
     const size_t at = s.empty() ? 0 : size_t(next(rng) % s.size());
     switch (next(rng) % 6) {
-      case 0: if (!s.empty()) s[at] = char(s[at] ^ (1 << (next(rng) % 8))); break;
-      case 1: if (!s.empty()) s[at] = char(next(rng) & 1 ? 0xFF : 0x00); break;
+      case 0:
+        if (!s.empty()) s[at] = char(s[at] ^ (1 << (next(rng) % 8)));
+        break;
+      case 1:
+        if (!s.empty()) s[at] = char(next(rng) & 1 ? 0xFF : 0x00);
+        break;
       case 2: {  // a boundary 32-bit value, big-endian (IDX) or little-endian (safetensors)
         static const uint32_t vals[] = {0, 1, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, 0x10000};
         const uint32_t v = vals[next(rng) % 6];
         for (int i = 0; i < 4 && at + i < s.size(); ++i) s[at + i] = char(v >> (8 * (next(rng) & 1 ? i : 3 - i)));
         break;
       }
-      case 3: s.resize(at); break;
+      case 3:
+        s.resize(at);
+        break;
       case 4: {
         const size_t len = std::min<size_t>(s.size() - at, 1 + next(rng) % 64);
         s.insert(at, s.substr(at, len));
         break;
       }
-      default: if (!s.empty()) s[at] = char('0' + next(rng) % 10); break;  // digits: JSON numbers
+      default:
+        if (!s.empty()) s[at] = char('0' + next(rng) % 10);
+        break;  // digits: JSON numbers
     }
   }
   return s;

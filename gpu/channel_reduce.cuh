@@ -50,8 +50,8 @@ enum ChannelMode : int { kSum = 0, kSquaredDeviation = 1, kBnBackward = 2 };
 // MODE kSum: sum a. kSquaredDeviation: sum (a - mean)^2. kBnBackward: sum b (= dy) and
 // sum b * (a - mean) * invstd (a = x): the CPU's expressions, evaluated in the same order.
 template <typename S, int MODE>
-__global__ void channel_partial_kernel(const typename S::T* a, const typename S::T* b, int64_t rows,
-                                       int c, const float* mean, const float* invstd, float* partial) {
+__global__ void channel_partial_kernel(const typename S::T* a, const typename S::T* b, int64_t rows, int c,
+                                       const float* mean, const float* invstd, float* partial) {
   __shared__ float s0[kTY][kTX + 1], s1[kTY][kTX + 1];
   const int tx = threadIdx.x, ty = threadIdx.y;
   const int ch = blockIdx.x * kTX + tx;
@@ -112,14 +112,14 @@ __device__ __forceinline__ double channel_total(const float* partial, int row_bl
 }
 
 template <int MODE>
-void launch_partial(cudaStream_t s, DType t, const void* a, const void* b, int64_t rows, int64_t c,
-                    const float* mean, const float* invstd, float* partial, const ChannelPlan& p) {
+void launch_partial(cudaStream_t s, DType t, const void* a, const void* b, int64_t rows, int64_t c, const float* mean,
+                    const float* invstd, float* partial, const ChannelPlan& p) {
   const dim3 grid(p.tiles, p.row_blocks), block(kTX, kTY);
   dispatch(t, [&](auto tag) {
     using S = decltype(tag);
     using T = typename S::T;
-    channel_partial_kernel<S, MODE><<<grid, block, 0, s>>>(static_cast<const T*>(a), static_cast<const T*>(b),
-                                                           rows, static_cast<int>(c), mean, invstd, partial);
+    channel_partial_kernel<S, MODE><<<grid, block, 0, s>>>(static_cast<const T*>(a), static_cast<const T*>(b), rows,
+                                                           static_cast<int>(c), mean, invstd, partial);
   });
   AMPGAN_LAUNCHED("channel_partial_kernel");
 }

@@ -20,8 +20,8 @@ void CudaBackend::grad_stats(const std::vector<Tensor>& grads, const Tensor& sca
   d.reserve(grads.size());
   for (const Tensor& g : grads) d.push_back(grad_desc(g));
   void* ws = workspace(kWsReduce, gpu::grad_stats_workspace_bytes(static_cast<int>(d.size())), "grad_stats");
-  gpu::grad_stats(stream_, d.data(), static_cast<int>(d.size()), scaler_state.as<float>(), scalars.as<float>(),
-                  slots, ws);
+  gpu::grad_stats(stream_, d.data(), static_cast<int>(d.size()), scaler_state.as<float>(), scalars.as<float>(), slots,
+                  ws);
 }
 
 void CudaBackend::grad_histogram(const std::vector<Tensor>& grads, Tensor& hist) {

@@ -27,8 +27,8 @@ void CudaBackend::nan_to_num(const std::vector<Tensor>& grads, float bound, Tens
   d.reserve(grads.size());
   for (const Tensor& g : grads) d.push_back({g.data(), g.numel(), g.dtype()});
   void* ws = workspace(kWsReduce, gpu::nan_to_num_workspace_bytes(), "nan_to_num");
-  gpu::nan_to_num(stream_, d.data(), static_cast<int>(d.size()), bound, scalars.as<float>(), count_slot,
-                  found_inf_slot, ws);
+  gpu::nan_to_num(stream_, d.data(), static_cast<int>(d.size()), bound, scalars.as<float>(), count_slot, found_inf_slot,
+                  ws);
 }
 
 }  // namespace ampgan::gpu

@@ -134,8 +134,8 @@ CudaBackend::CudaBackend(int device) : device_(device) {
     int count = 0;
     AMPGAN_CUDA(cudaGetDeviceCount(&count));
     if (device < 0 || device >= count)
-      throw Error("GPU " + std::to_string(device) + " does not exist (" + std::to_string(count) + " found)",
-                  "--device", "run 'ampgan devices' to list the GPUs");
+      throw Error("GPU " + std::to_string(device) + " does not exist (" + std::to_string(count) + " found)", "--device",
+                  "run 'ampgan devices' to list the GPUs");
     AMPGAN_CUDA(cudaSetDevice(device));
     cudaDeviceProp p{};
     AMPGAN_CUDA(cudaGetDeviceProperties(&p, device));
@@ -143,7 +143,8 @@ CudaBackend::CudaBackend(int device) : device_(device) {
     if (cc_ < 75)
       throw Error(std::string("GPU ") + std::to_string(device) + " (" + p.name + ") has compute capability " +
                       std::to_string(p.major) + "." + std::to_string(p.minor),
-                  "--backend cuda", "this build (CUDA 13) needs compute capability 7.5 (Turing) or newer; use --backend cpu");
+                  "--backend cuda",
+                  "this build (CUDA 13) needs compute capability 7.5 (Turing) or newer; use --backend cpu");
     char buf[320];
     std::snprintf(buf, sizeof buf, "%s (cc %d.%d, %.0f GB)", p.name, p.major, p.minor,
                   static_cast<double>(p.totalGlobalMem) / 1e9);
@@ -310,9 +311,9 @@ void* CudaBackend::workspace(Workspace slot, size_t bytes, const char* op) {
   if (!t.defined() || t.capacity_bytes() < bytes) {
     if (capturing()) {
       abandon_capture();
-      throw Error(std::string(op) + " needs a larger workspace (" + std::to_string(bytes) +
-                      " bytes) during CUDA graph capture",
-                  "CUDA backend", "run the step eagerly once before capturing it (this is a bug in the caller)");
+      throw Error(
+          std::string(op) + " needs a larger workspace (" + std::to_string(bytes) + " bytes) during CUDA graph capture",
+          "CUDA backend", "run the step eagerly once before capturing it (this is a bug in the caller)");
     }
     t = Tensor();  // free first (stream-ordered), then allocate the larger block
     t = empty(Shape{static_cast<int64_t>((bytes + 3) / 4)}, DType::F32, MemCategory::Workspace);
@@ -322,14 +323,14 @@ void* CudaBackend::workspace(Workspace slot, size_t bytes, const char* op) {
 
 void CudaBackend::check_device_tensor(const Tensor& t, const char* op, const char* what) const {
   if (!t.defined() || t.device() != DeviceKind::CUDA)
-    throw Error(std::string("CUDA backend: ") + op + ": " + what + " is " +
-                    (t.defined() ? "a CPU tensor" : "undefined"),
-                "", "this is a bug in the caller");
+    throw Error(
+        std::string("CUDA backend: ") + op + ": " + what + " is " + (t.defined() ? "a CPU tensor" : "undefined"), "",
+        "this is a bug in the caller");
 }
 
 void CudaBackend::upload(Tensor& dst, const void* host, size_t nbytes) {
-  require(nbytes == dst.nbytes(), "upload", "size mismatch (" + std::to_string(nbytes) + " bytes for a tensor of " +
-                                                std::to_string(dst.nbytes()) + ")");
+  require(nbytes == dst.nbytes(), "upload",
+          "size mismatch (" + std::to_string(nbytes) + " bytes for a tensor of " + std::to_string(dst.nbytes()) + ")");
   check_device_tensor(dst, "upload", "destination");
   activate();
   not_while_capturing("an upload from the host");
@@ -358,8 +359,8 @@ void CudaBackend::upload(Tensor& dst, const void* host, size_t nbytes) {
 }
 
 void CudaBackend::download(const Tensor& src, void* host, size_t nbytes) {
-  require(nbytes == src.nbytes(), "download", "size mismatch (" + std::to_string(nbytes) + " bytes for a tensor of " +
-                                                  std::to_string(src.nbytes()) + ")");
+  require(nbytes == src.nbytes(), "download",
+          "size mismatch (" + std::to_string(nbytes) + " bytes for a tensor of " + std::to_string(src.nbytes()) + ")");
   check_device_tensor(src, "download", "source");
   activate();
   not_while_capturing("a download to the host");
@@ -426,7 +427,8 @@ void CudaBackend::fill_normal(Tensor& t, uint64_t seed, uint64_t stream, const T
   check_device_tensor(t, "fill_normal", "tensor");
   if (counter.defined()) {
     check_device_tensor(counter, "fill_normal", "counter");
-    require(counter.dtype() == DType::F32 && counter.numel() == 2, "fill_normal", "the counter must be an FP32 [lo, hi] count");
+    require(counter.dtype() == DType::F32 && counter.numel() == 2, "fill_normal",
+            "the counter must be an FP32 [lo, hi] count");
   }
   activate();
   gpu::fill_normal(stream_, t.data(), t.dtype(), t.numel(), seed, stream,
@@ -459,9 +461,7 @@ void CudaBackend::count_increment(Tensor& count) {
 
 // ---- entry points (gpu_list_devices is in cuda_devices.cpp) ------------------------------------
 
-std::unique_ptr<Backend> gpu_make_backend(int device_index) {
-  return std::make_unique<gpu::CudaBackend>(device_index);
-}
+std::unique_ptr<Backend> gpu_make_backend(int device_index) { return std::make_unique<gpu::CudaBackend>(device_index); }
 
 bool gpu_fma_contraction(Backend& backend) {
   auto* b = dynamic_cast<gpu::CudaBackend*>(&backend);

@@ -69,8 +69,8 @@ class CudaBackend final : public Backend, private Allocator {
   void add_scalar(Tensor& dst, int index, float value) override;
   void count_increment(Tensor& count) override;
 
-  void gemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const Tensor& a,
-            const Tensor& b, float beta, Tensor& c) override;
+  void gemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const Tensor& a, const Tensor& b, float beta,
+            Tensor& c) override;
   void conv2d_forward(const ConvGeometry& g, const Tensor& x, const Tensor& w, Tensor& y) override;
   void conv2d_backward_data(const ConvGeometry& g, const Tensor& dy, const Tensor& w, Tensor& dx) override;
   void conv2d_backward_filter(const ConvGeometry& g, const Tensor& x, const Tensor& dy, Tensor& dw,
@@ -78,15 +78,14 @@ class CudaBackend final : public Backend, private Allocator {
   void bias_add(Tensor& y, const Tensor& b) override;
   void bias_backward(const Tensor& dy, Tensor& db, bool accumulate) override;
 
-  void batchnorm_forward_train(const Tensor& x, const Tensor& gamma, const Tensor& beta,
-                               Tensor& running_mean, Tensor& running_var, float momentum, float eps,
-                               bool update_running, Tensor& y, Tensor& save_mean, Tensor& save_invstd) override;
+  void batchnorm_forward_train(const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& running_mean,
+                               Tensor& running_var, float momentum, float eps, bool update_running, Tensor& y,
+                               Tensor& save_mean, Tensor& save_invstd) override;
   // In gpu/cuda_batchnorm_running.cpp.
   void batchnorm_commit_running(const std::vector<Tensor>& running, const std::vector<Tensor>& staged,
                                 const Tensor& scalars, const std::vector<int>& skip_slots) override;
-  void batchnorm_forward_eval(const Tensor& x, const Tensor& gamma, const Tensor& beta,
-                              const Tensor& running_mean, const Tensor& running_var, float eps,
-                              Tensor& y) override;
+  void batchnorm_forward_eval(const Tensor& x, const Tensor& gamma, const Tensor& beta, const Tensor& running_mean,
+                              const Tensor& running_var, float eps, Tensor& y) override;
   void batchnorm_backward(const Tensor& x, const Tensor& dy, const Tensor& gamma, const Tensor& save_mean,
                           const Tensor& save_invstd, Tensor& dx, Tensor& dgamma, Tensor& dbeta,
                           bool accumulate) override;
@@ -106,10 +105,10 @@ class CudaBackend final : public Backend, private Allocator {
   void spectral_norm_backward(const Tensor& g, const Tensor& w, const Tensor& u, const Tensor& v, const Tensor& sigma,
                               Tensor& dw, bool accumulate) override;
 
-  void gan_loss(LossKind kind, LossRole role, const Tensor& logits, const Tensor& scaler_state,
-                Tensor& dlogits, Tensor& scalars, int loss_slot, int prob_slot) override;
-  void softmax_cross_entropy(const Tensor& logits, const Tensor& labels, Tensor& dlogits,
-                             Tensor& scalars, int loss_slot, int correct_slot) override;
+  void gan_loss(LossKind kind, LossRole role, const Tensor& logits, const Tensor& scaler_state, Tensor& dlogits,
+                Tensor& scalars, int loss_slot, int prob_slot) override;
+  void softmax_cross_entropy(const Tensor& logits, const Tensor& labels, Tensor& dlogits, Tensor& scalars,
+                             int loss_slot, int correct_slot) override;
 
   void grad_stats(const std::vector<Tensor>& grads, const Tensor& scaler_state, Tensor& scalars,
                   const GradStatSlots& slots) override;
@@ -169,9 +168,9 @@ class CudaBackend final : public Backend, private Allocator {
   };
 
   void release(Storage& s) override;
-  void teardown() noexcept;                   // the destructor's work, also after a failed constructor
-  void activate() const;                       // cudaSetDevice when this thread is on another device
-  void not_while_capturing(const char* op);   // abandons the capture and throws
+  void teardown() noexcept;                  // the destructor's work, also after a failed constructor
+  void activate() const;                     // cudaSetDevice when this thread is on another device
+  void not_while_capturing(const char* op);  // abandons the capture and throws
   bool capturing();
   void abandon_capture() noexcept;
   void* workspace(Workspace slot, size_t bytes, const char* op);
@@ -181,7 +180,7 @@ class CudaBackend final : public Backend, private Allocator {
   std::unique_ptr<ConvPlan> conv_descriptors(int op, const ConvGeometry& g, DType dt, int cp, int kp,
                                              cudnnMathType_t math);
   std::vector<ConvCandidate> timed_candidates(int op, const ConvGeometry& g, DType dt, const ConvPlan& plan,
-                                          const ConvCalls& calls, size_t ws_bytes);
+                                              const ConvCalls& calls, size_t ws_bytes);
   void run_conv(int op, const ConvGeometry& g, const Tensor& a, const Tensor& b, Tensor& out, bool accumulate);
 
   int device_ = 0;

@@ -29,9 +29,9 @@ void CudaBackend::batchnorm_commit_running(const std::vector<Tensor>& running, c
   }
   activate();
   for (size_t i = 0; i < running.size(); ++i) {
-    check(running[i].dtype() == DType::F32 && staged[i].dtype() == DType::F32 &&
-              running[i].numel() == staged[i].numel(),
-          "pairs of FP32 tensors of equal size expected");
+    check(
+        running[i].dtype() == DType::F32 && staged[i].dtype() == DType::F32 && running[i].numel() == staged[i].numel(),
+        "pairs of FP32 tensors of equal size expected");
     list.running[list.count] = running[i].as<float>();
     list.staged[list.count] = staged[i].as<float>();
     list.n[list.count] = running[i].numel();
@@ -43,9 +43,8 @@ void CudaBackend::batchnorm_commit_running(const std::vector<Tensor>& running, c
 }
 
 void CudaBackend::batchnorm_forward_train(const Tensor& x, const Tensor& gamma, const Tensor& beta,
-                                          Tensor& running_mean, Tensor& running_var, float momentum,
-                                          float eps, bool update_running, Tensor& y, Tensor& save_mean,
-                                          Tensor& save_invstd) {
+                                          Tensor& running_mean, Tensor& running_var, float momentum, float eps,
+                                          bool update_running, Tensor& y, Tensor& save_mean, Tensor& save_invstd) {
   const int64_t c = gamma.numel(), rows = c ? x.numel() / c : 0;
   require(x.dtype() == y.dtype() && x.numel() == y.numel() && c > 0 && x.numel() % c == 0 && rows > 1,
           "batchnorm_forward_train", "shape mismatch");
@@ -61,28 +60,26 @@ void CudaBackend::batchnorm_forward_train(const Tensor& x, const Tensor& gamma, 
 }
 
 void CudaBackend::batchnorm_forward_eval(const Tensor& x, const Tensor& gamma, const Tensor& beta,
-                                         const Tensor& running_mean, const Tensor& running_var, float eps,
-                                         Tensor& y) {
+                                         const Tensor& running_mean, const Tensor& running_var, float eps, Tensor& y) {
   const int64_t c = gamma.numel(), rows = c ? x.numel() / c : 0;
-  require(x.dtype() == y.dtype() && x.numel() == y.numel() && c > 0 && x.numel() % c == 0,
-          "batchnorm_forward_eval", "shape mismatch");
+  require(x.dtype() == y.dtype() && x.numel() == y.numel() && c > 0 && x.numel() % c == 0, "batchnorm_forward_eval",
+          "shape mismatch");
   activate();
   gpu::batchnorm_forward_eval(stream_, x.dtype(), x.data(), rows, c, gamma.as<float>(), beta.as<float>(),
                               running_mean.as<float>(), running_var.as<float>(), eps, y.data());
 }
 
-void CudaBackend::batchnorm_backward(const Tensor& x, const Tensor& dy, const Tensor& gamma,
-                                     const Tensor& save_mean, const Tensor& save_invstd, Tensor& dx,
-                                     Tensor& dgamma, Tensor& dbeta, bool accumulate) {
+void CudaBackend::batchnorm_backward(const Tensor& x, const Tensor& dy, const Tensor& gamma, const Tensor& save_mean,
+                                     const Tensor& save_invstd, Tensor& dx, Tensor& dgamma, Tensor& dbeta,
+                                     bool accumulate) {
   const int64_t c = gamma.numel(), rows = c ? x.numel() / c : 0;
-  require(x.dtype() == dy.dtype() && dy.dtype() == dx.dtype() && x.numel() == dy.numel() &&
-              dx.numel() == x.numel() && c > 0 && x.numel() % c == 0,
+  require(x.dtype() == dy.dtype() && dy.dtype() == dx.dtype() && x.numel() == dy.numel() && dx.numel() == x.numel() &&
+              c > 0 && x.numel() % c == 0,
           "batchnorm_backward", "shape mismatch");
   activate();
   void* ws = workspace(kWsReduce, gpu::channel_workspace_bytes(rows, c), "batchnorm_backward");
-  gpu::batchnorm_backward(stream_, x.dtype(), x.data(), dy.data(), rows, c, gamma.as<float>(),
-                          save_mean.as<float>(), save_invstd.as<float>(), dx.data(), dgamma.as<float>(),
-                          dbeta.as<float>(), accumulate, ws);
+  gpu::batchnorm_backward(stream_, x.dtype(), x.data(), dy.data(), rows, c, gamma.as<float>(), save_mean.as<float>(),
+                          save_invstd.as<float>(), dx.data(), dgamma.as<float>(), dbeta.as<float>(), accumulate, ws);
 }
 
 }  // namespace ampgan::gpu

@@ -20,7 +20,8 @@ void CudaBackend::not_while_capturing(const char* op) {
   abandon_capture();
   throw Error(std::string(op) + " cannot happen while a CUDA graph is being captured (the capture was abandoned)",
               "CUDA backend",
-              "run the step eagerly once before capturing it, so every buffer, workspace and algorithm exists (this is a bug in the caller)");
+              "run the step eagerly once before capturing it, so every buffer, workspace and algorithm exists (this is "
+              "a bug in the caller)");
 }
 
 void CudaBackend::begin_capture() {
@@ -52,7 +53,8 @@ void CudaBackend::end_capture() {
   if (st != cudaSuccess) {
     if (g) (void)cudaGraphDestroy(g);
     (void)cudaGetLastError();
-    throw_cuda(st, "cudaStreamEndCapture (the captured step was invalidated by an uncapturable call)", __FILE__, __LINE__);
+    throw_cuda(st, "cudaStreamEndCapture (the captured step was invalidated by an uncapturable call)", __FILE__,
+               __LINE__);
   }
   cudaGraphExec_t exec = nullptr;
   const cudaError_t ist = cudaGraphInstantiate(&exec, g, 0);

@@ -29,14 +29,14 @@ void check_launch(const char* kernel, const char* file, int line);
 }  // namespace ampgan::gpu
 
 #define AMPGAN_CUDA(call) ::ampgan::gpu::check_cuda((call), #call, __FILE__, __LINE__)
-#define AMPGAN_CUBLAS(call)                                                          \
-  do {                                                                               \
-    const int ampgan_st_ = static_cast<int>(call);                                   \
+#define AMPGAN_CUBLAS(call)                                                                  \
+  do {                                                                                       \
+    const int ampgan_st_ = static_cast<int>(call);                                           \
     if (ampgan_st_ != 0) ::ampgan::gpu::throw_cublas(ampgan_st_, #call, __FILE__, __LINE__); \
   } while (0)
-#define AMPGAN_CUDNN(call)                                                           \
-  do {                                                                               \
-    const int ampgan_st_ = static_cast<int>(call);                                   \
+#define AMPGAN_CUDNN(call)                                                                  \
+  do {                                                                                      \
+    const int ampgan_st_ = static_cast<int>(call);                                          \
     if (ampgan_st_ != 0) ::ampgan::gpu::throw_cudnn(ampgan_st_, #call, __FILE__, __LINE__); \
   } while (0)
 #define AMPGAN_LAUNCHED(name) ::ampgan::gpu::check_launch((name), __FILE__, __LINE__)

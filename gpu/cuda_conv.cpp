@@ -32,34 +32,44 @@ enum ConvOp : int { kForward = 0, kBackwardData = 1, kBackwardFilter = 2 };
 
 const char* op_name(int op) {
   switch (op) {
-    case kForward: return "conv2d_forward";
-    case kBackwardData: return "conv2d_backward_data";
-    default: return "conv2d_backward_filter";
+    case kForward:
+      return "conv2d_forward";
+    case kBackwardData:
+      return "conv2d_backward_data";
+    default:
+      return "conv2d_backward_filter";
   }
 }
 
 cudnnDataType_t cudnn_type(DType t) {
   switch (t) {
-    case DType::F16: return CUDNN_DATA_HALF;
-    case DType::BF16: return CUDNN_DATA_BFLOAT16;
-    default: return CUDNN_DATA_FLOAT;
+    case DType::F16:
+      return CUDNN_DATA_HALF;
+    case DType::BF16:
+      return CUDNN_DATA_BFLOAT16;
+    default:
+      return CUDNN_DATA_FLOAT;
   }
 }
 
 const char* math_name(int m) {
   switch (m) {
-    case CUDNN_TENSOR_OP_MATH: return "tensor-op";
-    case CUDNN_FMA_MATH: return "fma (no TF32)";
-    case CUDNN_DEFAULT_MATH: return "default (TF32 allowed)";
-    default: return "allow-conversion";
+    case CUDNN_TENSOR_OP_MATH:
+      return "tensor-op";
+    case CUDNN_FMA_MATH:
+      return "fma (no TF32)";
+    case CUDNN_DEFAULT_MATH:
+      return "default (TF32 allowed)";
+    default:
+      return "allow-conversion";
   }
 }
 
 const char* algo_name(int op, int algo) {
-  static const char* const fwd[] = {"implicit_gemm", "implicit_precomp_gemm", "gemm", "direct",
-                                    "fft", "fft_tiling", "winograd", "winograd_nonfused"};
+  static const char* const fwd[] = {"implicit_gemm", "implicit_precomp_gemm", "gemm", "direct", "fft", "fft_tiling",
+                                    "winograd",      "winograd_nonfused"};
   static const char* const bwd_data[] = {"algo_0", "algo_1", "fft", "fft_tiling", "winograd", "winograd_nonfused"};
-  static const char* const bwd_filter[] = {"algo_0", "algo_1", "fft", "algo_3", "winograd", "winograd_nonfused",
+  static const char* const bwd_filter[] = {"algo_0",    "algo_1", "fft", "algo_3", "winograd", "winograd_nonfused",
                                            "fft_tiling"};
   if (algo < 0) return "?";
   if (op == 0) return algo < 8 ? fwd[algo] : "?";
@@ -78,9 +88,9 @@ bool log_conv_plans() {
 int round8(int v) { return (v + 7) / 8 * 8; }
 
 std::string describe(int op, const ConvGeometry& g, DType dt) {
-  return std::string(op_name(op)) + " " + dtype_name(dt) + " x(n=" + std::to_string(g.n) + ", h=" +
-         std::to_string(g.h) + ", w=" + std::to_string(g.w) + ", c=" + std::to_string(g.c) + ") w(k=" +
-         std::to_string(g.k) + ", " + std::to_string(g.r) + "x" + std::to_string(g.s) + ") stride " +
+  return std::string(op_name(op)) + " " + dtype_name(dt) + " x(n=" + std::to_string(g.n) +
+         ", h=" + std::to_string(g.h) + ", w=" + std::to_string(g.w) + ", c=" + std::to_string(g.c) +
+         ") w(k=" + std::to_string(g.k) + ", " + std::to_string(g.r) + "x" + std::to_string(g.s) + ") stride " +
          std::to_string(g.stride) + " pad " + std::to_string(g.pad);
 }
 
@@ -145,7 +155,18 @@ std::unique_ptr<CudaBackend::ConvPlan> CudaBackend::conv_descriptors(int op, con
 CudaBackend::ConvPlan& CudaBackend::conv_plan(int op, const ConvGeometry& g, DType dt) {
   const bool half = dt != DType::F32;
   const cudnnMathType_t math = half ? CUDNN_TENSOR_OP_MATH : allow_tf32_ ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH;
-  const ConvKey key{op, g.n, g.h, g.w, g.c, g.k, g.r, g.s, g.stride, g.pad, static_cast<int>(dt), static_cast<int>(math),
+  const ConvKey key{op,
+                    g.n,
+                    g.h,
+                    g.w,
+                    g.c,
+                    g.k,
+                    g.r,
+                    g.s,
+                    g.stride,
+                    g.pad,
+                    static_cast<int>(dt),
+                    static_cast<int>(math),
                     deterministic_ ? 1 : 0};
   const auto found = conv_plans_.find(key);
   if (found != conv_plans_.end()) return *found->second;
@@ -159,8 +180,10 @@ CudaBackend::ConvPlan& CudaBackend::conv_plan(int op, const ConvGeometry& g, DTy
   // unpadded and pads only if cuDNN supports nothing else.
   std::vector<std::pair<int, int>> layouts;
   const std::pair<int, int> exact{g.c, g.k}, padded{round8(g.c), round8(g.k)};
-  if (half) layouts = {padded, exact};
-  else layouts = {exact, padded};
+  if (half)
+    layouts = {padded, exact};
+  else
+    layouts = {exact, padded};
   if (layouts[0] == layouts[1]) layouts.pop_back();
 
   const ConvCalls& calls = conv_calls(op);
@@ -256,24 +279,24 @@ CudaBackend::ConvPlan& CudaBackend::conv_plan(int op, const ConvGeometry& g, DTy
       tried += " algo " + std::to_string(cand.algo) + " " + cudnnGetErrorString(cand.status);
     tried += "]";
   }
-  throw Error("cuDNN offers no usable algorithm for " + describe(op, g, dt) + " with " + math_name(math) +
-                  " math;" + tried,
-              name_, "try another precision; please report this with 'ampgan devices'");
+  throw Error(
+      "cuDNN offers no usable algorithm for " + describe(op, g, dt) + " with " + math_name(math) + " math;" + tried,
+      name_, "try another precision; please report this with 'ampgan devices'");
 }
 
 // Every candidate cudnnFind*Ex times on zeroed scratch operands of the plan's shapes, fastest
 // first (empty if the trial fails). Zeroed: uninitialised memory could hold NaNs or subnormals,
 // which would time slow paths; the real tensors must not be overwritten.
 std::vector<ConvCandidate> CudaBackend::timed_candidates(int op, const ConvGeometry& g, DType dt, const ConvPlan& plan,
-                                                     const ConvCalls& calls, size_t ws_bytes) {
+                                                         const ConvCalls& calls, size_t ws_bytes) {
   void* ws = ws_bytes ? workspace(kWsConv, ws_bytes, op_name(op)) : nullptr;
   Tensor tx = empty(Shape{g.n, g.h, g.w, plan.cp}, dt, MemCategory::Workspace);
   Tensor tw = empty(Shape{plan.kp, g.r, g.s, plan.cp}, dt, MemCategory::Workspace);
   Tensor ty = empty(Shape{g.n, g.out_h(), g.out_w(), plan.kp}, dt, MemCategory::Workspace);
   for (Tensor* t : {&tx, &tw, &ty}) AMPGAN_CUDA(cudaMemsetAsync(t->data(), 0, t->nbytes(), stream_));
   std::vector<ConvCandidate> out;
-  const cudnnStatus_t st = calls.find(cudnn_, {plan.x, plan.y, plan.w, plan.conv}, tx.data(), tw.data(), ty.data(), ws,
-                                      ws_bytes, out);
+  const cudnnStatus_t st =
+      calls.find(cudnn_, {plan.x, plan.y, plan.w, plan.conv}, tx.data(), tw.data(), ty.data(), ws, ws_bytes, out);
   if (st != CUDNN_STATUS_SUCCESS && log_conv_plans())
     std::fprintf(stderr, "conv plan: %s: timing the candidates failed (%s); using the heuristics' order\n",
                  describe(op, g, dt).c_str(), cudnnGetErrorString(st));
@@ -319,15 +342,16 @@ void CudaBackend::run_conv(int op, const ConvGeometry& g, const Tensor& a, const
     const void* w = pad_w(b, kWsPadB);
     void* y = pk ? workspace(kWsPadOut, static_cast<size_t>(rows_y * p.kp) * es, name) : out.data();
     AMPGAN_CUDNN(cudnnConvolutionForward(cudnn_, &one, p.x, x, p.w, w, p.conv,
-                                         static_cast<cudnnConvolutionFwdAlgo_t>(p.algo), ws, p.ws_bytes, &zero, p.y, y));
+                                         static_cast<cudnnConvolutionFwdAlgo_t>(p.algo), ws, p.ws_bytes, &zero, p.y,
+                                         y));
     if (pk) slice_channels(stream_, es, y, p.kp, out.data(), rows_y, g.k);
   } else if (op == kBackwardData) {  // a = dy, b = w, out = dx
     const void* dy = pad_y(a, kWsPadA);
     const void* w = pad_w(b, kWsPadB);
     void* dx = pc ? workspace(kWsPadOut, static_cast<size_t>(rows_x * p.cp) * es, name) : out.data();
     AMPGAN_CUDNN(cudnnConvolutionBackwardData(cudnn_, &one, p.w, w, p.y, dy, p.conv,
-                                              static_cast<cudnnConvolutionBwdDataAlgo_t>(p.algo), ws, p.ws_bytes,
-                                              &zero, p.x, dx));
+                                              static_cast<cudnnConvolutionBwdDataAlgo_t>(p.algo), ws, p.ws_bytes, &zero,
+                                              p.x, dx));
     if (pc) slice_channels(stream_, es, dx, p.cp, out.data(), rows_x, g.c);
   } else {  // a = x, b = dy, out = dw
     const void* x = pad_x(a, kWsPadA);

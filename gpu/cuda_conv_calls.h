@@ -35,8 +35,8 @@ struct ConvCalls {
   virtual cudnnStatus_t heuristics(cudnnHandle_t h, const ConvDescs& d, std::vector<ConvCandidate>& out) const = 0;
   virtual cudnnStatus_t workspace(cudnnHandle_t h, const ConvDescs& d, int algo, size_t* bytes) const = 0;
   // x, w, y: scratch operands of the plan's shapes.
-  virtual cudnnStatus_t find(cudnnHandle_t h, const ConvDescs& d, void* x, void* w, void* y, void* ws,
-                             size_t ws_bytes, std::vector<ConvCandidate>& out) const = 0;
+  virtual cudnnStatus_t find(cudnnHandle_t h, const ConvDescs& d, void* x, void* w, void* y, void* ws, size_t ws_bytes,
+                             std::vector<ConvCandidate>& out) const = 0;
   virtual bool gemm_style(int algo) const = 0;
 };
 

@@ -15,7 +15,6 @@ std::string cuda_version(int v) { return std::to_string(v / 1000) + "." + std::t
 
 }  // namespace
 
-
 std::vector<GpuInfo> gpu_list_devices(std::string* why_none) {
   std::vector<GpuInfo> out;
   std::string why;
@@ -74,8 +73,8 @@ std::vector<GpuInfo> gpu_list_devices(std::string* why_none) {
       if (mst != cudaSuccess) {
         (void)cudaGetLastError();
         g.usable = false;
-        reasons.push_back("GPU " + std::to_string(i) + " (" + g.name + ") could not be opened: " +
-                          cudaGetErrorName(mst) + " (" + cudaGetErrorString(mst) + ")");
+        reasons.push_back("GPU " + std::to_string(i) + " (" + g.name +
+                          ") could not be opened: " + cudaGetErrorName(mst) + " (" + cudaGetErrorString(mst) + ")");
       } else {
         g.free_memory = free_b;
       }

@@ -12,8 +12,7 @@ void CudaBackend::activation_forward(ew::Act act, float alpha, const Tensor& x, 
 }
 
 void CudaBackend::activation_backward(ew::Act act, float alpha, const Tensor& y, const Tensor& dy, Tensor& dx) {
-  require(y.dtype() == dy.dtype() && dy.dtype() == dx.dtype() && y.numel() == dy.numel() &&
-              dy.numel() == dx.numel(),
+  require(y.dtype() == dy.dtype() && dy.dtype() == dx.dtype() && y.numel() == dy.numel() && dy.numel() == dx.numel(),
           "activation_backward", "mismatch");
   activate();
   gpu::activation_backward(stream_, y.dtype(), act, alpha, y.data(), dy.data(), dx.data(), y.numel());

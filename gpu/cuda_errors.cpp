@@ -9,7 +9,6 @@
 
 namespace ampgan::gpu {
 
-
 namespace {
 
 std::string where(const char* file, int line) {
@@ -67,7 +66,9 @@ void throw_cuda(cudaError_t status, const char* call, const char* file, int line
   if (status == cudaErrorMemoryAllocation) throw OutOfMemoryError(what + memory_note(), where(file, line), kOomHint);
   std::string hint;
   if (sticky(status))
-    hint = "the GPU context is no longer usable: restart the application (this is a bug in the CUDA backend, or a hardware fault; please report it)";
+    hint =
+        "the GPU context is no longer usable: restart the application (this is a bug in the CUDA backend, or a "
+        "hardware fault; please report it)";
   else if (status == cudaErrorInsufficientDriver || status == cudaErrorNoDevice)
     hint = "run 'ampgan devices' for details, or use --backend cpu";
   else
@@ -86,8 +87,8 @@ void throw_cublas(int status, const char* call, const char* file, int line) {
 void throw_cudnn(int status, const char* call, const char* file, int line) {
   char detail[512] = {0};
   cudnnGetLastErrorString(detail, sizeof detail);
-  std::string what = std::string("cuDNN call failed: ") + call + ": " +
-                     cudnnGetErrorString(static_cast<cudnnStatus_t>(status));
+  std::string what =
+      std::string("cuDNN call failed: ") + call + ": " + cudnnGetErrorString(static_cast<cudnnStatus_t>(status));
   if (detail[0]) what += std::string(" (") + detail + ")";
   if (status == CUDNN_STATUS_ALLOC_FAILED) throw OutOfMemoryError(what + memory_note(), where(file, line), kOomHint);
   throw Error(what, where(file, line), "please report this with the command you ran and 'ampgan devices'");
@@ -96,9 +97,9 @@ void throw_cudnn(int status, const char* call, const char* file, int line) {
 void throw_oom(size_t requested, const std::string& what) {
   int dev = 0;
   (void)cudaGetDevice(&dev);
-  throw OutOfMemoryError("out of GPU memory allocating " + mib(requested) + " on GPU " + std::to_string(dev) +
-                             memory_note(),
-                         what, kOomHint);
+  throw OutOfMemoryError(
+      "out of GPU memory allocating " + mib(requested) + " on GPU " + std::to_string(dev) + memory_note(), what,
+      kOomHint);
 }
 
 void check_launch(const char* kernel, const char* file, int line) {

@@ -19,9 +19,12 @@ namespace {
 
 cudaDataType cublas_type(DType t) {
   switch (t) {
-    case DType::F16: return CUDA_R_16F;
-    case DType::BF16: return CUDA_R_16BF;
-    default: return CUDA_R_32F;
+    case DType::F16:
+      return CUDA_R_16F;
+    case DType::BF16:
+      return CUDA_R_16BF;
+    default:
+      return CUDA_R_32F;
   }
 }
 
@@ -33,8 +36,8 @@ void check(bool ok, const char* op, const std::string& what) {
 
 // ---- matrix products ----------------------------------------------------------------------------
 
-void CudaBackend::gemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const Tensor& a,
-                       const Tensor& b, float beta, Tensor& c) {
+void CudaBackend::gemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const Tensor& a, const Tensor& b,
+                       float beta, Tensor& c) {
   check(a.dtype() == b.dtype(), "gemm", "A and B must share a dtype");
   check(c.dtype() == DType::F32 || c.dtype() == a.dtype(), "gemm", "C must be FP32 or A's dtype");
   check(m >= 0 && n >= 0 && k >= 0 && a.numel() >= int64_t{m} * k && b.numel() >= int64_t{k} * n &&
@@ -46,11 +49,11 @@ void CudaBackend::gemm(bool trans_a, bool trans_b, int m, int n, int k, float al
   if (m == 0 || n == 0) return;
   activate();
   const cublasComputeType_t compute = a.dtype() != DType::F32 ? CUBLAS_COMPUTE_32F
-                                      : allow_tf32_          ? CUBLAS_COMPUTE_32F_FAST_TF32
-                                                             : CUBLAS_COMPUTE_32F_PEDANTIC;
+                                      : allow_tf32_           ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                                              : CUBLAS_COMPUTE_32F_PEDANTIC;
   // Row-major C(m, n) is column-major C^T(n, m) = op(B)^T op(A)^T: swap the operands.
-  AMPGAN_CUBLAS(cublasGemmEx(cublas_, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, n, m,
-                             k, &alpha, b.data(), cublas_type(b.dtype()), trans_b ? k : n, a.data(),
+  AMPGAN_CUBLAS(cublasGemmEx(cublas_, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k,
+                             &alpha, b.data(), cublas_type(b.dtype()), trans_b ? k : n, a.data(),
                              cublas_type(a.dtype()), trans_a ? m : k, &beta, c.data(), cublas_type(c.dtype()), n,
                              compute, CUBLAS_GEMM_DEFAULT));
 }

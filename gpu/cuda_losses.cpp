@@ -14,12 +14,12 @@ void CudaBackend::gan_loss(LossKind kind, LossRole role, const Tensor& logits, c
               prob_slot < scalars.numel() && scaler_state.dtype() == DType::F32,
           "gan_loss", "slots out of range");
   activate();
-  gpu::gan_loss(stream_, kind, role, logits.as<float>(), logits.numel(), scaler_state.as<float>(),
-                dlogits.as<float>(), scalars.as<float>(), loss_slot, prob_slot);
+  gpu::gan_loss(stream_, kind, role, logits.as<float>(), logits.numel(), scaler_state.as<float>(), dlogits.as<float>(),
+                scalars.as<float>(), loss_slot, prob_slot);
 }
 
-void CudaBackend::softmax_cross_entropy(const Tensor& logits, const Tensor& labels, Tensor& dlogits,
-                                        Tensor& scalars, int loss_slot, int correct_slot) {
+void CudaBackend::softmax_cross_entropy(const Tensor& logits, const Tensor& labels, Tensor& dlogits, Tensor& scalars,
+                                        int loss_slot, int correct_slot) {
   require(logits.dtype() == DType::F32 && dlogits.dtype() == DType::F32 && logits.shape().rank == 2 &&
               labels.dtype() == DType::F32 && dlogits.numel() == logits.numel(),
           "softmax_cross_entropy", "logits must be FP32 (n, classes)");

@@ -42,7 +42,8 @@ const Nccl& nccl() {
     }
     auto sym = [&](auto& f, const char* name) {
       f = reinterpret_cast<std::remove_reference_t<decltype(f)>>(dlsym(h, name));
-      if (!f && l.why.empty()) l.why = std::string("libnccl.so.2 lacks ") + name + " (too old; NCCL 2.10 or newer is needed)";
+      if (!f && l.why.empty())
+        l.why = std::string("libnccl.so.2 lacks ") + name + " (too old; NCCL 2.10 or newer is needed)";
     };
     sym(l.get_version, "ncclGetVersion");
     sym(l.get_unique_id, "ncclGetUniqueId");
@@ -59,8 +60,7 @@ const Nccl& nccl() {
 
 class NcclCommunicator final : public dist::Communicator {
  public:
-  NcclCommunicator(gpu::CudaBackend& backend, dist::Communicator& bootstrap)
-      : backend_(backend), boot_(bootstrap) {
+  NcclCommunicator(gpu::CudaBackend& backend, dist::Communicator& bootstrap) : backend_(backend), boot_(bootstrap) {
     ncclUniqueId id{};
     if (boot_.rank() == 0) check(nccl().get_unique_id(&id), "ncclGetUniqueId");
     boot_.broadcast_host(&id, sizeof id, 0);
@@ -91,7 +91,8 @@ class NcclCommunicator final : public dist::Communicator {
       r = ncclAvg;
     }
     float* p = t.as<float>() + offset;
-    check(nccl().all_reduce(p, p, static_cast<size_t>(count), ncclFloat32, r, comm_, backend_.stream()), "ncclAllReduce");
+    check(nccl().all_reduce(p, p, static_cast<size_t>(count), ncclFloat32, r, comm_, backend_.stream()),
+          "ncclAllReduce");
   }
 
   void broadcast(Tensor& t, int root) override {
@@ -114,8 +115,9 @@ class NcclCommunicator final : public dist::Communicator {
  private:
   void check(ncclResult_t rc, const char* call) const {
     if (rc != ncclSuccess)
-      throw Error(std::string(call) + " failed on rank " + std::to_string(boot_.rank()) + ": " + nccl().error_string(rc),
-                  "NCCL", "set NCCL_DEBUG=WARN for NCCL's own explanation");
+      throw Error(
+          std::string(call) + " failed on rank " + std::to_string(boot_.rank()) + ": " + nccl().error_string(rc),
+          "NCCL", "set NCCL_DEBUG=WARN for NCCL's own explanation");
   }
 
   gpu::CudaBackend& backend_;
@@ -131,8 +133,10 @@ dist::Communicator* gpu_make_nccl(Backend& backend, dist::Communicator& bootstra
   std::string reason;
   auto* cuda = dynamic_cast<gpu::CudaBackend*>(&backend);
 #if defined(AMPGAN_HAVE_NCCL)
-  if (!cuda) reason = "the backend is not the CUDA one";
-  else reason = nccl().why;
+  if (!cuda)
+    reason = "the backend is not the CUDA one";
+  else
+    reason = nccl().why;
 #else
   reason = "this CUDA backend was built without NCCL (nccl.h was not found)";
 #endif

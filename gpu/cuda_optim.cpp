@@ -30,8 +30,8 @@ void CudaBackend::adam_step(const std::vector<AdamTensor>& params, const AdamCon
     d.push_back(a);
   }
   activate();
-  gpu::adam_step(stream_, d.data(), static_cast<int>(d.size()), cfg, step_count.as<float>(),
-                 scaler_state.as<float>(), scalars.as<float>(), found_inf_slot);
+  gpu::adam_step(stream_, d.data(), static_cast<int>(d.size()), cfg, step_count.as<float>(), scaler_state.as<float>(),
+                 scalars.as<float>(), found_inf_slot);
 }
 
 void CudaBackend::ema_update(const std::vector<Tensor>& shadow, const std::vector<Tensor>& params, float decay,

@@ -19,8 +19,11 @@ struct RowCol {
   int64_t dr;
   int dj, w;
   AMPGAN_HD RowCol(int64_t i, int64_t stride, int width)
-      : r(i / width), j(static_cast<int>(i - r * width)), dr(stride / width),
-        dj(static_cast<int>(stride - dr * width)), w(width) {}
+      : r(i / width),
+        j(static_cast<int>(i - r * width)),
+        dr(stride / width),
+        dj(static_cast<int>(stride - dr * width)),
+        w(width) {}
   AMPGAN_HD void advance() {
     r += dr;
     j += dj;  // < 2 * width: one correction suffices

@@ -41,18 +41,22 @@ int64_t fill_launch_list(List& list, const Desc* descs, int count, int first) {
 template <typename F>
 void dispatch(DType t, F&& f) {
   switch (t) {
-    case DType::F32: f(ew::F32{}); return;
-    case DType::F16: f(ew::F16{}); return;
-    case DType::BF16: f(ew::BF16{}); return;
+    case DType::F32:
+      f(ew::F32{});
+      return;
+    case DType::F16:
+      f(ew::F16{});
+      return;
+    case DType::BF16:
+      f(ew::BF16{});
+      return;
   }
 }
 
 __device__ __forceinline__ int64_t global_thread() {
   return static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
 }
-__device__ __forceinline__ int64_t grid_stride() {
-  return static_cast<int64_t>(gridDim.x) * blockDim.x;
-}
+__device__ __forceinline__ int64_t grid_stride() { return static_cast<int64_t>(gridDim.x) * blockDim.x; }
 
 // 16 bytes of one storage type, loaded and stored as one vector access (8 halves or 4 floats)
 // instead of 8 or 4 scalar ones. Callers check vec16_ok (gpu/index_math.h) first.

@@ -21,13 +21,13 @@ namespace ampgan::gpu {
 void fill(cudaStream_t s, void* p, DType t, int64_t n, float value);
 void cast(cudaStream_t s, const void* src, DType st, void* dst, DType dt, int64_t n);
 // stream += ew::count_load(counter) (an FP32 [lo, hi] count) on the device when counter is not null.
-void fill_normal(cudaStream_t s, void* p, DType t, int64_t n, uint64_t seed, uint64_t stream,
-                 const float* counter, float stddev);
+void fill_normal(cudaStream_t s, void* p, DType t, int64_t n, uint64_t seed, uint64_t stream, const float* counter,
+                 float stddev);
 void add_scalar(cudaStream_t s, float* p, int index, float value);
 void count_increment(cudaStream_t s, float* count);  // ew::count_increment
 void activation_forward(cudaStream_t s, DType t, ew::Act act, float alpha, const void* x, void* y, int64_t n);
-void activation_backward(cudaStream_t s, DType t, ew::Act act, float alpha, const void* y,
-                         const void* dy, void* dx, int64_t n);
+void activation_backward(cudaStream_t s, DType t, ew::Act act, float alpha, const void* y, const void* dy, void* dx,
+                         int64_t n);
 // y (rows, c) += b (c), b FP32.
 void bias_add(cudaStream_t s, DType t, void* y, const float* b, int64_t rows, int64_t c);
 
@@ -69,46 +69,41 @@ void spectral_norm_backward(cudaStream_t s, DType t, const void* g, const float*
 
 // Channel padding for tensor-core convolutions. src (rows_src, c) -> dst (rows_dst, cp): rows
 // beyond rows_src and channels beyond c are zero. elem_bytes 2 or 4.
-void pad_channels(cudaStream_t s, size_t elem_bytes, const void* src, int64_t rows_src, int c,
-                  void* dst, int64_t rows_dst, int cp);
+void pad_channels(cudaStream_t s, size_t elem_bytes, const void* src, int64_t rows_src, int c, void* dst,
+                  int64_t rows_dst, int cp);
 // src (rows, cp) -> dst (rows, c), c <= cp.
-void slice_channels(cudaStream_t s, size_t elem_bytes, const void* src, int cp, void* dst,
-                    int64_t rows, int c);
+void slice_channels(cudaStream_t s, size_t elem_bytes, const void* src, int cp, void* dst, int64_t rows, int c);
 
 // ---- losses (kernels_losses.cu) ----------------------------------------------------------------
-void gan_loss(cudaStream_t s, LossKind kind, LossRole role, const float* logits, int64_t n,
-              const float* scaler_state, float* dlogits, float* scalars, int loss_slot, int prob_slot);
+void gan_loss(cudaStream_t s, LossKind kind, LossRole role, const float* logits, int64_t n, const float* scaler_state,
+              float* dlogits, float* scalars, int loss_slot, int prob_slot);
 // ws: at least softmax_ce_workspace_bytes(n).
 size_t softmax_ce_workspace_bytes(int64_t n);
-void softmax_cross_entropy(cudaStream_t s, const float* logits, const float* labels, int64_t n,
-                           int64_t k, float* dlogits, float* scalars, int loss_slot,
-                           int correct_slot, void* ws);
+void softmax_cross_entropy(cudaStream_t s, const float* logits, const float* labels, int64_t n, int64_t k,
+                           float* dlogits, float* scalars, int loss_slot, int correct_slot, void* ws);
 
 // ---- per-channel reductions over (rows, c) NHWC tensors: batch norm (kernels_batchnorm.cu), the
 // bias gradient (kernels_linalg.cu) ----
 // ws: at least channel_workspace_bytes(rows, c).
 size_t channel_workspace_bytes(int64_t rows, int64_t c);
-void bias_backward(cudaStream_t s, DType t, const void* dy, int64_t rows, int64_t c, float* db,
-                   bool accumulate, void* ws);
-void batchnorm_forward_train(cudaStream_t s, DType t, const void* x, int64_t rows, int64_t c,
-                             const float* gamma, const float* beta, float* running_mean,
-                             float* running_var, float momentum, float eps, bool update_running,
-                             void* y, float* save_mean, float* save_invstd, void* ws);
-void batchnorm_forward_eval(cudaStream_t s, DType t, const void* x, int64_t rows, int64_t c,
-                            const float* gamma, const float* beta, const float* running_mean,
-                            const float* running_var, float eps, void* y);
-void batchnorm_backward(cudaStream_t s, DType t, const void* x, const void* dy, int64_t rows,
-                        int64_t c, const float* gamma, const float* save_mean,
-                        const float* save_invstd, void* dx, float* dgamma, float* dbeta,
-                        bool accumulate, void* ws);
+void bias_backward(cudaStream_t s, DType t, const void* dy, int64_t rows, int64_t c, float* db, bool accumulate,
+                   void* ws);
+void batchnorm_forward_train(cudaStream_t s, DType t, const void* x, int64_t rows, int64_t c, const float* gamma,
+                             const float* beta, float* running_mean, float* running_var, float momentum, float eps,
+                             bool update_running, void* y, float* save_mean, float* save_invstd, void* ws);
+void batchnorm_forward_eval(cudaStream_t s, DType t, const void* x, int64_t rows, int64_t c, const float* gamma,
+                            const float* beta, const float* running_mean, const float* running_var, float eps, void* y);
+void batchnorm_backward(cudaStream_t s, DType t, const void* x, const void* dy, int64_t rows, int64_t c,
+                        const float* gamma, const float* save_mean, const float* save_invstd, void* dx, float* dgamma,
+                        float* dbeta, bool accumulate, void* ws);
 
 // ---- multi-tensor passes: gradient statistics, histogram and scaler (kernels_amp.cu), Adam and
 // EMA (kernels_optim.cu) ----
 // Tensor lists travel as kernel parameters (by value): a captured graph keeps its own copy, so
 // nothing on the host or the device has to stay alive for replays. Longer lists are split into
 // several launches that write disjoint partial results, combined by one finalising kernel.
-constexpr int kMaxGradTensors = 64;   // per launch; 24 bytes each
-constexpr int kMaxAdamTensors = 48;   // per launch; 56 bytes each
+constexpr int kMaxGradTensors = 64;  // per launch; 24 bytes each
+constexpr int kMaxAdamTensors = 48;  // per launch; 56 bytes each
 
 struct GradDesc {
   const void* ptr;
@@ -118,8 +113,8 @@ struct GradDesc {
 
 // ws: at least grad_stats_workspace_bytes(count).
 size_t grad_stats_workspace_bytes(int tensor_count);
-void grad_stats(cudaStream_t s, const GradDesc* grads, int count, const float* scaler_state,
-                float* scalars, const GradStatSlots& slots, void* ws);
+void grad_stats(cudaStream_t s, const GradDesc* grads, int count, const float* scaler_state, float* scalars,
+                const GradStatSlots& slots, void* ws);
 size_t grad_histogram_workspace_bytes();
 void grad_histogram(cudaStream_t s, const GradDesc* grads, int count, float* hist, void* ws);
 
@@ -128,20 +123,20 @@ struct AdamDesc {
   const void* g;
   float* m;
   float* v;
-  void* h;          // half copy or null
+  void* h;  // half copy or null
   int64_t n;
-  int32_t gdtype;   // DType of g
-  int32_t hdtype;   // DType of h (ignored when h is null)
+  int32_t gdtype;  // DType of g
+  int32_t hdtype;  // DType of h (ignored when h is null)
 };
-void adam_step(cudaStream_t s, const AdamDesc* params, int count, const AdamConfig& cfg,
-               float* step_count, const float* scaler_state, const float* scalars, int found_inf_slot);
+void adam_step(cudaStream_t s, const AdamDesc* params, int count, const AdamConfig& cfg, float* step_count,
+               const float* scaler_state, const float* scalars, int found_inf_slot);
 
 constexpr int kMaxScalerSlots = 16;
 // The generator's EMA over one tensor (kernels_optim.cu); nothing when scalars[found_inf_slot] != 0.
 void ema_update(cudaStream_t s, float* shadow, const float* param, int64_t n, float decay, float rampup,
                 const float* count, const float* scalars, int found_inf_slot);
-void scaler_update(cudaStream_t s, float* state, const ew::ScalerConfig& cfg, const float* scalars,
-                   const int* slots, int nslots);
+void scaler_update(cudaStream_t s, float* state, const ew::ScalerConfig& cfg, const float* scalars, const int* slots,
+                   int nslots);
 
 // Writes a * b + c for a, b, c in in[0..2] to out[0]: tells whether this build's device code
 // contracts multiply-adds into FMAs (nvcc's default, --fmad=true), which makes some results

@@ -40,8 +40,8 @@ struct TensorAcc {
 
 template <typename S>
 __device__ __forceinline__ void stat_loop(const void* p, int64_t n, float inv_scale, float& sq,
-                                          unsigned long long& zeros, unsigned long long& subs, unsigned& bad,
-                                          float& mx, unsigned long long& nonfinite) {
+                                          unsigned long long& zeros, unsigned long long& subs, unsigned& bad, float& mx,
+                                          unsigned long long& nonfinite) {
   const typename S::T* v = static_cast<const typename S::T*>(p);
   for (int64_t i = global_thread(); i < n; i += grid_stride()) {
     const auto raw = v[i];
@@ -87,9 +87,15 @@ __global__ void grad_stats_kernel(GradList list, const float* scaler_state, Stat
     float mx = 0.0f;
     unsigned long long nonfinite = 0;
     switch (static_cast<DType>(d.dtype)) {
-      case DType::F32: stat_loop<ew::F32>(d.ptr, d.n, inv_scale, sq, zeros, subs, bad, mx, nonfinite); break;
-      case DType::F16: stat_loop<ew::F16>(d.ptr, d.n, inv_scale, sq, zeros, subs, bad, mx, nonfinite); break;
-      case DType::BF16: stat_loop<ew::BF16>(d.ptr, d.n, inv_scale, sq, zeros, subs, bad, mx, nonfinite); break;
+      case DType::F32:
+        stat_loop<ew::F32>(d.ptr, d.n, inv_scale, sq, zeros, subs, bad, mx, nonfinite);
+        break;
+      case DType::F16:
+        stat_loop<ew::F16>(d.ptr, d.n, inv_scale, sq, zeros, subs, bad, mx, nonfinite);
+        break;
+      case DType::BF16:
+        stat_loop<ew::BF16>(d.ptr, d.n, inv_scale, sq, zeros, subs, bad, mx, nonfinite);
+        break;
     }
     // The same condition for every thread of the block: a block that saw none of this tensor
     // skips its reductions.
@@ -126,8 +132,8 @@ __global__ void tensor_stats_finalize_kernel(const TensorAcc* acc, int count, fl
   }
 }
 
-__global__ void grad_stats_finalize_kernel(const StatPartial* parts, int nparts, float* scalars,
-                                           GradStatSlots slots, uint64_t count) {
+__global__ void grad_stats_finalize_kernel(const StatPartial* parts, int nparts, float* scalars, GradStatSlots slots,
+                                           uint64_t count) {
   __shared__ double s_d[kThreads];
   __shared__ unsigned long long s_c[kThreads];
   double sq = 0.0;
@@ -166,9 +172,15 @@ __global__ void grad_histogram_kernel(GradList list, unsigned long long* counts)
   for (int t = 0; t < list.count; ++t) {
     const GradDesc d = list.t[t];
     switch (static_cast<DType>(d.dtype)) {
-      case DType::F32: hist_loop<ew::F32>(d.ptr, d.n, bins); break;
-      case DType::F16: hist_loop<ew::F16>(d.ptr, d.n, bins); break;
-      case DType::BF16: hist_loop<ew::BF16>(d.ptr, d.n, bins); break;
+      case DType::F32:
+        hist_loop<ew::F32>(d.ptr, d.n, bins);
+        break;
+      case DType::F16:
+        hist_loop<ew::F16>(d.ptr, d.n, bins);
+        break;
+      case DType::BF16:
+        hist_loop<ew::BF16>(d.ptr, d.n, bins);
+        break;
     }
   }
   __syncthreads();
@@ -202,8 +214,8 @@ size_t grad_stats_workspace_bytes(int tensor_count) {
          static_cast<size_t>(tensor_count > 0 ? tensor_count : 0) * sizeof(TensorAcc);
 }
 
-void grad_stats(cudaStream_t s, const GradDesc* grads, int count, const float* scaler_state,
-                float* scalars, const GradStatSlots& slots, void* ws) {
+void grad_stats(cudaStream_t s, const GradDesc* grads, int count, const float* scaler_state, float* scalars,
+                const GradStatSlots& slots, void* ws) {
   StatPartial* parts = static_cast<StatPartial*>(ws);
   const int launches = count <= 0 ? 1 : (count + kMaxGradTensors - 1) / kMaxGradTensors;
   TensorAcc* acc = nullptr;
@@ -246,8 +258,8 @@ void grad_histogram(cudaStream_t s, const GradDesc* grads, int count, float* his
   AMPGAN_LAUNCHED("histogram_finalize_kernel");
 }
 
-void scaler_update(cudaStream_t s, float* state, const ew::ScalerConfig& cfg, const float* scalars,
-                   const int* slots, int nslots) {
+void scaler_update(cudaStream_t s, float* state, const ew::ScalerConfig& cfg, const float* scalars, const int* slots,
+                   int nslots) {
   SlotList list{};
   list.n = nslots;
   for (int i = 0; i < nslots; ++i) list.slot[i] = slots[i];

@@ -57,7 +57,7 @@ void clamp_backward(cudaStream_t s, DType t, const void* x, const void* dy, void
     using S = decltype(tag);
     using T = typename S::T;
     clamp_backward_kernel<S><<<grid_for(n), kThreads, 0, s>>>(static_cast<const T*>(x), static_cast<const T*>(dy),
-                                                             static_cast<T*>(dx), n, c);
+                                                              static_cast<T*>(dx), n, c);
   });
   AMPGAN_LAUNCHED("clamp_backward_kernel");
 }

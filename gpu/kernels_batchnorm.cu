@@ -20,8 +20,8 @@ __global__ void bn_mean_kernel(const float* partial, int row_blocks, int64_t row
 }
 
 __global__ void bn_var_kernel(const float* partial, int row_blocks, int64_t rows, int64_t c, float eps,
-                              const float* mean, float* invstd, float* running_mean, float* running_var,
-                              float momentum, bool update) {
+                              const float* mean, float* invstd, float* running_mean, float* running_var, float momentum,
+                              bool update) {
   __shared__ double shared[kFY][kTX + 1];
   const int ch = blockIdx.x * kTX + threadIdx.x;
   const double total = channel_total(partial, row_blocks, c, ch, 0, shared);
@@ -36,8 +36,8 @@ __global__ void bn_var_kernel(const float* partial, int row_blocks, int64_t rows
 }
 
 __global__ void bn_backward_finalize_kernel(const float* partial, int row_blocks, int64_t rows, int64_t c,
-                                            float* mean_dy, float* mean_dy_xhat, float* dgamma,
-                                            float* dbeta, bool accumulate) {
+                                            float* mean_dy, float* mean_dy_xhat, float* dgamma, float* dbeta,
+                                            bool accumulate) {
   __shared__ double shared[kFY][kTX + 1];
   const int ch = blockIdx.x * kTX + threadIdx.x;
   const double sdy = channel_total(partial, row_blocks, c, ch, 0, shared);
@@ -88,19 +88,19 @@ void launch_bn_apply(cudaStream_t s, DType t, const void* x, void* y, int64_t n,
     T* yt = static_cast<T*>(y);
     const int ci = static_cast<int>(c);
     if (vec16_ok(n, c, sizeof(T), {x, y}))
-      bn_apply_kernel<S, true, kFromVar><<<grid_for(n / Vec16<T>::N), kThreads, 0, s>>>(xt, yt, n, ci, mean, spread,
-                                                                                         eps, gamma, beta);
+      bn_apply_kernel<S, true, kFromVar>
+          <<<grid_for(n / Vec16<T>::N), kThreads, 0, s>>>(xt, yt, n, ci, mean, spread, eps, gamma, beta);
     else
-      bn_apply_kernel<S, false, kFromVar><<<grid_for(n), kThreads, 0, s>>>(xt, yt, n, ci, mean, spread, eps, gamma,
-                                                                            beta);
+      bn_apply_kernel<S, false, kFromVar>
+          <<<grid_for(n), kThreads, 0, s>>>(xt, yt, n, ci, mean, spread, eps, gamma, beta);
   });
   AMPGAN_LAUNCHED("bn_apply_kernel");
 }
 
 template <typename S, bool VEC>
-__global__ void bn_dx_kernel(const typename S::T* x, const typename S::T* dy, typename S::T* dx, int64_t n,
-                             int c, const float* mean, const float* invstd, const float* g,
-                             const float* mean_dy, const float* mean_dy_xhat) {
+__global__ void bn_dx_kernel(const typename S::T* x, const typename S::T* dy, typename S::T* dx, int64_t n, int c,
+                             const float* mean, const float* invstd, const float* g, const float* mean_dy,
+                             const float* mean_dy_xhat) {
   using V = Vec16<typename S::T>;
   constexpr int N = VEC ? V::N : 1;
   RowCol rc(global_thread(), grid_stride(), c / N);
@@ -130,8 +130,10 @@ __global__ void bn_commit_running_kernel(BnCommitList list, const float* scalars
     float* r = list.running[t];
     float* st = list.staged[t];
     for (int64_t i = global_thread(); i < list.n[t]; i += grid_stride()) {
-      if (skip) st[i] = r[i];
-      else r[i] = st[i];
+      if (skip)
+        st[i] = r[i];
+      else
+        r[i] = st[i];
     }
   }
 }
@@ -143,10 +145,9 @@ size_t channel_workspace_bytes(int64_t rows, int64_t c) {
   return (static_cast<size_t>(p.row_blocks) * 2 + 2) * static_cast<size_t>(c) * sizeof(float);
 }
 
-void batchnorm_forward_train(cudaStream_t s, DType t, const void* x, int64_t rows, int64_t c,
-                             const float* gamma, const float* beta, float* running_mean,
-                             float* running_var, float momentum, float eps, bool update_running,
-                             void* y, float* save_mean, float* save_invstd, void* ws) {
+void batchnorm_forward_train(cudaStream_t s, DType t, const void* x, int64_t rows, int64_t c, const float* gamma,
+                             const float* beta, float* running_mean, float* running_var, float momentum, float eps,
+                             bool update_running, void* y, float* save_mean, float* save_invstd, void* ws) {
   const ChannelPlan p = channel_plan(rows, c);
   float* partial = static_cast<float*>(ws);
   // Two passes as the CPU: the mean, then the mean squared deviation from it.
@@ -154,31 +155,29 @@ void batchnorm_forward_train(cudaStream_t s, DType t, const void* x, int64_t row
   bn_mean_kernel<<<channel_blocks(c), kFinalizeBlock, 0, s>>>(partial, p.row_blocks, rows, c, save_mean);
   AMPGAN_LAUNCHED("bn_mean_kernel");
   launch_partial<kSquaredDeviation>(s, t, x, nullptr, rows, c, save_mean, nullptr, partial, p);
-  bn_var_kernel<<<channel_blocks(c), kFinalizeBlock, 0, s>>>(partial, p.row_blocks, rows, c, eps, save_mean,
-                                                       save_invstd, running_mean, running_var, momentum,
-                                                       update_running);
+  bn_var_kernel<<<channel_blocks(c), kFinalizeBlock, 0, s>>>(
+      partial, p.row_blocks, rows, c, eps, save_mean, save_invstd, running_mean, running_var, momentum, update_running);
   AMPGAN_LAUNCHED("bn_var_kernel");
   launch_bn_apply<false>(s, t, x, y, rows * c, c, save_mean, save_invstd, eps, gamma, beta);
 }
 
-void batchnorm_forward_eval(cudaStream_t s, DType t, const void* x, int64_t rows, int64_t c,
-                            const float* gamma, const float* beta, const float* running_mean,
-                            const float* running_var, float eps, void* y) {
+void batchnorm_forward_eval(cudaStream_t s, DType t, const void* x, int64_t rows, int64_t c, const float* gamma,
+                            const float* beta, const float* running_mean, const float* running_var, float eps,
+                            void* y) {
   if (rows * c <= 0) return;
   launch_bn_apply<true>(s, t, x, y, rows * c, c, running_mean, running_var, eps, gamma, beta);
 }
 
-void batchnorm_backward(cudaStream_t s, DType t, const void* x, const void* dy, int64_t rows,
-                        int64_t c, const float* gamma, const float* save_mean,
-                        const float* save_invstd, void* dx, float* dgamma, float* dbeta,
-                        bool accumulate, void* ws) {
+void batchnorm_backward(cudaStream_t s, DType t, const void* x, const void* dy, int64_t rows, int64_t c,
+                        const float* gamma, const float* save_mean, const float* save_invstd, void* dx, float* dgamma,
+                        float* dbeta, bool accumulate, void* ws) {
   const ChannelPlan p = channel_plan(rows, c);
   float* partial = static_cast<float*>(ws);
   float* mean_dy = partial + static_cast<size_t>(p.row_blocks) * 2 * c;
   float* mean_dy_xhat = mean_dy + c;
   launch_partial<kBnBackward>(s, t, x, dy, rows, c, save_mean, save_invstd, partial, p);
   bn_backward_finalize_kernel<<<channel_blocks(c), kFinalizeBlock, 0, s>>>(partial, p.row_blocks, rows, c, mean_dy,
-                                                                     mean_dy_xhat, dgamma, dbeta, accumulate);
+                                                                           mean_dy_xhat, dgamma, dbeta, accumulate);
   AMPGAN_LAUNCHED("bn_backward_finalize_kernel");
   const int64_t n = rows * c;
   dispatch(t, [&](auto tag) {
@@ -189,9 +188,9 @@ void batchnorm_backward(cudaStream_t s, DType t, const void* x, const void* dy, 
           static_cast<const T*>(x), static_cast<const T*>(dy), static_cast<T*>(dx), n, static_cast<int>(c), save_mean,
           save_invstd, gamma, mean_dy, mean_dy_xhat);
     else
-      bn_dx_kernel<S, false><<<grid_for(n), kThreads, 0, s>>>(
-          static_cast<const T*>(x), static_cast<const T*>(dy), static_cast<T*>(dx), n, static_cast<int>(c), save_mean,
-          save_invstd, gamma, mean_dy, mean_dy_xhat);
+      bn_dx_kernel<S, false><<<grid_for(n), kThreads, 0, s>>>(static_cast<const T*>(x), static_cast<const T*>(dy),
+                                                              static_cast<T*>(dx), n, static_cast<int>(c), save_mean,
+                                                              save_invstd, gamma, mean_dy, mean_dy_xhat);
   });
   AMPGAN_LAUNCHED("bn_dx_kernel");
 }

@@ -20,8 +20,8 @@ __global__ void cast_kernel(const typename S::T* src, typename D::T* dst, int64_
 }
 
 template <typename S>
-__global__ void fill_normal_kernel(typename S::T* p, int64_t n, uint64_t seed, uint64_t stream,
-                                   const float* counter, float stddev) {
+__global__ void fill_normal_kernel(typename S::T* p, int64_t n, uint64_t seed, uint64_t stream, const float* counter,
+                                   float stddev) {
   // As the CPU: stream += the count, read on the device so replays draw fresh numbers.
   if (counter) stream += ew::count_load(counter);
   for (int64_t i = global_thread(); i < n; i += grid_stride())
@@ -35,16 +35,14 @@ __global__ void count_increment_kernel(float* count) { ew::count_increment(count
 // ---- activations, bias -------------------------------------------------------------------------
 
 template <typename S>
-__global__ void act_forward_kernel(ew::Act act, float alpha, const typename S::T* x,
-                                   typename S::T* y, int64_t n) {
+__global__ void act_forward_kernel(ew::Act act, float alpha, const typename S::T* x, typename S::T* y, int64_t n) {
   for (int64_t i = global_thread(); i < n; i += grid_stride())
     y[i] = S::store(ew::act_forward(act, alpha, S::load(x[i])));
 }
 
 // The same arithmetic, 16 bytes per access (vec16_ok); nv = n / Vec16::N.
 template <typename S>
-__global__ void act_forward_vec_kernel(ew::Act act, float alpha, const typename S::T* x,
-                                       typename S::T* y, int64_t nv) {
+__global__ void act_forward_vec_kernel(ew::Act act, float alpha, const typename S::T* x, typename S::T* y, int64_t nv) {
   using V = Vec16<typename S::T>;
   for (int64_t k = global_thread(); k < nv; k += grid_stride()) {
     V v = load16(x, k);
@@ -55,15 +53,15 @@ __global__ void act_forward_vec_kernel(ew::Act act, float alpha, const typename 
 }
 
 template <typename S>
-__global__ void act_backward_kernel(ew::Act act, float alpha, const typename S::T* y,
-                                    const typename S::T* dy, typename S::T* dx, int64_t n) {
+__global__ void act_backward_kernel(ew::Act act, float alpha, const typename S::T* y, const typename S::T* dy,
+                                    typename S::T* dx, int64_t n) {
   for (int64_t i = global_thread(); i < n; i += grid_stride())
     dx[i] = S::store(ew::act_backward(act, alpha, S::load(y[i]), S::load(dy[i])));
 }
 
 template <typename S>
-__global__ void act_backward_vec_kernel(ew::Act act, float alpha, const typename S::T* y,
-                                        const typename S::T* dy, typename S::T* dx, int64_t nv) {
+__global__ void act_backward_vec_kernel(ew::Act act, float alpha, const typename S::T* y, const typename S::T* dy,
+                                        typename S::T* dx, int64_t nv) {
   using V = Vec16<typename S::T>;
   for (int64_t k = global_thread(); k < nv; k += grid_stride()) {
     const V vy = load16(y, k);
@@ -126,13 +124,13 @@ void cast(cudaStream_t s, const void* src, DType st, void* dst, DType dt, int64_
   AMPGAN_LAUNCHED("cast_kernel");
 }
 
-void fill_normal(cudaStream_t s, void* p, DType t, int64_t n, uint64_t seed, uint64_t stream,
-                 const float* counter, float stddev) {
+void fill_normal(cudaStream_t s, void* p, DType t, int64_t n, uint64_t seed, uint64_t stream, const float* counter,
+                 float stddev) {
   if (n <= 0) return;
   dispatch(t, [&](auto tag) {
     using S = decltype(tag);
-    fill_normal_kernel<S><<<grid_for(n, 2), kThreads, 0, s>>>(static_cast<typename S::T*>(p), n, seed,
-                                                              stream, counter, stddev);
+    fill_normal_kernel<S>
+        <<<grid_for(n, 2), kThreads, 0, s>>>(static_cast<typename S::T*>(p), n, seed, stream, counter, stddev);
   });
   AMPGAN_LAUNCHED("fill_normal_kernel");
 }
@@ -154,18 +152,18 @@ void activation_forward(cudaStream_t s, DType t, ew::Act act, float alpha, const
     using T = typename S::T;
     if (vec16_ok(n, n, sizeof(T), {x, y})) {  // one row: activations have no channels
       const int64_t nv = n / Vec16<T>::N;
-      act_forward_vec_kernel<S><<<grid_for(nv), kThreads, 0, s>>>(act, alpha, static_cast<const T*>(x),
-                                                                  static_cast<T*>(y), nv);
+      act_forward_vec_kernel<S>
+          <<<grid_for(nv), kThreads, 0, s>>>(act, alpha, static_cast<const T*>(x), static_cast<T*>(y), nv);
     } else {
-      act_forward_kernel<S><<<grid_for(n), kThreads, 0, s>>>(act, alpha, static_cast<const T*>(x),
-                                                             static_cast<T*>(y), n);
+      act_forward_kernel<S>
+          <<<grid_for(n), kThreads, 0, s>>>(act, alpha, static_cast<const T*>(x), static_cast<T*>(y), n);
     }
   });
   AMPGAN_LAUNCHED("act_forward_kernel");
 }
 
-void activation_backward(cudaStream_t s, DType t, ew::Act act, float alpha, const void* y,
-                         const void* dy, void* dx, int64_t n) {
+void activation_backward(cudaStream_t s, DType t, ew::Act act, float alpha, const void* y, const void* dy, void* dx,
+                         int64_t n) {
   if (n <= 0) return;
   dispatch(t, [&](auto tag) {
     using S = decltype(tag);
@@ -192,8 +190,8 @@ void bias_add(cudaStream_t s, DType t, void* y, const float* b, int64_t rows, in
   AMPGAN_LAUNCHED("bias_add_kernel");
 }
 
-void pad_channels(cudaStream_t s, size_t elem_bytes, const void* src, int64_t rows_src, int c,
-                  void* dst, int64_t rows_dst, int cp) {
+void pad_channels(cudaStream_t s, size_t elem_bytes, const void* src, int64_t rows_src, int c, void* dst,
+                  int64_t rows_dst, int cp) {
   const int64_t n = rows_dst * cp;
   if (n <= 0) return;
   if (elem_bytes == 2)
@@ -205,16 +203,15 @@ void pad_channels(cudaStream_t s, size_t elem_bytes, const void* src, int64_t ro
   AMPGAN_LAUNCHED("pad_kernel");
 }
 
-void slice_channels(cudaStream_t s, size_t elem_bytes, const void* src, int cp, void* dst,
-                    int64_t rows, int c) {
+void slice_channels(cudaStream_t s, size_t elem_bytes, const void* src, int cp, void* dst, int64_t rows, int c) {
   const int64_t n = rows * c;
   if (n <= 0) return;
   if (elem_bytes == 2)
-    slice_kernel<uint16_t><<<grid_for(n), kThreads, 0, s>>>(static_cast<const uint16_t*>(src), cp,
-                                                            static_cast<uint16_t*>(dst), rows, c);
+    slice_kernel<uint16_t>
+        <<<grid_for(n), kThreads, 0, s>>>(static_cast<const uint16_t*>(src), cp, static_cast<uint16_t*>(dst), rows, c);
   else
-    slice_kernel<uint32_t><<<grid_for(n), kThreads, 0, s>>>(static_cast<const uint32_t*>(src), cp,
-                                                            static_cast<uint32_t*>(dst), rows, c);
+    slice_kernel<uint32_t>
+        <<<grid_for(n), kThreads, 0, s>>>(static_cast<const uint32_t*>(src), cp, static_cast<uint32_t*>(dst), rows, c);
   AMPGAN_LAUNCHED("slice_kernel");
 }
 

@@ -17,8 +17,8 @@ __global__ void bias_finalize_kernel(const float* partial, int row_blocks, int64
 
 }  // namespace
 
-void bias_backward(cudaStream_t s, DType t, const void* dy, int64_t rows, int64_t c, float* db,
-                   bool accumulate, void* ws) {
+void bias_backward(cudaStream_t s, DType t, const void* dy, int64_t rows, int64_t c, float* db, bool accumulate,
+                   void* ws) {
   if (c <= 0) return;
   const ChannelPlan p = channel_plan(rows, c);
   float* partial = static_cast<float*>(ws);

@@ -34,10 +34,14 @@ __device__ __forceinline__ void adam_loop(const AdamDesc& d, const ew::AdamScala
 
 template <typename G>
 __device__ __forceinline__ void adam_tensor(const AdamDesc& d, const ew::AdamScalars& s) {
-  if (!d.h) adam_loop<G, ew::F32, false>(d, s);
-  else if (static_cast<DType>(d.hdtype) == DType::F16) adam_loop<G, ew::F16, true>(d, s);
-  else if (static_cast<DType>(d.hdtype) == DType::BF16) adam_loop<G, ew::BF16, true>(d, s);
-  else adam_loop<G, ew::F32, true>(d, s);
+  if (!d.h)
+    adam_loop<G, ew::F32, false>(d, s);
+  else if (static_cast<DType>(d.hdtype) == DType::F16)
+    adam_loop<G, ew::F16, true>(d, s);
+  else if (static_cast<DType>(d.hdtype) == DType::BF16)
+    adam_loop<G, ew::BF16, true>(d, s);
+  else
+    adam_loop<G, ew::F32, true>(d, s);
 }
 
 // Skipped entirely when the network's found-inf flag is set. t = step_count + 1 in every block
@@ -55,9 +59,15 @@ __global__ void adam_kernel(AdamList list, AdamHyper hp, const float* step_count
   for (int t = 0; t < list.count; ++t) {
     const AdamDesc d = list.t[t];
     switch (static_cast<DType>(d.gdtype)) {
-      case DType::F32: adam_tensor<ew::F32>(d, s); break;
-      case DType::F16: adam_tensor<ew::F16>(d, s); break;
-      case DType::BF16: adam_tensor<ew::BF16>(d, s); break;
+      case DType::F32:
+        adam_tensor<ew::F32>(d, s);
+        break;
+      case DType::F16:
+        adam_tensor<ew::F16>(d, s);
+        break;
+      case DType::BF16:
+        adam_tensor<ew::BF16>(d, s);
+        break;
     }
   }
 }
@@ -74,14 +84,13 @@ __global__ void ema_kernel(float* shadow, const float* param, int64_t n, float d
 }
 }  // namespace
 
-void adam_step(cudaStream_t s, const AdamDesc* params, int count, const AdamConfig& cfg,
-               float* step_count, const float* scaler_state, const float* scalars, int found_inf_slot) {
+void adam_step(cudaStream_t s, const AdamDesc* params, int count, const AdamConfig& cfg, float* step_count,
+               const float* scaler_state, const float* scalars, int found_inf_slot) {
   const AdamHyper hp{cfg.lr, cfg.beta1, cfg.beta2, cfg.eps};
   for (int first = 0; first < count; first += kMaxAdamTensors) {
     AdamList list{};
     const int64_t n = fill_launch_list<kMaxAdamTensors>(list, params, count, first);
-    adam_kernel<<<grid_for(n, 4, 4096), kThreads, 0, s>>>(list, hp, step_count, scaler_state, scalars,
-                                                            found_inf_slot);
+    adam_kernel<<<grid_for(n, 4, 4096), kThreads, 0, s>>>(list, hp, step_count, scaler_state, scalars, found_inf_slot);
     AMPGAN_LAUNCHED("adam_kernel");
   }
   adam_count_kernel<<<1, 1, 0, s>>>(step_count, scalars, found_inf_slot);

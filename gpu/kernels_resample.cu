@@ -63,8 +63,8 @@ void add(cudaStream_t s, DType t, const void* a, const void* b, void* y, int64_t
   dispatch(t, [&](auto tag) {
     using S = decltype(tag);
     using T = typename S::T;
-    add_kernel<S><<<grid_for(n), kThreads, 0, s>>>(static_cast<const T*>(a), static_cast<const T*>(b),
-                                                  static_cast<T*>(y), n);
+    add_kernel<S>
+        <<<grid_for(n), kThreads, 0, s>>>(static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(y), n);
   });
   AMPGAN_LAUNCHED("add_kernel");
 }
@@ -75,20 +75,21 @@ void upsample2x_forward(cudaStream_t s, DType t, const void* x, void* y, int64_t
   dispatch(t, [&](auto tag) {
     using S = decltype(tag);
     using T = typename S::T;
-    spread_kernel<S, false><<<grid_for(total), kThreads, 0, s>>>(static_cast<const T*>(x), static_cast<T*>(y), n, h,
-                                                                 w, c);
+    spread_kernel<S, false>
+        <<<grid_for(total), kThreads, 0, s>>>(static_cast<const T*>(x), static_cast<T*>(y), n, h, w, c);
   });
   AMPGAN_LAUNCHED("spread_kernel (copy)");
 }
 
-void upsample2x_backward(cudaStream_t s, DType t, const void* dy, void* dx, int64_t n, int64_t h, int64_t w, int64_t c) {
+void upsample2x_backward(cudaStream_t s, DType t, const void* dy, void* dx, int64_t n, int64_t h, int64_t w,
+                         int64_t c) {
   const int64_t total = n * h * w * c;
   if (total <= 0) return;
   dispatch(t, [&](auto tag) {
     using S = decltype(tag);
     using T = typename S::T;
-    block_kernel<S, false><<<grid_for(total), kThreads, 0, s>>>(static_cast<const T*>(dy), static_cast<T*>(dx), n, h,
-                                                                w, c);
+    block_kernel<S, false>
+        <<<grid_for(total), kThreads, 0, s>>>(static_cast<const T*>(dy), static_cast<T*>(dx), n, h, w, c);
   });
   AMPGAN_LAUNCHED("block_kernel (sum)");
 }
@@ -99,8 +100,8 @@ void avgpool2x_forward(cudaStream_t s, DType t, const void* x, void* y, int64_t 
   dispatch(t, [&](auto tag) {
     using S = decltype(tag);
     using T = typename S::T;
-    block_kernel<S, true><<<grid_for(total), kThreads, 0, s>>>(static_cast<const T*>(x), static_cast<T*>(y), n, h, w,
-                                                               c);
+    block_kernel<S, true>
+        <<<grid_for(total), kThreads, 0, s>>>(static_cast<const T*>(x), static_cast<T*>(y), n, h, w, c);
   });
   AMPGAN_LAUNCHED("block_kernel (mean)");
 }
@@ -111,8 +112,8 @@ void avgpool2x_backward(cudaStream_t s, DType t, const void* dy, void* dx, int64
   dispatch(t, [&](auto tag) {
     using S = decltype(tag);
     using T = typename S::T;
-    spread_kernel<S, true><<<grid_for(total), kThreads, 0, s>>>(static_cast<const T*>(dy), static_cast<T*>(dx), n, h,
-                                                                w, c);
+    spread_kernel<S, true>
+        <<<grid_for(total), kThreads, 0, s>>>(static_cast<const T*>(dy), static_cast<T*>(dx), n, h, w, c);
   });
   AMPGAN_LAUNCHED("spread_kernel (quarter)");
 }
@@ -131,8 +132,8 @@ void global_sum_pool_backward(cudaStream_t s, DType t, const void* dy, void* dx,
   if (n * hw * c <= 0) return;
   dispatch(t, [&](auto tag) {
     using T = typename decltype(tag)::T;
-    broadcast_kernel<T><<<grid_for(n * hw * c), kThreads, 0, s>>>(static_cast<const T*>(dy), static_cast<T*>(dx), n,
-                                                                   hw, c);
+    broadcast_kernel<T>
+        <<<grid_for(n * hw * c), kThreads, 0, s>>>(static_cast<const T*>(dy), static_cast<T*>(dx), n, hw, c);
   });
   AMPGAN_LAUNCHED("broadcast_kernel");
 }

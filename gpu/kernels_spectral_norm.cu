@@ -2,8 +2,8 @@
 // core/backend/cpu/cpu_spectral_norm.cpp: FP32 storage, double accumulation (sums in a
 // different but fixed order, so results agree with the CPU's to an ulp or two and are
 // deterministic run to run).
-#include "core/backend/spectral_norm.h"
 #include <algorithm>
+#include "core/backend/spectral_norm.h"
 
 #include "gpu/kernel_common.cuh"
 
@@ -36,7 +36,8 @@ template <typename Src>
 __global__ void normalize_kernel(const Src* src, float* x, int64_t n) {
   __shared__ double sh[kThreads];
   double ss = 0.0;
-  for (int64_t i = threadIdx.x; i < n; i += kThreads) ss += static_cast<double>(static_cast<float>(src[i])) * static_cast<float>(src[i]);
+  for (int64_t i = threadIdx.x; i < n; i += kThreads)
+    ss += static_cast<double>(static_cast<float>(src[i])) * static_cast<float>(src[i]);
   ss = block_sum(ss, sh);
   const double inv = 1.0 / fmax(sqrt(ss), kSpectralNormEps);
   for (int64_t i = threadIdx.x; i < n; i += kThreads) x[i] = static_cast<float>(static_cast<float>(src[i]) * inv);
@@ -135,7 +136,7 @@ void spectral_norm_backward(cudaStream_t s, DType t, const void* g, const float*
     dot_final_kernel<<<1, kThreads, 0, s>>>(partial, kSpectralNormDotBlocks, c);
     AMPGAN_LAUNCHED("dot_final_kernel");
     sn_grad_kernel<S><<<grid_for(n), kThreads, 0, s>>>(static_cast<const T*>(g), u, v, sigma, c, rows, cols,
-                                                      static_cast<T*>(dw), accumulate);
+                                                       static_cast<T*>(dw), accumulate);
   });
   AMPGAN_LAUNCHED("sn_grad_kernel");
 }

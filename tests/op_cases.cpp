@@ -61,9 +61,10 @@ std::vector<float> scaled_normal(size_t n, uint64_t seed, float stddev, float me
 
 std::vector<float> special_values(size_t n, uint64_t seed) {
   std::vector<float> v = random_normal(n, seed, 3.0f);
-  const float specials[] = {0.0f, -0.0f, 1.0f, -1.0f, 65504.0f, 65519.0f, 65520.0f, -70000.0f, 1e-8f, 3e-8f,
-                            6e-8f, 2.9e-8f, 5.96e-8f, 6.1e-5f, 6.0e-5f, -1e-7f, 1e-39f, -1e-40f, 1e-45f, 3.4e38f,
-                            -3.4e38f, INFINITY, -INFINITY, NAN, 1.00390625f, 1.001953125f, 0.333333f, 1e30f};
+  const float specials[] = {0.0f,      -0.0f,     1.0f,   -1.0f,       65504.0f,     65519.0f,  65520.0f,
+                            -70000.0f, 1e-8f,     3e-8f,  6e-8f,       2.9e-8f,      5.96e-8f,  6.1e-5f,
+                            6.0e-5f,   -1e-7f,    1e-39f, -1e-40f,     1e-45f,       3.4e38f,   -3.4e38f,
+                            INFINITY,  -INFINITY, NAN,    1.00390625f, 1.001953125f, 0.333333f, 1e30f};
   for (size_t i = 0; i < sizeof specials / sizeof specials[0] && i * 37 < n; ++i) v[i * 37] = specials[i];
   for (size_t i = 5; i < n; i += 11) v[i] *= 1e-6f;  // a spread of exponents
   for (size_t i = 7; i < n; i += 13) v[i] *= 1e4f;

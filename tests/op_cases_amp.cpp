@@ -161,7 +161,8 @@ CaseFn adam_case(int count) {
       out.tensor(what + " step count", a.step, {bits_exact()});
       if (skip)
         for (size_t i = 0; i < a.params.size(); ++i)
-          EXPECT_TRUE(tensor_bits(b, a.params[i].master) == before[i]) << what << " on " << b.name() << ": master " << i << " changed";
+          EXPECT_TRUE(tensor_bits(b, a.params[i].master) == before[i])
+              << what << " on " << b.name() << ": master " << i << " changed";
       add_adam_outputs(out, what, a);
       // New gradients for the next step, identical on every backend.
       for (size_t i = 0; i < a.params.size(); ++i) {
@@ -191,7 +192,8 @@ void adam_past_2p24_case(Backend& b, DType compute, Outputs& out) {
 // off), and stays untouched on a skipped step.
 void ema_case(Backend& b, DType, Outputs& out) {
   const int64_t n = 3001;
-  Tensor sh = input(b, Shape{n}, DType::F32, random_normal(n, 701)), p = input(b, Shape{n}, DType::F32, random_normal(n, 702));
+  Tensor sh = input(b, Shape{n}, DType::F32, random_normal(n, 701)),
+         p = input(b, Shape{n}, DType::F32, random_normal(n, 702));
   std::vector<float> tv(2);
   ew::count_store(tv.data(), 7);
   Tensor tt = input(b, Shape{2}, DType::F32, tv);
@@ -263,7 +265,8 @@ void nan_to_num_case(Backend& b, DType t, Outputs& out) {
   out.tensor("nan_to_num", x, {bits_exact()});
   out.tensor("nan_to_num (second tensor)", y, {bits_exact()});
   out.tensor("nan_to_num count and flag", s, {bits_exact()});
-  EXPECT_GT(ew::count_load(to_host(b, s).data() + 2), 0u) << "the special values include inf and NaN (" << b.name() << ")";
+  EXPECT_GT(ew::count_load(to_host(b, s).data() + 2), 0u)
+      << "the special values include inf and NaN (" << b.name() << ")";
 }
 
 }  // namespace

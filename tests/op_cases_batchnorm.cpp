@@ -55,7 +55,8 @@ CaseFn bn_case(const int* s) {
       CpuBackend& ref = reference();
       const BnInputs rin = bn_inputs(ref, shape, t, 71);
       Tensor rrm = input(ref, Shape{c}, DType::F32, rm0), rrv = input(ref, Shape{c}, DType::F32, rv0);
-      Tensor ry = blank(ref, shape, t), rmean = blank(ref, Shape{c}, DType::F32), rinv = blank(ref, Shape{c}, DType::F32);
+      Tensor ry = blank(ref, shape, t), rmean = blank(ref, Shape{c}, DType::F32),
+             rinv = blank(ref, Shape{c}, DType::F32);
       ref.batchnorm_forward_train(rin.x, rin.gamma, rin.beta, rrm, rrv, kMomentum, kEps, update, ry, rmean, rinv);
       Tensor sm = from_reference(b, rmean), si = from_reference(b, rinv);
       Tensor dy = input(b, shape, t, random_normal(n, 76, 1.0f));
@@ -124,7 +125,8 @@ CaseFn commit_case(int pairs) {
       const std::vector<float> before_r = to_host(b, running.back()), before_s = to_host(b, staged.back());
       b.batchnorm_commit_running(running, staged, scalars, slots);
       const bool skip = slots.size() == 2;  // slot 1 holds a found-inf flag
-      const std::string what = std::string(skip ? "revert" : "commit") + " (" + std::to_string(slots.size()) + " slots)";
+      const std::string what =
+          std::string(skip ? "revert" : "commit") + " (" + std::to_string(slots.size()) + " slots)";
       EXPECT_EQ(to_host(b, running.back()), skip ? before_r : before_s) << what << " on " << b.name();
       EXPECT_EQ(to_host(b, staged.back()), skip ? before_r : before_s) << what << " on " << b.name();
       for (int i = 0; i < pairs; ++i) {

@@ -57,10 +57,14 @@ GradFn gemm_grad(GemmDims d, bool ta, bool tb) {
       Tensor rt = input(b, Shape{nc}, DType::F32, r);
       Tensor da = blank(b, Shape{na}, DType::F32), db = blank(b, Shape{nb}, DType::F32);
       // d op(A) = alpha R op(B)^T, d op(B) = alpha op(A)^T R, each stored as its operand is.
-      if (!ta) b.gemm(false, !tb, d.m, d.k, d.n, alpha, rt, bm, 0.0f, da);
-      else b.gemm(tb, true, d.k, d.m, d.n, alpha, bm, rt, 0.0f, da);
-      if (!tb) b.gemm(!ta, false, d.k, d.n, d.m, alpha, a, rt, 0.0f, db);
-      else b.gemm(true, ta, d.n, d.k, d.m, alpha, rt, a, 0.0f, db);
+      if (!ta)
+        b.gemm(false, !tb, d.m, d.k, d.n, alpha, rt, bm, 0.0f, da);
+      else
+        b.gemm(tb, true, d.k, d.m, d.n, alpha, bm, rt, 0.0f, da);
+      if (!tb)
+        b.gemm(!ta, false, d.k, d.n, d.m, alpha, a, rt, 0.0f, db);
+      else
+        b.gemm(true, ta, d.n, d.k, d.m, alpha, rt, a, 0.0f, db);
       std::vector<float> dc(r);
       for (float& v : dc) v *= beta;
       return std::vector<Tensor>{da, db, input(b, Shape{nc}, DType::F32, dc)};

@@ -16,8 +16,8 @@ CaseFn gan_loss_case(LossKind kind, LossRole role) {
   return [kind, role](Backend& b, DType, Outputs& out) {
     const int n = 67;
     std::vector<float> logits = random_normal(n, 81, 2.0f);
-    logits[0] = 100.0f, logits[1] = -100.0f, logits[2] = 0.0f, logits[3] = 20.0f, logits[4] = -20.0f,
-    logits[5] = 1.0f, logits[6] = -1.0f, logits[7] = 1e-7f;
+    logits[0] = 100.0f, logits[1] = -100.0f, logits[2] = 0.0f, logits[3] = 20.0f, logits[4] = -20.0f, logits[5] = 1.0f,
+    logits[6] = -1.0f, logits[7] = 1e-7f;
     for (int prob_slot : {5, -1}) {
       const std::string tag = prob_slot < 0 ? " (no prob slot)" : " (prob slot 5)";
       Tensor x = input(b, Shape{n}, DType::F32, logits);
@@ -31,7 +31,8 @@ CaseFn gan_loss_case(LossKind kind, LossRole role) {
       out.slice("loss slot (+=)" + tag, s, 2, 1, {rel(kLossTol)});
       if (prob_slot >= 0) out.slice("mean sigmoid slot" + tag, s, 5, 1, {rel(kLossTol)});
       const auto sv = to_host(b, s);
-      for (int i : {0, 1, 3, 4, 6, 7}) EXPECT_EQ(sv[i], s0[i]) << tag << " on " << b.name() << ": scalars[" << i << "] must be untouched";
+      for (int i : {0, 1, 3, 4, 6, 7})
+        EXPECT_EQ(sv[i], s0[i]) << tag << " on " << b.name() << ": scalars[" << i << "] must be untouched";
       if (prob_slot < 0) EXPECT_EQ(sv[5], s0[5]) << tag << " on " << b.name() << ": scalars[5] must be untouched";
     }
   };

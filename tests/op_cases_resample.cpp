@@ -43,13 +43,13 @@ struct Resampling {
   std::vector<float> (*dy_values)();
 };
 
-const Resampling kUpsample{"upsample2x_forward", "upsample2x_backward", kSmall, kBig,
+const Resampling kUpsample{"upsample2x_forward",         "upsample2x_backward",         kSmall,       kBig,
                            &Backend::upsample2x_forward, &Backend::upsample2x_backward, small_values, big_values};
-const Resampling kAvgpool{"avgpool2x_forward", "avgpool2x_backward", kBig, kSmall,
+const Resampling kAvgpool{"avgpool2x_forward",         "avgpool2x_backward",         kBig,       kSmall,
                           &Backend::avgpool2x_forward, &Backend::avgpool2x_backward, big_values, small_values};
-const Resampling kSumPool{"global_sum_pool_forward", "global_sum_pool_backward", kBig, kPooled,
-                          &Backend::global_sum_pool_forward, &Backend::global_sum_pool_backward, big_values,
-                          pooled_values};
+const Resampling kSumPool{
+    "global_sum_pool_forward",         "global_sum_pool_backward",         kBig,       kPooled,
+    &Backend::global_sum_pool_forward, &Backend::global_sum_pool_backward, big_values, pooled_values};
 
 CaseFn resample_case(const Resampling& op) {
   return [op](Backend& b, DType t, Outputs& out) {

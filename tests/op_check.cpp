@@ -10,8 +10,8 @@
 
 #include "core/backend/cpu/cpu_gemm.h"
 #include "core/backend/cuda_plugin.h"
-#include "core/common/cpu_features.h"
 #include "core/backend/elementwise.h"
+#include "core/common/cpu_features.h"
 #include "core/common/rng.h"
 #include "core/tensor/half.h"
 #include "tests/op_cases.h"
@@ -45,7 +45,8 @@ Backend* cpu_with_kernel(cpu::GemmKernel k, std::string* why, std::optional<std:
     return nullptr;
   }
   if (k == cpu::GemmKernel::OneDnnBf16 && !cpu_features().avx512_bf16) {
-    if (why) *why = "this CPU has no AVX512-BF16 (" + cpu_features().summary() + "), where oneDNN 2.6 has no BF16 kernel";
+    if (why)
+      *why = "this CPU has no AVX512-BF16 (" + cpu_features().summary() + "), where oneDNN 2.6 has no BF16 kernel";
     return nullptr;
   }
   static std::map<std::pair<cpu::GemmKernel, bool>, CpuBackend*> made;
@@ -120,9 +121,12 @@ namespace {
 
 float bits_value(DType t, uint32_t b) {
   switch (t) {
-    case DType::F16: return half_bits_to_float(static_cast<uint16_t>(b));
-    case DType::BF16: return bf16_bits_to_float(static_cast<uint16_t>(b));
-    default: return bits_float(b);
+    case DType::F16:
+      return half_bits_to_float(static_cast<uint16_t>(b));
+    case DType::BF16:
+      return bf16_bits_to_float(static_cast<uint16_t>(b));
+    default:
+      return bits_float(b);
   }
 }
 
@@ -266,7 +270,8 @@ std::string head(const Output& o, const std::string& who) {
                                          << " elements, expected " << a.values.size();
   const bool have_bits = a.bits.size() == a.values.size();
   switch (c.kind) {
-    case CmpKind::Bits: return have_bits ? cmp_bits(a, b, who) : cmp_equal(a, b, who);
+    case CmpKind::Bits:
+      return have_bits ? cmp_bits(a, b, who) : cmp_equal(a, b, who);
     case CmpKind::ExactUnlessFma: {
       if (!fma) return have_bits ? cmp_bits(a, b, who) : cmp_equal(a, b, who);
       auto r = cmp_norm(a, b, c.bound.at(case_dtype), false, who);
@@ -276,10 +281,14 @@ std::string head(const Output& o, const std::string& who) {
     case CmpKind::Ulps:
       if (have_bits) return cmp_ulps(a, b, static_cast<int64_t>(c.bound.at(case_dtype)), who);
       break;
-    case CmpKind::Norm: return cmp_norm(a, b, c.bound.at(case_dtype), false, who);
-    case CmpKind::NormBelow: return cmp_norm(a, b, c.bound.at(case_dtype), true, who);
-    case CmpKind::Rel: return cmp_rel(a, b, c.bound.at(case_dtype), who);
-    case CmpKind::Equal: return cmp_equal(a, b, who);
+    case CmpKind::Norm:
+      return cmp_norm(a, b, c.bound.at(case_dtype), false, who);
+    case CmpKind::NormBelow:
+      return cmp_norm(a, b, c.bound.at(case_dtype), true, who);
+    case CmpKind::Rel:
+      return cmp_rel(a, b, c.bound.at(case_dtype), who);
+    case CmpKind::Equal:
+      return cmp_equal(a, b, who);
   }
   return ::testing::AssertionFailure() << head(a, who) << ": an ulp comparison of an output without bits (a count)";
 }
@@ -296,7 +305,8 @@ void compare_outputs(const std::string& what, DType case_dtype, const std::strin
                     << " on the cpu";
       continue;
     }
-    if (instead) EXPECT_TRUE(compare_output(a[i], b[i], *instead, case_dtype, fma, who)) << what;
+    if (instead)
+      EXPECT_TRUE(compare_output(a[i], b[i], *instead, case_dtype, fma, who)) << what;
     else
       for (const Check& c : a[i].checks) EXPECT_TRUE(compare_output(a[i], b[i], c, case_dtype, fma, who)) << what;
   }
@@ -356,10 +366,10 @@ void check_gradients(const std::string& what, Backend& b, GradProblem p) {
     }
     b.upload(x, xv.data(), xv.size() * sizeof(float));
     const double err = den > 0 ? std::sqrt(num / den) : (num > 0 ? INFINITY : 0.0);
-    EXPECT_LE(err, kGradTol) << what << ": d/d " << p.inputs[k].name << " " << x.shape().str() << " over "
-                             << at.size() << " sampled elements: normalised error " << err << " > " << kGradTol
-                             << " (step " << fmt(h) << "); worst element " << worst_at << ": backward "
-                             << fmt(g[worst_at]) << ", central difference " << fmt(worst_fd);
+    EXPECT_LE(err, kGradTol) << what << ": d/d " << p.inputs[k].name << " " << x.shape().str() << " over " << at.size()
+                             << " sampled elements: normalised error " << err << " > " << kGradTol << " (step "
+                             << fmt(h) << "); worst element " << worst_at << ": backward " << fmt(g[worst_at])
+                             << ", central difference " << fmt(worst_fd);
   }
 }
 

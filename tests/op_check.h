@@ -71,8 +71,8 @@ struct Output {
   std::string name;
   DType dtype = DType::F32;
   std::string shape;
-  std::vector<uint32_t> bits;   // empty for counts (they are compared as numbers)
-  std::vector<double> values;   // the elements as numbers
+  std::vector<uint32_t> bits;  // empty for counts (they are compared as numbers)
+  std::vector<double> values;  // the elements as numbers
   std::vector<Check> checks;
 };
 

@@ -28,9 +28,12 @@ class PlantingBackend : public CpuBackend {
                               bool accumulate) override {
     CpuBackend::conv2d_backward_filter(g, x, dy, dw, accumulate);
     if (target.defined() && dw.same_storage(target)) {
-      if (dw.dtype() == DType::F32) dw.as<float>()[0] = value;
-      else if (dw.dtype() == DType::F16) dw.as<uint16_t>()[0] = float_to_half_bits(value);
-      else dw.as<uint16_t>()[0] = float_to_bf16_bits(value);
+      if (dw.dtype() == DType::F32)
+        dw.as<float>()[0] = value;
+      else if (dw.dtype() == DType::F16)
+        dw.as<uint16_t>()[0] = float_to_half_bits(value);
+      else
+        dw.as<uint16_t>()[0] = float_to_bf16_bits(value);
     }
   }
 };

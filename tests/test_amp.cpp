@@ -10,10 +10,10 @@
 #include <gtest/gtest.h>
 
 #include "core/backend/cpu/cpu_backend.h"
+#include "core/common/rng.h"
 #include "core/data/batch_loader.h"
 #include "core/data/image_set.h"
 #include "core/train/trainer.h"
-#include "core/common/rng.h"
 #include "tests/test_support.h"
 
 using namespace ampgan;
@@ -153,16 +153,15 @@ TEST(LossScaling, ScalerFollowsGradScalerSequence) {
   Tensor flag = b.empty(Shape{1}, DType::F32, MemCategory::Data);
   // F = finite step, N = non-finite
   const char* script = "FFFNFFNFFFFFFFFFNNNNNNF";
-  const double expected[] = {
-      65536,  65536,  131072,  // third clean step: grow
-      65536,                   // overflow: back off, counter reset
-      65536,  65536,           // two clean
-      32768,                   // overflow
-      32768,  32768,  65536,   // grow after three
-      65536,  65536,  131072,  //
-      131072, 131072, 262144,  // reaches the ceiling
-      131072, 65536,  32768, 16384, 8192, 4096,  // six overflows: halves down to the floor
-      4096};                   // one clean step: counter 1, no growth yet
+  const double expected[] = {65536,  65536,  131072,                     // third clean step: grow
+                             65536,                                      // overflow: back off, counter reset
+                             65536,  65536,                              // two clean
+                             32768,                                      // overflow
+                             32768,  32768,  65536,                      // grow after three
+                             65536,  65536,  131072,                     //
+                             131072, 131072, 262144,                     // reaches the ceiling
+                             131072, 65536,  32768,  16384, 8192, 4096,  // six overflows: halves down to the floor
+                             4096};                                      // one clean step: counter 1, no growth yet
   for (size_t i = 0; i < std::strlen(script); ++i) {
     b.fill(flag, script[i] == 'N' ? 1.0f : 0.0f);
     b.scaler_update(state, cfg, flag, {0});
@@ -262,11 +261,15 @@ TEST(Training, Fp16TrainsLikeFp32) {
       d_fake += rows[s].d_fake / 50;
       loss_g += rows[s].loss_g / 50;
     }
-    const double spread = mean_pairwise(t.generate([&] {
-      std::vector<float> z(64 * 100);
-      for (size_t i = 0; i < z.size(); ++i) z[i] = philox_normal(5, 5, i);
-      return z;
-    }(), 64), 64) / real_spread;
+    const double spread = mean_pairwise(t.generate(
+                                            [&] {
+                                              std::vector<float> z(64 * 100);
+                                              for (size_t i = 0; i < z.size(); ++i) z[i] = philox_normal(5, 5, i);
+                                              return z;
+                                            }(),
+                                            64),
+                                        64) /
+                          real_spread;
     std::printf("%s: last 50 steps D(x) %.3f D(G(z)) %.3f loss_g %.3f; sample spread %.2f of real; %d skips\n",
                 precision_name(p), d_real, d_fake, loss_g, spread, skipped);
     EXPECT_LT(d_real, 0.99) << precision_name(p);

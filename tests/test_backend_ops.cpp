@@ -35,7 +35,9 @@ struct GradParam {
   std::string backend;
 };
 
-void PrintTo(const ParityParam& p, std::ostream* os) { *os << p.backend << " " << p.op->name << " " << dtype_name(p.dtype); }
+void PrintTo(const ParityParam& p, std::ostream* os) {
+  *os << p.backend << " " << p.op->name << " " << dtype_name(p.dtype);
+}
 void PrintTo(const GradParam& p, std::ostream* os) { *os << p.backend << " " << p.op->name; }
 
 // The backend of the test's parameter, reset; skipped, with the reason, where it is not there.

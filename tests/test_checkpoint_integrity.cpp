@@ -107,8 +107,8 @@ TEST(CheckpointIntegrity, NonFiniteWeightsAreRefusedAtLoad) {
   // The CLI's readers (sample, eval, export) go through the same door.
   std::string out;
   EXPECT_NE(ampgan::testing::run_command(std::string(AMPGAN_CLI_PATH) + " sample " + p.string() + " --grid " +
-                                     (tmp / "g.png").string() + " 2>&1",
-                                 &out),
+                                             (tmp / "g.png").string() + " 2>&1",
+                                         &out),
             0);
   EXPECT_NE(out.find("inf/NaN"), std::string::npos) << out;
   EXPECT_FALSE(fs::exists(tmp / "g.png"));
@@ -228,9 +228,12 @@ TEST(CheckpointIntegrity, LossScalerStateIsRangeChecked) {
   const struct {
     float scale, tracker;
     const char* expect;
-  } cases[] = {{0.0f, 0, "loss scale 0 is outside"},     {1e-45f, 0, "loss scale 1.4013e-45 is outside"},
-               {-1.0f, 0, "loss scale -1 is outside"},   {1e30f, 0, "[1, 1.67772e+07]"},
-               {65536.0f, -1, "clean-step count -1"},    {65536.0f, 2.5f, "clean-step count 2.5"},
+  } cases[] = {{0.0f, 0, "loss scale 0 is outside"},
+               {1e-45f, 0, "loss scale 1.4013e-45 is outside"},
+               {-1.0f, 0, "loss scale -1 is outside"},
+               {1e30f, 0, "[1, 1.67772e+07]"},
+               {65536.0f, -1, "clean-step count -1"},
+               {65536.0f, 2.5f, "clean-step count 2.5"},
                {65536.0f, 2000, "clean-step count 2000 is not a whole number from 0 to 1999"}};
   for (const auto& c : cases) {
     SCOPED_TRACE(c.expect);

@@ -6,17 +6,17 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <zlib.h>
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
 #include <cstring>
-#include <functional>
-#include <thread>
+#include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <sstream>
 #include <string>
-#include <zlib.h>
+#include <thread>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -58,9 +58,7 @@ void expect_refused(const std::string& args, std::initializer_list<std::string> 
   for (const std::string& n : needles) EXPECT_NE(r.out.find(n), std::string::npos) << args << "\n" << r.out;
 }
 
-std::string be32(uint32_t v) {
-  return {char(v >> 24), char(v >> 16), char(v >> 8), char(v)};
-}
+std::string be32(uint32_t v) { return {char(v >> 24), char(v >> 16), char(v >> 8), char(v)}; }
 
 // An IDX image file with `count` images of 28x28 (only `stored` of them actually written).
 std::string idx_images(uint32_t magic, uint32_t count, uint32_t stored) {
@@ -153,8 +151,9 @@ TEST(Cli, HelpListsEveryCommand) {
     EXPECT_NE(r.out.find(c), std::string::npos) << c;
   const Result t = cli("train --help");
   EXPECT_EQ(t.status, 0);
-  for (const char* o : {"--dataset", "--res", "--width", "--batch", "--steps", "--precision", "--backend", "--lr",
-                        "--seed", "--init-scale", "--scaler", "--sample-every", "--checkpoint-every", "--out", "--config"})
+  for (const char* o :
+       {"--dataset", "--res", "--width", "--batch", "--steps", "--precision", "--backend", "--lr", "--seed",
+        "--init-scale", "--scaler", "--sample-every", "--checkpoint-every", "--out", "--config"})
     EXPECT_NE(t.out.find(o), std::string::npos) << o;
   EXPECT_EQ(cli("--version").status, 0);
   EXPECT_EQ(cli("frobnicate").status, 2);
@@ -188,7 +187,8 @@ TEST(Cli, OptionSyntax) {
 
 TEST(Cli, CompareTrainsBothPrecisionsIntoOrdinaryRunFolders) {
   TempDir tmp;
-  const Result r = cli("compare --amp bf16 --dataset synthetic --steps 4 --sample-every 0 --out " + quote(tmp / "cmp") + kTiny);
+  const Result r =
+      cli("compare --amp bf16 --dataset synthetic --steps 4 --sample-every 0 --out " + quote(tmp / "cmp") + kTiny);
   ASSERT_EQ(r.status, 0) << r.out;
   for (const char* p : {"fp32", "bf16"}) {
     const auto cfg = nlohmann::json::parse(io::read_file(tmp / "cmp" / p / "config.json"));
@@ -213,8 +213,9 @@ TEST(Cli, CompareTrainsBothPrecisionsIntoOrdinaryRunFolders) {
 // the same settings (the studio's Compare shows them too), and a verdict naming the budget.
 TEST(Cli, CompareMaxBatchAddsTheLargestBatchRow) {
   TempDir tmp;
-  const std::string args = " --dataset synthetic --synthetic-count 64 --nc 1 --res 32 --width 4 --batch 4 --backend cpu"
-                           " --steps 2 --sample-every 0 --quiet";
+  const std::string args =
+      " --dataset synthetic --synthetic-count 64 --nc 1 --res 32 --width 4 --batch 4 --backend cpu"
+      " --steps 2 --sample-every 0 --quiet";
   const Result r = cli("compare --amp fp16 --max-batch --memory-budget 16 --out " + quote(tmp / "cmp") + args);
   ASSERT_EQ(r.status, 0) << r.out;
   RunConfig base;
@@ -250,22 +251,25 @@ TEST(Cli, CompareMaxBatchAddsTheLargestBatchRow) {
 
 TEST(Cli, ResnetModelTrainsWithSngansRecipe) {
   TempDir tmp;
-  const Result r = cli("train --model resnet --dataset synthetic --synthetic-count 64 --width 2 --batch 4 --steps 2 "
-                       "--precision bf16 --lr-d 0.0003 --backend cpu --quiet --out " + quote(tmp / "run"));
+  const Result r =
+      cli("train --model resnet --dataset synthetic --synthetic-count 64 --width 2 --batch 4 --steps 2 "
+          "--precision bf16 --lr-d 0.0003 --backend cpu --quiet --out " +
+          quote(tmp / "run"));
   ASSERT_EQ(r.status, 0) << r.out;
   const auto cfg = nlohmann::json::parse(io::read_file(tmp / "run/config.json"));
   EXPECT_EQ(cfg["model"], "resnet");
-  EXPECT_EQ(cfg["loss"], "hinge");                 // the model's default
+  EXPECT_EQ(cfg["loss"], "hinge");                   // the model's default
   EXPECT_FLOAT_EQ(cfg["lr_g"].get<float>(), 1e-4f);  // TTUR
   EXPECT_FLOAT_EQ(cfg["lr_d"].get<float>(), 3e-4f);  // given, so not the default 4e-4
   EXPECT_FLOAT_EQ(cfg["beta1"].get<float>(), 0.0f);
   EXPECT_FLOAT_EQ(cfg["ema_decay"].get<float>(), 0.999f);  // an EMA generator, as SNGAN/BigGAN evaluate
   EXPECT_EQ(cfg["n_dis"], 5);                              // SNGAN's D steps per G step
-  const Result s = cli("sample " + quote(tmp / "run/checkpoints/step_000002.safetensors") + " --grid " +
-                       quote(tmp / "grid.png"));
+  const Result s =
+      cli("sample " + quote(tmp / "run/checkpoints/step_000002.safetensors") + " --grid " + quote(tmp / "grid.png"));
   EXPECT_EQ(s.status, 0) << s.out;
   expect_refused("train --model stylegan --dataset synthetic", {"unknown model", "--model", "dcgan or resnet"});
-  const Result b = cli("bench --model resnet --backend cpu --nc 3 --width 2 --batch 4 --steps 1 --warmup 0 --precision fp16 --json");
+  const Result b =
+      cli("bench --model resnet --backend cpu --nc 3 --width 2 --batch 4 --steps 1 --warmup 0 --precision fp16 --json");
   ASSERT_EQ(b.status, 0) << b.out;
   EXPECT_NE(b.out.find("\"model\":\"resnet\""), std::string::npos) << b.out;
 }
@@ -291,7 +295,8 @@ TEST(Cli, BenchFindsTheLargestBatchWithinABudget) {
   }
   // Half activations and gradients: more images fit.
   EXPECT_GT(rows["fp16"]["verified_batch"].get<int>(), rows["fp32"]["verified_batch"].get<int>());
-  const Result t = cli("bench --backend cpu --max-batch --memory-budget 24 --model dcgan --width 4 --batch 4 --precision fp16");
+  const Result t =
+      cli("bench --backend cpu --max-batch --memory-budget 24 --model dcgan --width 4 --batch 4 --precision fp16");
   ASSERT_EQ(t.status, 0) << t.out;
   EXPECT_NE(t.out.find("Largest batch within 24 MiB"), std::string::npos) << t.out;
   expect_refused("bench --backend cpu --max-batch", {"--memory-budget", "CPU"});
@@ -300,7 +305,9 @@ TEST(Cli, BenchFindsTheLargestBatchWithinABudget) {
 
 TEST(Cli, ConfigFileAndOverrides) {
   TempDir tmp;
-  io::write_file_atomic(tmp / "cfg.json", R"({"dataset": "synthetic", "synthetic_count": 64, "width": 8, "batch": 8, "steps": 3, "precision": "bf16", "backend": "cpu"})");
+  io::write_file_atomic(
+      tmp / "cfg.json",
+      R"({"dataset": "synthetic", "synthetic_count": 64, "width": 8, "batch": 8, "steps": 3, "precision": "bf16", "backend": "cpu"})");
   const Result r = cli("train --config " + quote(tmp / "cfg.json") + " --steps 2 --quiet --out " + quote(tmp / "run"));
   ASSERT_EQ(r.status, 0) << r.out;
   const auto cfg = nlohmann::json::parse(io::read_file(tmp / "run/config.json"));
@@ -318,7 +325,8 @@ TEST(CliBadInput, Datasets) {
   expect_refused("train --dataset " + quote(tmp / "missing") + out, {"missing"});
 
   io::write_file_atomic(tmp / "magic-images-idx3-ubyte", idx_images(0x1234, 10, 10));
-  expect_refused("train --dataset " + quote(tmp / "magic-images-idx3-ubyte") + out, {"magic", "magic-images-idx3-ubyte"});
+  expect_refused("train --dataset " + quote(tmp / "magic-images-idx3-ubyte") + out,
+                 {"magic", "magic-images-idx3-ubyte"});
 
   io::write_file_atomic(tmp / "short-images-idx3-ubyte", idx_images(0x803, 10, 4));
   expect_refused("train --dataset " + quote(tmp / "short-images-idx3-ubyte") + out, {"short-images-idx3-ubyte"});
@@ -372,7 +380,8 @@ TEST(CliBadInput, Settings) {
 TEST(CliBadInput, Resume) {
   TempDir tmp;
   expect_refused("resume " + quote(tmp / "nothing") + " --steps 5", {"nothing"});
-  ASSERT_EQ(cli("train --dataset synthetic --steps 2 --checkpoint-every 0 --out " + quote(tmp / "run") + kTiny).status, 0);
+  ASSERT_EQ(cli("train --dataset synthetic --steps 2 --checkpoint-every 0 --out " + quote(tmp / "run") + kTiny).status,
+            0);
   const fs::path ck = tmp / "run/checkpoints/step_000002.safetensors";
   const std::string bytes = io::read_file(ck);
   io::write_file_atomic(ck, bytes.substr(0, bytes.size() - 1000));
@@ -488,9 +497,10 @@ void expect_export_matches_peer(const std::string& train_args, int latent) {
   const std::vector<float> ours = trainer->generate(z, n);
   io::write_file_atomic(tmp / "z.f32", std::string(reinterpret_cast<const char*>(z.data()), z.size() * 4));
   std::string out;
-  const int st = run_command(python + " " + std::string(AMPGAN_SOURCE_DIR) + "/tests/python/check_export.py " +
-                                 quote(tmp / "g.safetensors") + " " + quote(tmp / "z.f32") + " 8 " + quote(tmp / "y.f32"),
-                             &out);
+  const int st =
+      run_command(python + " " + std::string(AMPGAN_SOURCE_DIR) + "/tests/python/check_export.py " +
+                      quote(tmp / "g.safetensors") + " " + quote(tmp / "z.f32") + " 8 " + quote(tmp / "y.f32"),
+                  &out);
   ASSERT_EQ(st, 0) << out;
   const std::string y = io::read_file(tmp / "y.f32");
   ASSERT_EQ(y.size(), ours.size() * 4);
@@ -507,9 +517,10 @@ TEST(Cli, ExportedGeneratorMatchesPyTorchPeer) { expect_export_matches_peer(kTin
 // The ResNet's (bench/peers/pytorch_resnet.py), with its EMA generator (on in SNGAN's recipe),
 // 3 channels and n_dis 2.
 TEST(Cli, ExportedResnetGeneratorMatchesPyTorchPeer) {
-  expect_export_matches_peer(" --model resnet --nc 3 --width 2 --batch 8 --n-dis 2 --synthetic-count 64 --backend cpu "
-                             "--sample-every 0 --quiet",
-                             128);
+  expect_export_matches_peer(
+      " --model resnet --nc 3 --width 2 --batch 8 --n-dis 2 --synthetic-count 64 --backend cpu "
+      "--sample-every 0 --quiet",
+      128);
 }
 
 // Two writers on one run folder: the second train and a resume are refused, naming the holder,
@@ -517,8 +528,8 @@ TEST(Cli, ExportedResnetGeneratorMatchesPyTorchPeer) {
 TEST(CliRunLock, OneWriterPerRunFolder) {
   TempDir tmp;
   const fs::path run = tmp / "run";
-  const std::string train = "train --dataset synthetic --steps 100000 --checkpoint-every 0 --sample-every 0 --out " +
-                            run.string() + kTiny;
+  const std::string train =
+      "train --dataset synthetic --steps 100000 --checkpoint-every 0 --sample-every 0 --out " + run.string() + kTiny;
   const pid_t first = spawn_cli(train, tmp / "first.log");
   ASSERT_GT(first, 0);
   ASSERT_TRUE(wait_until([&] { return metric_rows(run) >= 2; })) << io::read_file(tmp / "first.log");
@@ -539,8 +550,9 @@ TEST(CliRunLock, OneWriterPerRunFolder) {
 TEST(CliRunLock, DeletingRunLockDoesNotLetASecondWriterIn) {
   TempDir tmp;
   const fs::path run = tmp / "run";
-  const pid_t first = spawn_cli("train --dataset synthetic --steps 100000 --checkpoint-every 2 --sample-every 0 --out " +
-                                    run.string() + kTiny, tmp / "first.log");
+  const pid_t first = spawn_cli(
+      "train --dataset synthetic --steps 100000 --checkpoint-every 2 --sample-every 0 --out " + run.string() + kTiny,
+      tmp / "first.log");
   ASSERT_GT(first, 0);
   ASSERT_TRUE(wait_until([&] { return fs::exists(run / "checkpoints/step_000002.safetensors"); }))
       << io::read_file(tmp / "first.log");
@@ -554,7 +566,8 @@ TEST(CliRunLock, DeletingRunLockDoesNotLetASecondWriterIn) {
   kill(first, SIGINT);
   EXPECT_EQ(wait_exit(first), 130) << io::read_file(tmp / "first.log");
   EXPECT_EQ(count_lines(run / "metrics.csv", "step,"), 1u);
-  EXPECT_EQ(io::read_file(run / "events.jsonl").find("\"type\":\"resume\""), std::string::npos) << "a second writer resumed the run";
+  EXPECT_EQ(io::read_file(run / "events.jsonl").find("\"type\":\"resume\""), std::string::npos)
+      << "a second writer resumed the run";
 }
 
 // A writer killed with SIGKILL leaves its description in run.lock but no lock: the next writer
@@ -562,8 +575,9 @@ TEST(CliRunLock, DeletingRunLockDoesNotLetASecondWriterIn) {
 TEST(CliRunLock, StaleLockOfAKilledWriterIsTakenOver) {
   TempDir tmp;
   const fs::path run = tmp / "run";
-  const pid_t first = spawn_cli("train --dataset synthetic --steps 100000 --checkpoint-every 2 --sample-every 0 --out " +
-                                    run.string() + kTiny, tmp / "first.log");
+  const pid_t first = spawn_cli(
+      "train --dataset synthetic --steps 100000 --checkpoint-every 2 --sample-every 0 --out " + run.string() + kTiny,
+      tmp / "first.log");
   ASSERT_GT(first, 0);
   ASSERT_TRUE(wait_until([&] { return fs::exists(run / "checkpoints/step_000004.safetensors"); }))
       << io::read_file(tmp / "first.log");
@@ -581,8 +595,9 @@ TEST(CliRunLock, StaleLockOfAKilledWriterIsTakenOver) {
 TEST(CliSignals, HangupStopsCleanly) {
   TempDir tmp;
   const fs::path run = tmp / "run";
-  const pid_t p = spawn_cli("train --dataset synthetic --steps 100000 --checkpoint-every 0 --sample-every 0 --out " +
-                                run.string() + kTiny, tmp / "log");
+  const pid_t p = spawn_cli(
+      "train --dataset synthetic --steps 100000 --checkpoint-every 0 --sample-every 0 --out " + run.string() + kTiny,
+      tmp / "log");
   ASSERT_GT(p, 0);
   ASSERT_TRUE(wait_until([&] { return metric_rows(run) >= 2; })) << io::read_file(tmp / "log");
   kill(p, SIGHUP);
@@ -598,10 +613,11 @@ TEST(CliSignals, InterruptDuringClassifierTrainingStopsPromptly) {
   TempDir tmp;
   const fs::path run = tmp / "run";
   setenv("AMPGAN_CACHE_DIR", (tmp / "cache").c_str(), 1);
-  const pid_t p = spawn_cli("train --dataset synthetic --synthetic-count 2000 --width 8 --batch 8 --backend cpu --quiet "
-                            "--steps 100 --eval-every 1 --eval-samples 64 --sample-every 0 --checkpoint-every 0 --out " +
-                                run.string(),
-                            tmp / "log");
+  const pid_t p = spawn_cli(
+      "train --dataset synthetic --synthetic-count 2000 --width 8 --batch 8 --backend cpu --quiet "
+      "--steps 100 --eval-every 1 --eval-samples 64 --sample-every 0 --checkpoint-every 0 --out " +
+          run.string(),
+      tmp / "log");
   unsetenv("AMPGAN_CACHE_DIR");
   ASSERT_GT(p, 0);
   const auto events = [&] { return fs::exists(run / "events.jsonl") ? io::read_file(run / "events.jsonl") : ""; };
@@ -627,9 +643,11 @@ TEST(CliSignals, SecondInterruptExitsAtOnce) {
   TempDir tmp;
   const fs::path run = tmp / "run";
   // Steps of a second or more: the first Ctrl-C alone would wait for the end of one.
-  const pid_t p = spawn_cli("train --dataset synthetic --synthetic-count 512 --width 64 --batch 256 --backend cpu "
-                            "--quiet --steps 1000 --sample-every 0 --checkpoint-every 1 --out " + run.string(),
-                            tmp / "log");
+  const pid_t p = spawn_cli(
+      "train --dataset synthetic --synthetic-count 512 --width 64 --batch 256 --backend cpu "
+      "--quiet --steps 1000 --sample-every 0 --checkpoint-every 1 --out " +
+          run.string(),
+      tmp / "log");
   ASSERT_GT(p, 0);
   ASSERT_TRUE(wait_until([&] { return fs::exists(run / "checkpoints/step_000001.safetensors"); }, 120))
       << io::read_file(tmp / "log");
@@ -666,7 +684,8 @@ TEST(CliSignals, VanishedStdoutDoesNotStopTraining) {
 // other ("start a new run" vs "continue it with resume").
 TEST(CliBadInput, HintsDoNotGoInACircle) {
   TempDir tmp;
-  ASSERT_EQ(cli("train --dataset synthetic --steps 2 --checkpoint-every 0 --out " + quote(tmp / "run") + kTiny).status, 0);
+  ASSERT_EQ(cli("train --dataset synthetic --steps 2 --checkpoint-every 0 --out " + quote(tmp / "run") + kTiny).status,
+            0);
   fs::remove_all(tmp / "run/checkpoints");
   fs::create_directories(tmp / "run/checkpoints");
   const Result r = cli("resume " + quote(tmp / "run") + " --steps 5");
@@ -693,7 +712,8 @@ TEST(Cli, ResumeFromAChosenCheckpoint) {
   for (const auto& e : fs::directory_iterator(run / "checkpoints"))
     aside += e.is_directory() && fs::exists(e.path() / "step_000004.safetensors");
   EXPECT_EQ(aside, 1) << "the later checkpoint was not moved aside";
-  expect_refused("resume " + quote(run) + " --steps 9 --checkpoint " + quote(tmp / "nope.safetensors"), {"nope.safetensors"});
+  expect_refused("resume " + quote(run) + " --steps 9 --checkpoint " + quote(tmp / "nope.safetensors"),
+                 {"nope.safetensors"});
 }
 
 // Numbers are range-checked before they are narrowed, from the command line and from JSON:
@@ -768,7 +788,8 @@ TEST(CliBadInput, FifosAndDevicesAreNotRead) {
 TEST(CliBadInput, LinksInPlaceOfRunFilesAreRefused) {
   TempDir tmp;
   const fs::path run = tmp / "run";
-  ASSERT_EQ(cli("train --dataset synthetic --steps 2 --hist-every 1 --layers-every 1 --out " + quote(run) + kTiny).status, 0);
+  ASSERT_EQ(
+      cli("train --dataset synthetic --steps 2 --hist-every 1 --layers-every 1 --out " + quote(run) + kTiny).status, 0);
   fs::create_directories(tmp / "outside");
   const std::string config = io::read_file(run / "config.json");
   for (const char* name : {"events.jsonl", "layers.csv", "histograms.csv", "metrics.csv"}) {
@@ -830,8 +851,8 @@ TEST(Cli, ResumeOnAChangedDatasetAsksForAChoice) {
   ASSERT_EQ(cli("train --dataset " + quote(data) + " --steps 2 --out " + quote(run) + kTiny).status, 0);
   const std::string config = io::read_file(run / "config.json"), metrics = io::read_file(run / "metrics.csv");
   for (int i = 9; i < 16; ++i) fs::remove(data / ((i < 10 ? "img0" : "img") + std::to_string(i) + ".png"));
-  expect_refused("resume " + quote(run) + " --steps 4", {"the dataset changed", "16 images", "9 images",
-                                                          "--allow-changed-dataset", "nothing was changed"});
+  expect_refused("resume " + quote(run) + " --steps 4",
+                 {"the dataset changed", "16 images", "9 images", "--allow-changed-dataset", "nothing was changed"});
   EXPECT_EQ(io::read_file(run / "config.json"), config);
   EXPECT_EQ(io::read_file(run / "metrics.csv"), metrics);
   const Result r = cli("resume " + quote(run) + " --steps 4 --allow-changed-dataset");
@@ -876,8 +897,8 @@ TEST(CliSignals, InterruptWhileLoadingExits130) {
     const std::string block(size_t(4000) * 28 * 28, char(90));
     for (int i = 0; i < 100; ++i) f.write(block.data(), std::streamsize(block.size()));
   }
-  const pid_t p = spawn_cli("train --dataset " + idx.string() + " --steps 1 --out " + (tmp / "run").string() + kTiny,
-                            tmp / "log");
+  const pid_t p =
+      spawn_cli("train --dataset " + idx.string() + " --steps 1 --out " + (tmp / "run").string() + kTiny, tmp / "log");
   ASSERT_GT(p, 0);
   // The signal goes while the file is open, so while it is being read and decoded (the reader
   // interleaves the two, a chunk at a time: 400000 resizes take far longer than this loop's 20 ms

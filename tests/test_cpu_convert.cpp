@@ -32,9 +32,9 @@ std::vector<float> hard_floats() {
   std::vector<float> v;
   for (uint32_t sign = 0; sign < 2; ++sign)
     for (uint32_t e = 0; e < 256; ++e)
-      for (uint32_t low : {0x0u, 0x1u, 0xfffu, 0x1000u, 0x1001u, 0x1fffu, 0x2000u, 0x2001u, 0x7fffu, 0x8000u,
-                           0x8001u, 0xffffu, 0x10000u, 0x17fffu, 0x18000u, 0x18001u, 0x7fffffu, 0x400000u,
-                           0x7fe000u, 0x7ff000u, 0x7fefffu})
+      for (uint32_t low : {0x0u,     0x1u,     0xfffu,    0x1000u,   0x1001u,   0x1fffu,   0x2000u,
+                           0x2001u,  0x7fffu,  0x8000u,   0x8001u,   0xffffu,   0x10000u,  0x17fffu,
+                           0x18000u, 0x18001u, 0x7fffffu, 0x400000u, 0x7fe000u, 0x7ff000u, 0x7fefffu})
         v.push_back(from_bits(sign << 31 | e << 23 | (low & 0x7fffffu)));
   for (uint64_t u = 0; u < (uint64_t{1} << 32); u += 4099) v.push_back(from_bits(static_cast<uint32_t>(u)));
   return v;
@@ -64,8 +64,7 @@ TEST(CpuConvert, NarrowDenseSweepLikeScalar) {
     for (int64_t i = 1; i <= n; ++i) {
       const float f = in[static_cast<size_t>(i)];
       const uint16_t want = t == DType::F16 ? float_to_half_bits(f) : float_to_bf16_bits(f);
-      ASSERT_EQ(out[static_cast<size_t>(i)], want)
-          << dtype_name(t) << " of FP32 pattern " << std::hex << bits_of(f);
+      ASSERT_EQ(out[static_cast<size_t>(i)], want) << dtype_name(t) << " of FP32 pattern " << std::hex << bits_of(f);
     }
   }
 }

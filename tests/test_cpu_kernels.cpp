@@ -50,7 +50,8 @@ TEST(CpuKernels, ForcedModesChooseWithoutMeasuring) {
   p.set_mode(CpuKernels::OneDnn);
   EXPECT_EQ(p.choose(kTile, DType::F32), cpu::GemmKernel::OneDnnF32);
   EXPECT_EQ(p.choose(kTile, DType::F16), cpu::GemmKernel::OneDnnF32);  // FP16 is widened: no FP16 kernel
-  EXPECT_EQ(p.choose(kTile, DType::BF16), bf16_kernel_here() ? cpu::GemmKernel::OneDnnBf16 : cpu::GemmKernel::OneDnnF32);
+  EXPECT_EQ(p.choose(kTile, DType::BF16),
+            bf16_kernel_here() ? cpu::GemmKernel::OneDnnBf16 : cpu::GemmKernel::OneDnnF32);
   EXPECT_EQ(p.choices().size(), 3u);
 }
 
@@ -96,11 +97,18 @@ TEST(CpuKernels, ResumeKeepsTheCheckpointsKernelsBitForBit) {
   if (!cpu::onednn_available()) GTEST_SKIP() << "one kernel only: " << cpu::onednn_summary();
   TempDir tmp;
   const fs::path cache = tmp / "cache";
-  const std::string common = "--dataset synthetic --synthetic-count 64 --width 8 --batch 8 --precision bf16 "
-                             "--backend cpu --sample-every 0 --quiet --seed 3 ";
+  const std::string common =
+      "--dataset synthetic --synthetic-count 64 --width 8 --batch 8 --precision bf16 "
+      "--backend cpu --sample-every 0 --quiet --seed 3 ";
   std::string out;
-  ASSERT_EQ(run_with_cache(cache, "train " + common + "--steps 6 --checkpoint-every 3 --out " + (tmp / "straight").string(), &out), 0) << out;
-  ASSERT_EQ(run_with_cache(cache, "train " + common + "--steps 3 --checkpoint-every 3 --out " + (tmp / "resumed").string(), &out), 0) << out;
+  ASSERT_EQ(run_with_cache(
+                cache, "train " + common + "--steps 6 --checkpoint-every 3 --out " + (tmp / "straight").string(), &out),
+            0)
+      << out;
+  ASSERT_EQ(run_with_cache(
+                cache, "train " + common + "--steps 3 --checkpoint-every 3 --out " + (tmp / "resumed").string(), &out),
+            0)
+      << out;
   // This host's record, every choice turned into another kernel that can run here.
   fs::path record;
   for (const auto& e : fs::directory_iterator(cache))
@@ -123,7 +131,10 @@ TEST(CpuKernels, ResumeKeepsTheCheckpointsKernelsBitForBit) {
   ASSERT_GT(flipped, 0);
   std::ofstream(record) << changed.str();
   ASSERT_EQ(run_with_cache(cache, "resume " + (tmp / "resumed").string() + " --steps 6 --quiet", &out), 0) << out;
-  ASSERT_EQ(run_with_cache(cache, "train " + common + "--steps 6 --checkpoint-every 3 --out " + (tmp / "control").string(), &out), 0) << out;
+  ASSERT_EQ(run_with_cache(
+                cache, "train " + common + "--steps 6 --checkpoint-every 3 --out " + (tmp / "control").string(), &out),
+            0)
+      << out;
   const auto straight = tensors_of(tmp / "straight/checkpoints/step_000006.safetensors");
   EXPECT_EQ(tensors_of(tmp / "resumed/checkpoints/step_000006.safetensors"), straight);
   EXPECT_NE(tensors_of(tmp / "control/checkpoints/step_000006.safetensors"), straight)
@@ -142,7 +153,8 @@ TEST(CpuKernels, DirectConvolutionsRunAndAgreeWithIm2col) {
   auto run = [&](CpuBackend& b) {
     Tensor tx = make_tensor(b, g.x_shape(), DType::F32, x), tw = make_tensor(b, g.w_shape(), DType::F32, w);
     Tensor tdy = make_tensor(b, g.y_shape(), DType::F32, dy);
-    Tensor y = b.empty(g.y_shape(), DType::F32, MemCategory::Data), dx = b.empty(g.x_shape(), DType::F32, MemCategory::Data);
+    Tensor y = b.empty(g.y_shape(), DType::F32, MemCategory::Data),
+           dx = b.empty(g.x_shape(), DType::F32, MemCategory::Data);
     Tensor dw = b.empty(g.w_shape(), DType::F32, MemCategory::Data);
     b.conv2d_forward(g, tx, tw, y);
     b.conv2d_backward_data(g, tdy, tw, dx);
@@ -163,6 +175,7 @@ TEST(CpuKernels, DirectConvolutionsRunAndAgreeWithIm2col) {
   unsetenv("AMPGAN_CACHE_DIR");
   int conv_choices = 0;
   for (const KernelChoice& c : automatic.kernel_choices())
-    conv_choices += c.first.find(" conv ") != std::string::npos && (c.second == cpu::kDirect || c.second == cpu::kIm2col);
+    conv_choices +=
+        c.first.find(" conv ") != std::string::npos && (c.second == cpu::kDirect || c.second == cpu::kIm2col);
   EXPECT_EQ(conv_choices, 3);
 }

@@ -89,10 +89,9 @@ struct ConvCase {
 // several tiles that cross sample boundaries, filter-gradient groups left empty (3 tiles for 8
 // groups) and groups of two tiles (11), the data gradient as the flipped forward convolution, and
 // a 3-channel output layer.
-const ConvCase kConvCases[] = {
-    {2, 8, 8, 3, 5, 3, 1, 1}, {3, 16, 16, 1, 8, 4, 2, 1}, {2, 4, 4, 16, 1, 4, 1, 0},
-    {1, 9, 7, 8, 4, 4, 2, 1}, {4, 8, 8, 32, 16, 4, 2, 1}, {2, 5, 5, 2, 3, 1, 1, 0},
-    {4, 16, 16, 16, 16, 3, 1, 1}, {2, 24, 24, 64, 8, 3, 1, 1}, {2, 32, 32, 8, 3, 3, 1, 1}};
+const ConvCase kConvCases[] = {{2, 8, 8, 3, 5, 3, 1, 1},     {3, 16, 16, 1, 8, 4, 2, 1},  {2, 4, 4, 16, 1, 4, 1, 0},
+                               {1, 9, 7, 8, 4, 4, 2, 1},     {4, 8, 8, 32, 16, 4, 2, 1},  {2, 5, 5, 2, 3, 1, 1, 0},
+                               {4, 16, 16, 16, 16, 3, 1, 1}, {2, 24, 24, 64, 8, 3, 1, 1}, {2, 32, 32, 8, 3, 3, 1, 1}};
 
 ConvGeometry geom(const ConvCase& c) {
   ConvGeometry g;
@@ -157,41 +156,44 @@ TEST(CpuConv, ForwardAndBackwardMatchNaiveReference) {
 // in another order; the op table compares it with a tolerance, tests/op_cases.h.)
 TEST(CpuConv, HalfModesRoundOnceAfterFp32Accumulation) {
   for (cpu::GemmKernel kernel : {cpu::GemmKernel::OpenBlas, cpu::GemmKernel::OneDnnF32}) {
-  if (kernel != cpu::GemmKernel::OpenBlas && !cpu::onednn_available()) continue;
-  SCOPED_TRACE(cpu::gemm_kernel_name(kernel));
-  CpuBackend b;
-  b.force_kernel(kernel);
-  for (DType dt : {DType::F16, DType::BF16}) {
-    uint64_t seed = 100;
-    for (const ConvCase& cc : kConvCases) {
-      const ConvGeometry g = geom(cc);
-      auto x = random_normal(g.x_shape().numel(), seed++);
-      auto w = random_normal(g.w_shape().numel(), seed++, 0.1f);
-      auto dy = random_normal(g.y_shape().numel(), seed++);
-      Tensor hx = make_tensor(b, g.x_shape(), dt, x), hw = make_tensor(b, g.w_shape(), dt, w);
-      Tensor hdy = make_tensor(b, g.y_shape(), dt, dy);
-      // the same values widened to FP32
-      Tensor fx = make_tensor(b, g.x_shape(), DType::F32, to_host(b, hx));
-      Tensor fw = make_tensor(b, g.w_shape(), DType::F32, to_host(b, hw));
-      Tensor fdy = make_tensor(b, g.y_shape(), DType::F32, to_host(b, hdy));
-      auto round_to = [&](std::vector<float> v) {
-        for (float& f : v) f = dt == DType::F16 ? round_half(f) : round_bf16(f);
-        return v;
-      };
-      Tensor hy = b.empty(g.y_shape(), dt, MemCategory::Data), fy = b.empty(g.y_shape(), DType::F32, MemCategory::Data);
-      b.conv2d_forward(g, hx, hw, hy);
-      b.conv2d_forward(g, fx, fw, fy);
-      EXPECT_EQ(to_host(b, hy), round_to(to_host(b, fy))) << dtype_name(dt) << " forward c=" << cc.c;
-      Tensor hdx = b.empty(g.x_shape(), dt, MemCategory::Data), fdx = b.empty(g.x_shape(), DType::F32, MemCategory::Data);
-      b.conv2d_backward_data(g, hdy, hw, hdx);
-      b.conv2d_backward_data(g, fdy, fw, fdx);
-      EXPECT_EQ(to_host(b, hdx), round_to(to_host(b, fdx))) << dtype_name(dt) << " backward data c=" << cc.c;
-      Tensor hdw = b.empty(g.w_shape(), dt, MemCategory::Data), fdw = b.empty(g.w_shape(), DType::F32, MemCategory::Data);
-      b.conv2d_backward_filter(g, hx, hdy, hdw, false);
-      b.conv2d_backward_filter(g, fx, fdy, fdw, false);
-      EXPECT_EQ(to_host(b, hdw), round_to(to_host(b, fdw))) << dtype_name(dt) << " backward filter c=" << cc.c;
+    if (kernel != cpu::GemmKernel::OpenBlas && !cpu::onednn_available()) continue;
+    SCOPED_TRACE(cpu::gemm_kernel_name(kernel));
+    CpuBackend b;
+    b.force_kernel(kernel);
+    for (DType dt : {DType::F16, DType::BF16}) {
+      uint64_t seed = 100;
+      for (const ConvCase& cc : kConvCases) {
+        const ConvGeometry g = geom(cc);
+        auto x = random_normal(g.x_shape().numel(), seed++);
+        auto w = random_normal(g.w_shape().numel(), seed++, 0.1f);
+        auto dy = random_normal(g.y_shape().numel(), seed++);
+        Tensor hx = make_tensor(b, g.x_shape(), dt, x), hw = make_tensor(b, g.w_shape(), dt, w);
+        Tensor hdy = make_tensor(b, g.y_shape(), dt, dy);
+        // the same values widened to FP32
+        Tensor fx = make_tensor(b, g.x_shape(), DType::F32, to_host(b, hx));
+        Tensor fw = make_tensor(b, g.w_shape(), DType::F32, to_host(b, hw));
+        Tensor fdy = make_tensor(b, g.y_shape(), DType::F32, to_host(b, hdy));
+        auto round_to = [&](std::vector<float> v) {
+          for (float& f : v) f = dt == DType::F16 ? round_half(f) : round_bf16(f);
+          return v;
+        };
+        Tensor hy = b.empty(g.y_shape(), dt, MemCategory::Data),
+               fy = b.empty(g.y_shape(), DType::F32, MemCategory::Data);
+        b.conv2d_forward(g, hx, hw, hy);
+        b.conv2d_forward(g, fx, fw, fy);
+        EXPECT_EQ(to_host(b, hy), round_to(to_host(b, fy))) << dtype_name(dt) << " forward c=" << cc.c;
+        Tensor hdx = b.empty(g.x_shape(), dt, MemCategory::Data),
+               fdx = b.empty(g.x_shape(), DType::F32, MemCategory::Data);
+        b.conv2d_backward_data(g, hdy, hw, hdx);
+        b.conv2d_backward_data(g, fdy, fw, fdx);
+        EXPECT_EQ(to_host(b, hdx), round_to(to_host(b, fdx))) << dtype_name(dt) << " backward data c=" << cc.c;
+        Tensor hdw = b.empty(g.w_shape(), dt, MemCategory::Data),
+               fdw = b.empty(g.w_shape(), DType::F32, MemCategory::Data);
+        b.conv2d_backward_filter(g, hx, hdy, hdw, false);
+        b.conv2d_backward_filter(g, fx, fdy, fdw, false);
+        EXPECT_EQ(to_host(b, hdw), round_to(to_host(b, fdw))) << dtype_name(dt) << " backward filter c=" << cc.c;
+      }
     }
-  }
   }
 }
 
@@ -255,12 +257,12 @@ TEST(CpuBatchNorm, ForwardBackwardMatchNaive) {
   Tensor tg = make_tensor(b, Shape{c}, DType::F32, gamma), tb = make_tensor(b, Shape{c}, DType::F32, beta);
   Tensor rm = make_tensor(b, Shape{c}, DType::F32, std::vector<float>(c, 0.f));
   Tensor rv = make_tensor(b, Shape{c}, DType::F32, std::vector<float>(c, 1.f));
-  Tensor y = b.empty(Shape{rows, c}, DType::F32, MemCategory::Data), sm = b.empty(Shape{c}, DType::F32, MemCategory::Data),
-         si = b.empty(Shape{c}, DType::F32, MemCategory::Data);
+  Tensor y = b.empty(Shape{rows, c}, DType::F32, MemCategory::Data),
+         sm = b.empty(Shape{c}, DType::F32, MemCategory::Data), si = b.empty(Shape{c}, DType::F32, MemCategory::Data);
   b.batchnorm_forward_train(tx, tg, tb, rm, rv, 0.1f, 1e-5f, true, y, sm, si);
   const auto yh = to_host(b, y), rmh = to_host(b, rm), rvh = to_host(b, rv);
-  Tensor dx = b.empty(Shape{rows, c}, DType::F32, MemCategory::Data), dg = b.empty(Shape{c}, DType::F32, MemCategory::Data),
-         db = b.empty(Shape{c}, DType::F32, MemCategory::Data);
+  Tensor dx = b.empty(Shape{rows, c}, DType::F32, MemCategory::Data),
+         dg = b.empty(Shape{c}, DType::F32, MemCategory::Data), db = b.empty(Shape{c}, DType::F32, MemCategory::Data);
   b.batchnorm_backward(tx, tdy, tg, sm, si, dx, dg, db, false);
   const auto dxh = to_host(b, dx), dgh = to_host(b, dg), dbh = to_host(b, db);
   for (int j = 0; j < c; ++j) {
@@ -349,9 +351,9 @@ TEST(CpuAmp, GradStatsCountsAndFlags) {
   auto sh = to_host(b, s);
   EXPECT_EQ(sh[0], 0.0f);  // found_inf overwritten, not accumulated
   EXPECT_NEAR(sh[1], (1.0 + 4.0 + 2 * std::pow(sub / 2.0, 2) + 1.5 * 1.5), 1e-6);  // (g / 2)^2
-  EXPECT_EQ(sh[2], 3.0f);  // zeros: two half, one float
-  EXPECT_EQ(sh[3], 0.0f);  // (its high slot)
-  EXPECT_EQ(sh[4], 2.0f);  // two half subnormals
+  EXPECT_EQ(sh[2], 3.0f);                                                          // zeros: two half, one float
+  EXPECT_EQ(sh[3], 0.0f);                                                          // (its high slot)
+  EXPECT_EQ(sh[4], 2.0f);                                                          // two half subnormals
   EXPECT_EQ(sh[5], 0.0f);
   EXPECT_EQ(sh[6], 8.0f);
   EXPECT_EQ(sh[7], 0.0f);
@@ -451,9 +453,9 @@ TEST(CpuAmp, HistogramBinsExponents) {
   Tensor h = b.empty(Shape{ew::kHistBins}, DType::F32, MemCategory::Data);
   b.grad_histogram({g}, h);
   const auto hh = to_host(b, h);
-  EXPECT_EQ(hh[0 - ew::kHistMinExp], 2.0f);   // 1.0 and 1.5: exponent 0
-  EXPECT_EQ(hh[-2 - ew::kHistMinExp], 1.0f);  // 0.25
-  EXPECT_EQ(hh[-24 - ew::kHistMinExp], 1.0f); // smallest FP16 subnormal
+  EXPECT_EQ(hh[0 - ew::kHistMinExp], 2.0f);    // 1.0 and 1.5: exponent 0
+  EXPECT_EQ(hh[-2 - ew::kHistMinExp], 1.0f);   // 0.25
+  EXPECT_EQ(hh[-24 - ew::kHistMinExp], 1.0f);  // smallest FP16 subnormal
   EXPECT_EQ(hh[ew::kHistZeroBin], 1.0f);
   EXPECT_EQ(hh[ew::kHistNonFiniteBin], 1.0f);
   double total = 0;
@@ -537,15 +539,17 @@ void gradient_check(Backend& b, Layer& layer, Shape in_shape, uint64_t seed, dou
   };
   for (int probe = 0; probe < 8; ++probe) {
     const size_t i = philox_below(seed, 3, probe, x.size());
-    check_coord(&x[i], [&] { b.upload(tx, x.data(), x.size() * 4); }, dx[i], "dx[" + std::to_string(i) + "]");
+    check_coord(
+        &x[i], [&] { b.upload(tx, x.data(), x.size() * 4); }, dx[i], "dx[" + std::to_string(i) + "]");
   }
   size_t pi = 0;
   for (Parameter* p : layer.parameters()) {
     auto v = to_host(b, p->master);
     for (int probe = 0; probe < 6; ++probe) {
       const size_t i = philox_below(seed, 4 + pi, probe, v.size());
-      check_coord(&v[i], [&] { b.upload(p->master, v.data(), v.size() * 4); }, dparams[pi][i],
-                  p->name + "[" + std::to_string(i) + "]");
+      check_coord(
+          &v[i], [&] { b.upload(p->master, v.data(), v.size() * 4); }, dparams[pi][i],
+          p->name + "[" + std::to_string(i) + "]");
     }
     ++pi;
   }
@@ -611,7 +615,8 @@ std::vector<double> naive_avgpool(const std::vector<float>& x, int n, int h, int
     for (int oy = 0; oy < 2 * h; ++oy)
       for (int ox = 0; ox < 2 * w; ++ox)
         for (int ch = 0; ch < c; ++ch)
-          y[((size_t(b) * h + oy / 2) * w + ox / 2) * c + ch] += 0.25 * x[((size_t(b) * 2 * h + oy) * 2 * w + ox) * c + ch];
+          y[((size_t(b) * h + oy / 2) * w + ox / 2) * c + ch] +=
+              0.25 * x[((size_t(b) * 2 * h + oy) * 2 * w + ox) * c + ch];
   return y;
 }
 std::vector<double> naive_sum_pool(const std::vector<float>& x, int n, int hw, int c) {
@@ -649,10 +654,12 @@ TEST(CpuResample, ForwardMatchesNaiveReferenceAndHalfModesRoundOnce) {
     // Pools: FP32 against the naive reference; half modes must equal the FP32 op on the
     // widened inputs, rounded once (FP32 arithmetic, one rounding) -- bit for bit.
     Tensor fb = make_tensor(b, Shape{n, 2 * h, 2 * w, c}, DType::F32, hb);
-    Tensor pool = b.empty(Shape{n, h, w, c}, dt, MemCategory::Data), fpool = b.empty(Shape{n, h, w, c}, DType::F32, MemCategory::Data);
+    Tensor pool = b.empty(Shape{n, h, w, c}, dt, MemCategory::Data),
+           fpool = b.empty(Shape{n, h, w, c}, DType::F32, MemCategory::Data);
     b.avgpool2x_forward(xb, pool);
     b.avgpool2x_forward(fb, fpool);
-    Tensor sum = b.empty(Shape{n, c}, dt, MemCategory::Data), fsum = b.empty(Shape{n, c}, DType::F32, MemCategory::Data);
+    Tensor sum = b.empty(Shape{n, c}, dt, MemCategory::Data),
+           fsum = b.empty(Shape{n, c}, DType::F32, MemCategory::Data);
     b.global_sum_pool_forward(xb, sum);
     b.global_sum_pool_forward(fb, fsum);
     EXPECT_LT(rel_err(to_host(b, fpool), naive_avgpool(hb, n, h, w, c)), 1e-7) << dtype_name(dt) << " avgpool";
@@ -852,7 +859,8 @@ TEST(CpuAmp, GradStatsPerTensorMatchesReference) {
   }
   Tensor g = make_tensor(b, Shape{2}, DType::F32, {1.0f, 2.0f});
   Tensor small = b.empty(Shape{10}, DType::F32, MemCategory::Data);
-  EXPECT_THROW(b.grad_stats({g}, state, small, GradStatSlots{0, 1, 2, 4, 6, 6}), Error) << "per-tensor slots past the end";
+  EXPECT_THROW(b.grad_stats({g}, state, small, GradStatSlots{0, 1, 2, 4, 6, 6}), Error)
+      << "per-tensor slots past the end";
 }
 
 // What the BF16 kernel changes (cpu_gemm.h): VDPBF16PS multiplies BF16 values exactly in FP32 but

@@ -86,8 +86,10 @@ class ScopedEnv {
     setenv(name, value.c_str(), 1);
   }
   ~ScopedEnv() {
-    if (old_) setenv(name_, old_->c_str(), 1);
-    else unsetenv(name_);
+    if (old_)
+      setenv(name_, old_->c_str(), 1);
+    else
+      unsetenv(name_);
   }
 
  private:
@@ -524,11 +526,11 @@ TEST(ImageFolder, MixedFilesSizesAndChannels) {
       ASSERT_NEAR(px[2], b, tol) << "image " << i << " pixel " << p;
     }
   };
-  expect_all(0, 200, 100, 10, 0);   // centre crop, BGR -> RGB, enlarged 20 -> 32
-  expect_all(1, 77, 77, 77, 0);     // grey replicated
-  expect_all(2, 90, 60, 30, 0);     // alpha dropped (even though fully transparent)
-  expect_all(3, 128, 0, 255, 0);    // 16-bit scaled to 8-bit (32896 = 128 * 257)
-  expect_all(4, 240, 140, 40, 3);   // JPEG in a subfolder, shrunk 64 -> 32
+  expect_all(0, 200, 100, 10, 0);  // centre crop, BGR -> RGB, enlarged 20 -> 32
+  expect_all(1, 77, 77, 77, 0);    // grey replicated
+  expect_all(2, 90, 60, 30, 0);    // alpha dropped (even though fully transparent)
+  expect_all(3, 128, 0, 255, 0);   // 16-bit scaled to 8-bit (32896 = 128 * 257)
+  expect_all(4, 240, 140, 40, 3);  // JPEG in a subfolder, shrunk 64 -> 32
 
   // Same folder again: identical bytes.
   EXPECT_EQ(load_dataset(dir.path().string(), opt).pixels, s.pixels);

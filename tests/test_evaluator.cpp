@@ -1,8 +1,8 @@
 // Sample-quality evaluation as the Session runs it: the feature classifier learns the labels,
 // is cached, and the Fréchet distance on its features (with the SWD beside it) orders degraded
 // copies of the data as expected.
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -185,8 +185,9 @@ TEST_F(EvaluatorTest, TrainedGeneratorScoresBetterThanUntrained) {
   }
   ASSERT_EQ(fd.size(), 3u);
   std::sort(fd.begin(), fd.end());
-  std::printf("untrained: SWD %.1f FD %.2f; after %d steps: SWD %.1f, FD at steps %d-%d %.2f %.2f %.2f (median %.2fx)\n",
-              before.swd, before.fd, kSteps, swd.back(), kSteps - 200, kSteps, fd[0], fd[1], fd[2], fd[1] / before.fd);
+  std::printf(
+      "untrained: SWD %.1f FD %.2f; after %d steps: SWD %.1f, FD at steps %d-%d %.2f %.2f %.2f (median %.2fx)\n",
+      before.swd, before.fd, kSteps, swd.back(), kSteps - 200, kSteps, fd[0], fd[1], fd[2], fd[1] / before.fd);
   EXPECT_LT(swd.back(), 0.6 * before.swd);
   EXPECT_LT(fd[1], 0.6 * before.fd);
 }

@@ -336,7 +336,9 @@ TEST_F(GpuParity, ForcedOverflowIsSkippedExactlyAsOnTheCpu) {
 
 TEST_F(GpuParity, GraphReplayEqualsEagerOnTheGpu) {
   // Precision switches on the way: each drops the graph, runs one eager step and recaptures.
-  const auto schedule = [](int i) { return i < 4 ? Precision::FP16 : i < 6 ? Precision::BF16 : i < 8 ? Precision::FP32 : Precision::FP16; };
+  const auto schedule = [](int i) {
+    return i < 4 ? Precision::FP16 : i < 6 ? Precision::BF16 : i < 8 ? Precision::FP32 : Precision::FP16;
+  };
   TrainerConfig graphs = small_config(Precision::FP16, 3), eager = graphs;
   graphs.use_graphs = true;
   eager.use_graphs = false;

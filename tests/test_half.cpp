@@ -57,11 +57,11 @@ TEST(Half, OverflowBoundary) {
 TEST(Half, UnderflowBoundary) {
   const float tiny = std::ldexp(1.0f, -24);
   EXPECT_EQ(h(tiny), 0x0001);
-  EXPECT_EQ(h(std::ldexp(1.0f, -25)), 0x0000);  // exactly half of the smallest: ties to even (0)
+  EXPECT_EQ(h(std::ldexp(1.0f, -25)), 0x0000);                        // exactly half of the smallest: ties to even (0)
   EXPECT_EQ(h(std::nextafter(std::ldexp(1.0f, -25), 1.0f)), 0x0001);  // just above: rounds up
-  EXPECT_EQ(h(std::ldexp(3.0f, -25)), 0x0002);  // 1.5 ulp ties to even: 2
-  EXPECT_EQ(h(std::ldexp(5.0f, -26)), 0x0001);  // 1.25 ulp rounds down
-  EXPECT_EQ(h(-std::ldexp(1.0f, -26)), 0x8000);  // negative underflow keeps the sign
+  EXPECT_EQ(h(std::ldexp(3.0f, -25)), 0x0002);                        // 1.5 ulp ties to even: 2
+  EXPECT_EQ(h(std::ldexp(5.0f, -26)), 0x0001);                        // 1.25 ulp rounds down
+  EXPECT_EQ(h(-std::ldexp(1.0f, -26)), 0x8000);                       // negative underflow keeps the sign
   EXPECT_EQ(h(std::ldexp(1.0f, -14)), 0x0400);
   // Largest subnormal + half an ulp ties to even: 0x3ff is odd, so it rounds up to the smallest normal.
   EXPECT_EQ(h(std::ldexp(1023.5f, -24)), 0x0400);

@@ -356,7 +356,7 @@ TEST(Safetensors, ExactByteLayoutOfATinyFile) {
   std::string expected("\x88\0\0\0\0\0\0\0", 8);
   expected += json + " ";
   expected += std::string("\x00\x00\x80\x3f\x00\x00\x00\xc0", 8);  // 1.0f, -2.0f
-  expected += std::string("\x05\0\0\0\0\0\0\0", 8);                  // int64 5
+  expected += std::string("\x05\0\0\0\0\0\0\0", 8);                // int64 5
   ASSERT_EQ(expected.size(), 160u);
   EXPECT_EQ(encode_safetensors(f), expected);
 
@@ -377,26 +377,25 @@ TEST(Safetensors, MatchesTheReferenceWritersTestVectors) {
   StFile f;
   f.tensors.push_back({"attn.0", "F32", {1, 2, 3}, bytes_of(six)});
   EXPECT_EQ(encode_safetensors(f),
-            to_str({64, 0, 0, 0, 0, 0, 0, 0, 123, 34, 97, 116, 116, 110, 46, 48, 34, 58, 123, 34, 100,
-                    116, 121, 112, 101, 34, 58, 34, 70, 51, 50, 34, 44, 34, 115, 104, 97, 112, 101, 34,
-                    58, 91, 49, 44, 50, 44, 51, 93, 44, 34, 100, 97, 116, 97, 95, 111, 102, 102, 115,
-                    101, 116, 115, 34, 58, 91, 48, 44, 50, 52, 93, 125, 125, 0, 0, 0, 0, 0, 0, 128, 63,
-                    0, 0, 0, 64, 0, 0, 64, 64, 0, 0, 128, 64, 0, 0, 160, 64}));
+            to_str({64,  0,   0,   0,   0,   0,  0,  0,  123, 34, 97,  116, 116, 110, 46,  48,  34,  58,  123, 34,
+                    100, 116, 121, 112, 101, 34, 58, 34, 70,  51, 50,  34,  44,  34,  115, 104, 97,  112, 101, 34,
+                    58,  91,  49,  44,  50,  44, 51, 93, 44,  34, 100, 97,  116, 97,  95,  111, 102, 102, 115, 101,
+                    116, 115, 34,  58,  91,  48, 44, 50, 52,  93, 125, 125, 0,   0,   0,   0,   0,   0,   128, 63,
+                    0,   0,   0,   64,  0,   0,  64, 64, 0,   0,  128, 64,  0,   0,   160, 64}));
   StFile g;
   g.tensors.push_back({"attn0", "F32", {1, 1, 2, 3}, bytes_of(six)});
   EXPECT_EQ(encode_safetensors(g),
-            to_str({72, 0, 0, 0, 0, 0, 0, 0, 123, 34, 97, 116, 116, 110, 48, 34, 58, 123, 34, 100, 116,
-                    121, 112, 101, 34, 58, 34, 70, 51, 50, 34, 44, 34, 115, 104, 97, 112, 101, 34, 58,
-                    91, 49, 44, 49, 44, 50, 44, 51, 93, 44, 34, 100, 97, 116, 97, 95, 111, 102, 102,
-                    115, 101, 116, 115, 34, 58, 91, 48, 44, 50, 52, 93, 125, 125, 32, 32, 32, 32, 32,
-                    32, 32, 0, 0, 0, 0, 0, 0, 128, 63, 0, 0, 0, 64, 0, 0, 64, 64, 0, 0, 128, 64, 0, 0,
-                    160, 64}));
+            to_str({72,  0,   0,   0,  0,  0,  0,  0,  123, 34,  97, 116, 116, 110, 48,  34,  58,  123, 34,  100, 116,
+                    121, 112, 101, 34, 58, 34, 70, 51, 50,  34,  44, 34,  115, 104, 97,  112, 101, 34,  58,  91,  49,
+                    44,  49,  44,  50, 44, 51, 93, 44, 34,  100, 97, 116, 97,  95,  111, 102, 102, 115, 101, 116, 115,
+                    34,  58,  91,  48, 44, 50, 52, 93, 125, 125, 32, 32,  32,  32,  32,  32,  32,  0,   0,   0,   0,
+                    0,   0,   128, 63, 0,  0,  0,  64, 0,   0,   64, 64,  0,   0,   128, 64,  0,   0,   160, 64}));
   StFile m;
   m.metadata = {{"framework", "pt"}};
   EXPECT_EQ(encode_safetensors(m),
-            to_str({40, 0, 0, 0, 0, 0, 0, 0, 123, 34, 95, 95, 109, 101, 116, 97, 100, 97, 116, 97, 95,
-                    95, 34, 58, 123, 34, 102, 114, 97, 109, 101, 119, 111, 114, 107, 34, 58, 34, 112,
-                    116, 34, 125, 125, 32, 32, 32, 32, 32}));
+            to_str({40,  0,   0,   0,  0,  0,  0,   0,   123, 34,  95,  95,  109, 101, 116, 97,
+                    100, 97,  116, 97, 95, 95, 34,  58,  123, 34,  102, 114, 97,  109, 101, 119,
+                    111, 114, 107, 34, 58, 34, 112, 116, 34,  125, 125, 32,  32,  32,  32,  32}));
   EXPECT_EQ(decode_safetensors(encode_safetensors(g), "ref").tensors[0].shape, (std::vector<int64_t>{1, 1, 2, 3}));
 }
 
@@ -462,15 +461,24 @@ TEST(Safetensors, CorruptFilesThrowNamingTheFile) {
       {"size_mismatch", st_file(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,4]}})", 4), "needs 8 bytes"},
       {"scalar_mismatch", st_file(R"({"a":{"dtype":"I64","shape":[],"data_offsets":[0,4]}})", 4), "needs 8 bytes"},
       {"truncated_data", ok.substr(0, ok.size() - 4), "Truncated file"},
-      {"overlap", st_file(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})", 12), "overlapping"},
+      {"overlap",
+       st_file(
+           R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})",
+           12),
+       "overlapping"},
       {"reversed", st_file(R"({"a":{"dtype":"F32","shape":[0],"data_offsets":[8,0]}})", 8), "out-of-order"},
-      {"gap", st_file(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"b":{"dtype":"F32","shape":[1],"data_offsets":[8,12]}})", 12), "belong to no tensor"},
+      {"gap",
+       st_file(
+           R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"b":{"dtype":"F32","shape":[1],"data_offsets":[8,12]}})",
+           12),
+       "belong to no tensor"},
       {"trailing", ok + "xyz", "after the last tensor"},
       {"negative_dim", st_file(R"({"a":{"dtype":"F32","shape":[-1],"data_offsets":[0,4]}})", 4), "non-negative"},
       {"no_offsets", st_file(R"({"a":{"dtype":"F32","shape":[1]}})", 4), "data_offsets"},
       {"no_dtype", st_file(R"({"a":{"shape":[1],"data_offsets":[0,4]}})", 4), "no dtype"},
       {"bad_metadata", st_file(R"({"__metadata__":{"step":7}})", 0), "not a string"},
-      {"huge_shape", st_file(R"({"a":{"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,4]}})", 4), "impossibly large"},
+      {"huge_shape", st_file(R"({"a":{"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,4]}})", 4),
+       "impossibly large"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -536,11 +544,17 @@ TEST(Safetensors, WriterRejectsInvalidTensors) {
     f.tensors.push_back(std::move(t));
     return f;
   };
-  EXPECT_NE(error_of([&] { write_safetensors(p, one({"a", "F32", {3}, std::vector<uint8_t>(8)})); }).find(p.string()),
+  EXPECT_NE(error_of([&] {
+              write_safetensors(p, one({"a", "F32", {3}, std::vector<uint8_t>(8)}));
+            }).find(p.string()),
             std::string::npos);
-  EXPECT_NE(error_of([&] { write_safetensors(p, one({"a", "F31", {2}, std::vector<uint8_t>(8)})); }).find("F31"),
+  EXPECT_NE(error_of([&] {
+              write_safetensors(p, one({"a", "F31", {2}, std::vector<uint8_t>(8)}));
+            }).find("F31"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { write_safetensors(p, one({"__metadata__", "U8", {1}, {0}})); }).find("__metadata__"),
+  EXPECT_NE(error_of([&] {
+              write_safetensors(p, one({"__metadata__", "U8", {1}, {0}}));
+            }).find("__metadata__"),
             std::string::npos);
   StFile dup;
   dup.tensors.push_back({"a", "U8", {1}, {0}});
@@ -551,8 +565,7 @@ TEST(Safetensors, WriterRejectsInvalidTensors) {
   // Unwritable destination.
   write_raw(d / "blocker", "");
   const fs::path q = d / "blocker" / "g.safetensors";
-  EXPECT_NE(error_of([&] { write_safetensors(q, one({"a", "U8", {1}, {0}})); }).find(q.string()),
-            std::string::npos);
+  EXPECT_NE(error_of([&] { write_safetensors(q, one({"a", "U8", {1}, {0}})); }).find(q.string()), std::string::npos);
 }
 
 // ---- images -----------------------------------------------------------------------------------
@@ -588,7 +601,9 @@ TEST(ImageIo, MakeGridLayout) {
   EXPECT_EQ(g.height, 2 * 4 + 3 * 2);  // 14
   EXPECT_EQ(g.channels, 3);
   ASSERT_EQ(g.pixels.size(), size_t(20 * 14 * 3));
-  auto at = [&](const Image8& im, int y, int x, int c) { return im.pixels[(size_t(y) * im.width + x) * im.channels + c]; };
+  auto at = [&](const Image8& im, int y, int x, int c) {
+    return im.pixels[(size_t(y) * im.width + x) * im.channels + c];
+  };
   for (int k = 0; k < n; ++k) {
     const Image8 src = to_image8(batch.data(), k, res, ch);
     const int x0 = pad + (k % cols) * (res + pad), y0 = pad + (k / cols) * (res + pad);
@@ -656,9 +671,7 @@ namespace {
 
 // A minimal 8-bit grey + alpha PNG (colour type 4), built by hand.
 std::string grey_alpha_png(const std::vector<uint8_t>& ga, int w, int h) {
-  auto be32 = [](uint32_t v) {
-    return std::string{char(v >> 24), char(v >> 16), char(v >> 8), char(v)};
-  };
+  auto be32 = [](uint32_t v) { return std::string{char(v >> 24), char(v >> 16), char(v >> 8), char(v)}; };
   auto chunk = [&](const std::string& type, const std::string& data) {
     std::string td = type + data;
     const uint32_t crc = uint32_t(crc32(0, reinterpret_cast<const Bytef*>(td.data()), uInt(td.size())));
@@ -671,7 +684,9 @@ std::string grey_alpha_png(const std::vector<uint8_t>& ga, int w, int h) {
   }
   uLongf zlen = compressBound(uLong(raw.size()));
   std::string z(zlen, '\0');
-  EXPECT_EQ(compress(reinterpret_cast<Bytef*>(z.data()), &zlen, reinterpret_cast<const Bytef*>(raw.data()), uLong(raw.size())), Z_OK);
+  EXPECT_EQ(compress(reinterpret_cast<Bytef*>(z.data()), &zlen, reinterpret_cast<const Bytef*>(raw.data()),
+                     uLong(raw.size())),
+            Z_OK);
   z.resize(zlen);
   const std::string ihdr = be32(uint32_t(w)) + be32(uint32_t(h)) + std::string("\x08\x04\x00\x00\x00", 5);
   return std::string("\x89PNG\r\n\x1a\n", 8) + chunk("IHDR", ihdr) + chunk("IDAT", z) + chunk("IEND", "");

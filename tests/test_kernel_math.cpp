@@ -43,13 +43,13 @@ TEST(KernelIndexMath, RowColPastTwoToThe32) {
 TEST(KernelIndexMath, Vec16NeedsWholeAlignedVectors) {
   alignas(16) static uint16_t buf[64];
   const void* a = buf;
-  const void* off = buf + 1;  // 2 bytes past a 16-byte boundary
-  EXPECT_TRUE(vec16_ok(64, 8, 2, {a, a}));    // 8 halves per vector, rows of 8
-  EXPECT_FALSE(vec16_ok(60, 4, 2, {a}));      // rows of 4 halves: a vector would straddle two rows
-  EXPECT_FALSE(vec16_ok(62, 1, 2, {a}));      // a partial vector at the end
+  const void* off = buf + 1;                   // 2 bytes past a 16-byte boundary
+  EXPECT_TRUE(vec16_ok(64, 8, 2, {a, a}));     // 8 halves per vector, rows of 8
+  EXPECT_FALSE(vec16_ok(60, 4, 2, {a}));       // rows of 4 halves: a vector would straddle two rows
+  EXPECT_FALSE(vec16_ok(62, 1, 2, {a}));       // a partial vector at the end
   EXPECT_FALSE(vec16_ok(64, 8, 2, {a, off}));  // one operand misaligned
-  EXPECT_TRUE(vec16_ok(64, 4, 4, {a}));       // 4 floats per vector
+  EXPECT_TRUE(vec16_ok(64, 4, 4, {a}));        // 4 floats per vector
   EXPECT_FALSE(vec16_ok(64, 6, 4, {a}));
-  EXPECT_TRUE(vec16_ok(64, 64, 2, {a}));      // no rows (activations): the tensor is one row
-  EXPECT_FALSE(vec16_ok(64, 1, 2, {a}));      // rows of one value cannot be vectors
+  EXPECT_TRUE(vec16_ok(64, 64, 2, {a}));  // no rows (activations): the tensor is one row
+  EXPECT_FALSE(vec16_ok(64, 1, 2, {a}));  // rows of one value cannot be vectors
 }

@@ -8,15 +8,15 @@
 
 #include <gtest/gtest.h>
 
-#include "core/nn/layer_policy.h"
 #include "core/backend/cpu/cpu_backend.h"
 #include "core/common/rng.h"
 #include "core/io/atomic_file.h"
 #include "core/nn/conv2d.h"
-#include "core/tensor/half.h"
+#include "core/nn/layer_policy.h"
 #include "core/run/checkpoint.h"
 #include "core/run/run_folder.h"
 #include "core/run/session.h"
+#include "core/tensor/half.h"
 #include "tests/planted_overflow.h"
 #include "tests/test_support.h"
 
@@ -140,8 +140,10 @@ TEST(LayerPolicy, KeepingThePlantedLayerInFp32RemovesItsOverflows) {
     b.target = param(t.discriminator(), "2.weight")->grad;
     const auto real = real_batch(c);
     const int skipped = skipped_d_steps(t, real, 3);
-    if (fp32_layer) EXPECT_EQ(skipped, 0) << "backward, D.2 in FP32";
-    else EXPECT_EQ(skipped, 3) << "backward, D.2 in FP16";
+    if (fp32_layer)
+      EXPECT_EQ(skipped, 0) << "backward, D.2 in FP32";
+    else
+      EXPECT_EQ(skipped, 3) << "backward, D.2 in FP16";
   }
   for (bool fp32_layer : {false, true}) {
     CpuBackend b;
@@ -152,8 +154,10 @@ TEST(LayerPolicy, KeepingThePlantedLayerInFp32RemovesItsOverflows) {
     plant_big_weights(b, t.discriminator());
     const auto real = real_batch(c);
     const int skipped = skipped_d_steps(t, real, 3);
-    if (fp32_layer) EXPECT_EQ(skipped, 0) << "forward, D.2 and D.3 in FP32";
-    else EXPECT_EQ(skipped, 3) << "forward, D.2 in FP16";
+    if (fp32_layer)
+      EXPECT_EQ(skipped, 0) << "forward, D.2 and D.3 in FP32";
+    else
+      EXPECT_EQ(skipped, 3) << "forward, D.2 in FP16";
   }
 }
 
@@ -235,8 +239,8 @@ TEST(LayerPolicy, ConfigRefusesBadValues) {
 TEST(ConvClamp, ChangesOutputsOnlyWhereTheyExceedTheBound) {
   CpuBackend b;
   for (DType t : {DType::F32, DType::F16, DType::BF16}) {
-    const std::vector<float> xv = {0.0f, 255.0f, 256.0f, 257.0f, -256.0f, -300.0f, 1e4f, -1e4f, 3.5f, INFINITY,
-                                   -INFINITY, NAN};
+    const std::vector<float> xv = {0.0f, 255.0f, 256.0f, 257.0f,   -256.0f,   -300.0f,
+                                   1e4f, -1e4f,  3.5f,   INFINITY, -INFINITY, NAN};
     const int64_t n = static_cast<int64_t>(xv.size());
     Tensor x = make_tensor(b, Shape{n}, t, xv), y = b.empty(Shape{n}, t, MemCategory::Data);
     b.clamp_forward(x, y, 256.0f);
@@ -374,8 +378,10 @@ TEST(NanToNum, MetricsCsvReportsReplacedValues) {
   std::vector<std::string> cells;
   std::string row = m.csv_row(), cur;
   for (char ch : row + ",") {
-    if (ch == ',') cells.push_back(cur), cur.clear();
-    else cur += ch;
+    if (ch == ',')
+      cells.push_back(cur), cur.clear();
+    else
+      cur += ch;
   }
   ASSERT_EQ(cells.size(), cols.size());
   const StepMetrics back = StepMetrics::from_csv_row(cols, cells);

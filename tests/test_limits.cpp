@@ -5,8 +5,8 @@
 
 #include <sys/stat.h>
 
-#include <cstring>
 #include <zlib.h>
+#include <cstring>
 
 #include <filesystem>
 #include <fstream>
@@ -263,8 +263,8 @@ TEST(ReadLimits, AStrayByteDoesNotHideAJpegFrameHeader) {
   const auto small = padded_jpeg_claiming(0, 0);
   const auto t = io::sniff_image_size(small.data(), small.size());
   ASSERT_TRUE(t.has_value());
-  const cv::Mat m = cv::imdecode(cv::Mat(1, int(small.size()), CV_8UC1, const_cast<uint8_t*>(small.data())),
-                                 cv::IMREAD_UNCHANGED);
+  const cv::Mat m =
+      cv::imdecode(cv::Mat(1, int(small.size()), CV_8UC1, const_cast<uint8_t*>(small.data())), cv::IMREAD_UNCHANGED);
   ASSERT_FALSE(m.empty());
   EXPECT_EQ(uint64_t(m.cols), t->width);
   EXPECT_EQ(uint64_t(m.rows), t->height);

@@ -8,8 +8,8 @@
 #include <zlib.h>
 
 #include <chrono>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -45,8 +45,8 @@ struct Result {
 // when its buffers cannot be mapped).
 Result run_limited(const std::string& args, uint64_t limit_mib, int timeout_s = 20) {
   const std::string ulimit = limit_mib ? "ulimit -v " + std::to_string(limit_mib << 10) + "; " : "";
-  const std::string cmd = "timeout -s KILL " + std::to_string(timeout_s) + " bash -c \"" + ulimit + kEnv + kCli +
-                          " " + args + "\" 2>&1";
+  const std::string cmd =
+      "timeout -s KILL " + std::to_string(timeout_s) + " bash -c \"" + ulimit + kEnv + kCli + " " + args + "\" 2>&1";
   Result r;
   const auto t0 = std::chrono::steady_clock::now();
   r.status = ampgan::testing::run_command(cmd, &r.out);
@@ -65,7 +65,7 @@ std::string png(int side, int shade) {
 // test holding them: such members are deflated once, streamed, and their bytes reused.
 struct Member {
   std::string name;
-  std::string data;       // small members
+  std::string data;        // small members
   uint64_t fill_size = 0;  // or fill_size copies of `fill`, deflated
   char fill = 0;
 };
@@ -149,9 +149,9 @@ uint64_t limit_mib() {
     TempDir tmp("ampgan-mem");
     write_zip(tmp / "good.zip", good_images(16));
     for (uint64_t mib = 768;; mib += 256) {
-      const Result r = run_limited("train --dataset " + quote(tmp / "good.zip") + kTrain + "--out " +
-                                       quote(tmp / ("run" + std::to_string(mib))),
-                                   mib, 5);
+      const Result r = run_limited(
+          "train --dataset " + quote(tmp / "good.zip") + kTrain + "--out " + quote(tmp / ("run" + std::to_string(mib))),
+          mib, 5);
       if (r.status == 0) return mib + 512;
       if (mib >= 8192) {
         ADD_FAILURE() << "a normal run fails even with 8 GiB: " << r.out;
@@ -185,7 +185,8 @@ TEST(MemoryBounds, PaddedJpegClaiming20000Squared) {
   io::write_file_atomic(dir / "huge.jpg", jpeg_claiming_with_a_stray_byte(20000, 20000));
   const Result r = run_limited("train --dataset " + quote(dir) + kTrain + "--out " + quote(tmp / "run"), limit_mib());
   EXPECT_EQ(r.status, 0) << r.out;
-  EXPECT_NE(io::read_file(tmp / "run/events.jsonl").find("1 image(s) larger than 8192 x 8192 pixels"), std::string::npos);
+  EXPECT_NE(io::read_file(tmp / "run/events.jsonl").find("1 image(s) larger than 8192 x 8192 pixels"),
+            std::string::npos);
 }
 
 TEST(MemoryBounds, ZipOfTenEntriesOf200MBZeros) {
@@ -194,8 +195,8 @@ TEST(MemoryBounds, ZipOfTenEntriesOf200MBZeros) {
   for (int i = 0; i < 10; ++i) m.push_back({"zeros/" + std::to_string(i) + ".png", "", uint64_t{200} << 20, 0});
   write_zip(tmp / "zeros.zip", m);
   ASSERT_LT(fs::file_size(tmp / "zeros.zip"), 10u << 20);
-  const Result r = run_limited("train --dataset " + quote(tmp / "zeros.zip") + kTrain + "--out " + quote(tmp / "run"),
-                               limit_mib());
+  const Result r =
+      run_limited("train --dataset " + quote(tmp / "zeros.zip") + kTrain + "--out " + quote(tmp / "run"), limit_mib());
   EXPECT_EQ(r.status, 0) << r.out;
   EXPECT_NE(io::read_file(tmp / "run/events.jsonl").find("10 unreadable file(s)"), std::string::npos);
 }
@@ -240,7 +241,8 @@ TEST(MemoryBounds, OneKilobyteIdxClaimingAMillionImages) {
   gzwrite(f, data.data(), unsigned(data.size()));
   gzclose(f);
   // At --res 64 the claim would be 4 GiB of decoded pixels (the probe's 4.4 GB).
-  const Result r = run_limited("train --dataset " + quote(gz) + kTrain + "--res 64 --out " + quote(tmp / "run"), limit_mib());
+  const Result r =
+      run_limited("train --dataset " + quote(gz) + kTrain + "--res 64 --out " + quote(tmp / "run"), limit_mib());
   EXPECT_EQ(r.status, 1) << r.out;
   EXPECT_NE(r.out.find("IDX file is truncated"), std::string::npos) << r.out;
 }

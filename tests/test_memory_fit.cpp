@@ -11,8 +11,8 @@ TEST(MemoryFit, TheLineThroughTwoPeaksPredictsTheBatch) {
   const LinearMemory m = fit_memory(8, (10 + 4) * mib, 16, (10 + 8) * mib);
   EXPECT_DOUBLE_EQ(m.fixed, 10 * mib);
   EXPECT_DOUBLE_EQ(m.per_image, 0.5 * mib);
-  EXPECT_EQ(largest_batch(m, 100 * mib), 180);            // 10 + 0.5 * 180 = 100 exactly
-  EXPECT_EQ(largest_batch(m, 100 * mib - 1), 179);        // one byte less: one image less
+  EXPECT_EQ(largest_batch(m, 100 * mib), 180);      // 10 + 0.5 * 180 = 100 exactly
+  EXPECT_EQ(largest_batch(m, 100 * mib - 1), 179);  // one byte less: one image less
   EXPECT_EQ(largest_batch(m, 10.9 * mib), 0) << "below a batch of 2";
   EXPECT_EQ(largest_batch(m, 1e12 * mib), 65536) << "capped at the largest batch there is";
   EXPECT_EQ(largest_batch(fit_memory(8, mib, 16, mib), 2 * mib), 65536) << "nothing grows with the batch";

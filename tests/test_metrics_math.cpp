@@ -152,9 +152,8 @@ TEST(Swd, SameDistributionIsNearZero) {
   SwdOptions o1 = test_options(), o2 = test_options();
   o1.seed = 11;
   o2.seed = 12;
-  const SwdResult other_patches =
-      sliced_wasserstein(swd_descriptors(a.data(), kN, 32, 1, o1), swd_descriptors(a.data(), kN, 32, 1, o2),
-                         test_options());
+  const SwdResult other_patches = sliced_wasserstein(swd_descriptors(a.data(), kN, 32, 1, o1),
+                                                     swd_descriptors(a.data(), kN, 32, 1, o2), test_options());
   for (double v : other_patches.per_level) {
     EXPECT_GT(v, 0.0);
     EXPECT_LT(v, 3e3 / std::sqrt(double{kN} * 128));
@@ -162,8 +161,8 @@ TEST(Swd, SameDistributionIsNearZero) {
   const SwdResult noise = swd(a, kN, uniform_noise(kN, 32, 1, 3), kN, 1);
   const SwdResult small = swd(blobs(64, 32, 1, 1), 64, blobs(64, 32, 1, 2), 64, 1);
   const SwdResult large = swd(blobs(1024, 32, 1, 1), 1024, blobs(1024, 32, 1, 2), 1024, 1);
-  std::printf("  other patches %.2f, independent sets of 64: %.2f, of 1024: %.2f, noise %.2f\n",
-              other_patches.mean, small.mean, large.mean, noise.mean);
+  std::printf("  other patches %.2f, independent sets of 64: %.2f, of 1024: %.2f, noise %.2f\n", other_patches.mean,
+              small.mean, large.mean, noise.mean);
   EXPECT_GT(noise.mean, 50 * other_patches.mean);
   EXPECT_GT(noise.mean, 10 * small.mean);
   EXPECT_LT(large.mean, 0.5 * small.mean);  // ~1/sqrt(n): 0.25 expected
@@ -184,9 +183,10 @@ TEST(Swd, OrdersDegradations) {
     const SwdResult floor = swd(a, kN, b, kN, c);
     const SwdResult strong_b = swd(a, kN, blurred(b, kN, 32, c, 1.5f), kN, c);
     const SwdResult bright_b = swd(a, kN, brightened(b, 0.25f), kN, c);
-    std::printf("  channels %d: slight blur %.2f  strong blur %.2f  noise %.2f  brightness %.2f | independent set "
-                "%.2f, blurred %.2f, brighter %.2f\n",
-                c, slight.mean, strong.mean, noise.mean, bright.mean, floor.mean, strong_b.mean, bright_b.mean);
+    std::printf(
+        "  channels %d: slight blur %.2f  strong blur %.2f  noise %.2f  brightness %.2f | independent set "
+        "%.2f, blurred %.2f, brighter %.2f\n",
+        c, slight.mean, strong.mean, noise.mean, bright.mean, floor.mean, strong_b.mean, bright_b.mean);
     EXPECT_GT(slight.mean, 0.0);
     EXPECT_GT(strong.mean, 2 * slight.mean);
     EXPECT_GT(noise.mean, 5 * strong.mean);
@@ -354,9 +354,9 @@ TEST(Swd, DISABLED_Timing) {
     int channels, repeats, projections;
     bool exact;
   };
-  for (const Config& k : {Config{1, 4, 512, false}, Config{1, 4, 128, false}, Config{1, 1, 128, false},
-                          Config{1, 4, 128, true}, Config{3, 4, 512, false}, Config{3, 4, 128, false},
-                          Config{3, 1, 128, false}}) {
+  for (const Config& k :
+       {Config{1, 4, 512, false}, Config{1, 4, 128, false}, Config{1, 1, 128, false}, Config{1, 4, 128, true},
+        Config{3, 4, 512, false}, Config{3, 4, 128, false}, Config{3, 1, 128, false}}) {
     const int c = k.channels;
     const auto real = blobs(2048, 32, c, 1), fake = blurred(blobs(2048, 32, c, 2), 2048, 32, c, 0.7f);
     SwdOptions o;
@@ -368,11 +368,11 @@ TEST(Swd, DISABLED_Timing) {
     const auto t1 = clock::now();
     const SwdResult r = sliced_wasserstein(dr, swd_descriptors(fake.data(), 2048, 32, c, o), o);
     const auto t2 = clock::now();
-    std::printf("2048 vs 2048, 32x32x%d, %d x %d directions%s: real descriptors %.3f s, evaluation (fake "
-                "descriptors + distance) %.3f s; SWD %.3f (levels %.3f %.3f)\n",
-                c, k.repeats, k.projections, k.exact ? ", exact sort" : "",
-                std::chrono::duration<double>(t1 - t0).count(), std::chrono::duration<double>(t2 - t1).count(),
-                r.mean, r.per_level[0], r.per_level[1]);
+    std::printf(
+        "2048 vs 2048, 32x32x%d, %d x %d directions%s: real descriptors %.3f s, evaluation (fake "
+        "descriptors + distance) %.3f s; SWD %.3f (levels %.3f %.3f)\n",
+        c, k.repeats, k.projections, k.exact ? ", exact sort" : "", std::chrono::duration<double>(t1 - t0).count(),
+        std::chrono::duration<double>(t2 - t1).count(), r.mean, r.per_level[0], r.per_level[1]);
   }
 }
 
@@ -446,8 +446,7 @@ TEST(Frechet, OneDimensionalGaussians) {
 }
 
 TEST(Frechet, DiagonalCovariances) {
-  const std::vector<double> ma = {0.0, 1.0, -2.0}, mb = {0.5, 1.0, 1.0}, va = {1.0, 4.0, 0.09},
-                            vb = {2.25, 0.01, 9.0};
+  const std::vector<double> ma = {0.0, 1.0, -2.0}, mb = {0.5, 1.0, 1.0}, va = {1.0, 4.0, 0.09}, vb = {2.25, 0.01, 9.0};
   auto diag = [](const std::vector<double>& v) {
     std::vector<double> m(9, 0.0);
     for (int i = 0; i < 3; ++i) m[i * 4] = v[i];
@@ -456,8 +455,7 @@ TEST(Frechet, DiagonalCovariances) {
   double expected = 0;
   for (int i = 0; i < 3; ++i)
     expected += (ma[i] - mb[i]) * (ma[i] - mb[i]) + std::pow(std::sqrt(va[i]) - std::sqrt(vb[i]), 2);
-  EXPECT_NEAR(frechet_distance(gaussian_stats(ma, diag(va)), gaussian_stats(mb, diag(vb))), expected,
-              1e-12 * expected);
+  EXPECT_NEAR(frechet_distance(gaussian_stats(ma, diag(va)), gaussian_stats(mb, diag(vb))), expected, 1e-12 * expected);
 }
 
 // Non-commuting 2x2 covariances against the closed form Tr sqrt(A) = sqrt(tr A + 2 sqrt(det A))

@@ -126,8 +126,10 @@ TEST(NDis, AnEarlierDStepsOverflowIsCountedInTheRow) {
       std::vector<std::string> cells;
       std::string row = m.csv_row(), cell;
       for (char ch : row + ",") {
-        if (ch == ',') cells.push_back(cell), cell.clear();
-        else cell += ch;
+        if (ch == ',')
+          cells.push_back(cell), cell.clear();
+        else
+          cell += ch;
       }
       EXPECT_EQ(StepMetrics::from_csv_row(header, cells).skipped_d, 1) << "read back from metrics.csv";
     } else {

@@ -101,7 +101,8 @@ TEST(OverflowLocator, ForwardOverflowInAChosenLayerIsNamed) {
     EXPECT_EQ(fp.type, "Conv2d");
     EXPECT_EQ(fp.input, "real images");
     size_t i = 0;
-    for (StateBuffer* s : t.discriminator().buffers()) EXPECT_EQ(to_host(b, s->value), running[i++]) << "the probe applies nothing";
+    for (StateBuffer* s : t.discriminator().buffers())
+      EXPECT_EQ(to_host(b, s->value), running[i++]) << "the probe applies nothing";
     RunEvent e{rows[0].step, 0, EventType::Overflow, "D", "D gradients had inf/NaN"};
     locate_overflow(t.tensor_names(), rows[0], "D", e);
     add_forward_location(fp, e);
@@ -252,8 +253,10 @@ TEST(Alerts, RaisedOncePerEpisodeWithARemedy) {
     StepMetrics m = row(s, false, 1024);
     m.d_real = m.d_fake = 0.5;
     const auto ev = col.observe(m, true, 1, names);
-    if (s < 5) EXPECT_TRUE(ev.empty()) << s;
-    else EXPECT_EQ(kinds(ev), std::vector<std::string>{"collapsed_d"});
+    if (s < 5)
+      EXPECT_TRUE(ev.empty()) << s;
+    else
+      EXPECT_EQ(kinds(ev), std::vector<std::string>{"collapsed_d"});
   }
 }
 
@@ -270,7 +273,8 @@ TEST(Alerts, SessionWarnsWhenTheScaleIsStuckAtItsFloor) {
   }
   std::vector<std::string> alerts;
   for (const RunEvent& e : RunFolder(dir).read_events())
-    if (e.type == EventType::Warning && e.data.contains("alert")) alerts.push_back(e.data["alert"].get<std::string>() + " " + e.network);
+    if (e.type == EventType::Warning && e.data.contains("alert"))
+      alerts.push_back(e.data["alert"].get<std::string>() + " " + e.network);
   EXPECT_NE(std::find(alerts.begin(), alerts.end(), "scale_floor D"), alerts.end());
   EXPECT_NE(std::find(alerts.begin(), alerts.end(), "skip_streak D"), alerts.end());
   EXPECT_EQ(std::count(alerts.begin(), alerts.end(), "skip_streak D"), 1);

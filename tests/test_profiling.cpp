@@ -13,9 +13,9 @@
 #include <gtest/gtest.h>
 
 #include "core/backend/cpu/cpu_backend.h"
-#include "core/backend/profiling_backend.h"
 #include "core/backend/cpu/cpu_gemm.h"
 #include "core/backend/cpu/cpu_precision.h"
+#include "core/backend/profiling_backend.h"
 #include "core/common/cpu_features.h"
 #include "core/common/rng.h"
 #include "core/train/trainer.h"
@@ -60,8 +60,8 @@ TEST(ProfilingBackend, TrainsBitIdenticallyAndCountsEveryFamily) {
       EXPECT_TRUE(same_bits(a[i].grad_norm_g, b[i].grad_norm_g)) << precision_name(p) << " step " << i;
     }
     const OpProfile& op = prof.profile();
-    for (OpFamily f : {OpFamily::Conv, OpFamily::BatchNorm, OpFamily::Elementwise, OpFamily::Loss,
-                       OpFamily::AmpPasses, OpFamily::Optimizer, OpFamily::Data}) {
+    for (OpFamily f : {OpFamily::Conv, OpFamily::BatchNorm, OpFamily::Elementwise, OpFamily::Loss, OpFamily::AmpPasses,
+                       OpFamily::Optimizer, OpFamily::Data}) {
       EXPECT_GT(op.calls[static_cast<size_t>(f)], 0) << op_family_name(f);
       EXPECT_GT(op.seconds[static_cast<size_t>(f)], 0.0) << op_family_name(f);
     }
@@ -133,9 +133,11 @@ TEST(CpuFeatures, NamePerPrecisionWhetherItIsHardware) {
   // and the kernels not forced to OpenBLAS.
   const bool bf16_unit = cpu_features().avx512_bf16 && cpu::onednn_available();
   EXPECT_EQ(cpu_precision_is_hardware("bf16"), bf16_unit);
-  EXPECT_EQ(cpu_precision_support("bf16").rfind(bf16_unit ? "hardware" : "emulated", 0), 0u) << cpu_precision_support("bf16");
+  EXPECT_EQ(cpu_precision_support("bf16").rfind(bf16_unit ? "hardware" : "emulated", 0), 0u)
+      << cpu_precision_support("bf16");
   EXPECT_FALSE(cpu_precision_is_hardware("bf16", CpuKernels::OpenBlas));
   EXPECT_EQ(cpu_precision_support("bf16", CpuKernels::OpenBlas).rfind("emulated", 0), 0u);
   const bool has_unit = cpu_features().avx512_bf16 || cpu_features().amx_bf16;
-  EXPECT_EQ(cpu_precision_support("bf16", CpuKernels::OpenBlas).find("has no AVX512-BF16") == std::string::npos, has_unit);
+  EXPECT_EQ(cpu_precision_support("bf16", CpuKernels::OpenBlas).find("has no AVX512-BF16") == std::string::npos,
+            has_unit);
 }

@@ -11,8 +11,8 @@
 
 namespace fs = std::filesystem;
 using namespace ampgan;
-using ampgan::testing::TempDir;
 using ampgan::testing::error_of;
+using ampgan::testing::TempDir;
 
 TEST(RunFolder, NamesEveryFileAsTheReadmeDescribes) {
   const RunFolder f("runs/x");

@@ -56,11 +56,11 @@ TEST(CompareTable, CellsFollowTheColumnsAndDivideByTheBaseline) {
   EXPECT_EQ(amp[4], "24.00 MiB");
   EXPECT_EQ(cols[kCompareFirstMemColumn + static_cast<int>(MemCategory::Activation)], "Activations");
   EXPECT_EQ(amp[kCompareFirstMemColumn + static_cast<int>(MemCategory::Activation)], "12.00 MiB");
-  EXPECT_EQ(amp[12], "–");               // the largest batch was not searched
-  EXPECT_EQ(amp[15], "1 / 0");           // one overflow of D
-  EXPECT_EQ(amp[16], "0 / 0");           // nan_to_num replaced nothing
-  EXPECT_EQ(amp[17], "2^16 / 2^16");     // the final scales
-  EXPECT_EQ(amp[18], "–");               // no evaluation ran
+  EXPECT_EQ(amp[12], "–");            // the largest batch was not searched
+  EXPECT_EQ(amp[15], "1 / 0");        // one overflow of D
+  EXPECT_EQ(amp[16], "0 / 0");        // nan_to_num replaced nothing
+  EXPECT_EQ(amp[17], "2^16 / 2^16");  // the final scales
+  EXPECT_EQ(amp[18], "–");            // no evaluation ran
   EXPECT_EQ(amp.back(), "/runs/x/FP16 AMP");
   std::vector<StepMetrics> rows(3);
   rows[0].replaced_d = 5;

@@ -1,24 +1,23 @@
 // Runs on disk: the folder layout, exact resume, and bad input that must be refused clearly
 // without touching anything already there.
+#include <sys/stat.h>
+#include <unistd.h>
 #include <cmath>
-#include <filesystem>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <optional>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <gtest/gtest.h>
 
 #include "core/backend/cpu/cpu_backend.h"
+#include "core/backend/elementwise.h"
 #include "core/common/error.h"
 #include "core/common/rng.h"
 #include "core/io/atomic_file.h"
 #include "core/io/image_io.h"
 #include "core/io/safetensors.h"
-#include "core/backend/cpu/cpu_backend.h"
-#include "core/backend/elementwise.h"
 #include "core/run/checkpoint.h"
 #include "core/run/checkpoint_integrity.h"
 #include "core/run/run_folder.h"
@@ -74,9 +73,10 @@ TEST(Session, WritesTheRunFolder) {
   std::ifstream csv(d / "metrics.csv");
   std::string header;
   std::getline(csv, header);
-  EXPECT_EQ(header, "step,precision,loss_d,loss_g,d_real,d_fake,grad_norm_d,grad_norm_g,scale_d,scale_g,"
-                    "skipped_d,skipped_g,underflow_d,underflow_g,step_ms,images_per_s,memory_mb,time_s,swd,fd,"
-                    "replaced_d,replaced_g");
+  EXPECT_EQ(header,
+            "step,precision,loss_d,loss_g,d_real,d_fake,grad_norm_d,grad_norm_g,scale_d,scale_g,"
+            "skipped_d,skipped_g,underflow_d,underflow_g,step_ms,images_per_s,memory_mb,time_s,swd,fd,"
+            "replaced_d,replaced_g");
   for (const char* f : {"samples/step_000005.png", "samples/step_000010.png", "samples/step_000012.png",
                         "checkpoints/step_000010.safetensors", "checkpoints/step_000012.safetensors"})
     EXPECT_TRUE(fs::exists(d / f)) << f;
@@ -237,14 +237,16 @@ TEST(SessionErrors, BadSettingsCreateNothing) {
     edit(c);
     return c;
   };
-  expect_error([&] { Session::create(with([](RunConfig& c) { c.batch = 4096; })); }, {"--batch", "larger than the dataset"});
+  expect_error([&] { Session::create(with([](RunConfig& c) { c.batch = 4096; })); },
+               {"--batch", "larger than the dataset"});
   expect_error([&] { Session::create(with([](RunConfig& c) { c.batch = 0; })); }, {"--batch"});
   expect_error([&] { Session::create(with([](RunConfig& c) { c.res = 48; })); }, {"--res", "32, 64 or 128"});
   expect_error([&] { Session::create(with([](RunConfig& c) { c.lr_g = -1e-4f; })); }, {"--lr-g"});
   expect_error([&] { Session::create(with([](RunConfig& c) { c.lr_d = 0.0f; })); }, {"--lr-d"});
   expect_error([&] { Session::create(with([](RunConfig& c) { c.lr_d = NAN; })); }, {"--lr-d"});
   expect_error([&] { Session::create(with([](RunConfig& c) { c.lr_g = INFINITY; })); }, {"--lr-g"});
-  expect_error([&] { Session::create(with([](RunConfig& c) { c.backend = "tpu"; })); }, {"--backend", "auto, cpu or cuda"});
+  expect_error([&] { Session::create(with([](RunConfig& c) { c.backend = "tpu"; })); },
+               {"--backend", "auto, cpu or cuda"});
   expect_error([&] { Session::create(with([&](RunConfig& c) { c.dataset = (tmp / "nope").string(); })); }, {"nope"});
   expect_error([] { parse_precision("fp8"); }, {"--precision", "fp16"});
   EXPECT_FALSE(fs::exists(out)) << "a refused run must not leave a folder behind";
@@ -334,7 +336,7 @@ TEST(SessionErrors, DivergenceStopsWithIntactWeights) {
   c.precision = Precision::FP16;
   c.scaler.init_scale = 1e30f;  // far beyond FP16: every step overflows...
   c.scaler.max_scale = 1e30f;
-  c.scaler.min_scale = 1e30f;   // ...and the floor forbids backing off
+  c.scaler.min_scale = 1e30f;  // ...and the floor forbids backing off
   c.steps = 1000;
   auto s = Session::create(c);
   expect_error([&] { s->run(); }, {"diverged", "inf/NaN"});
@@ -432,8 +434,10 @@ TEST(SessionErrors, CheckpointMetadataIsValidated) {
   const io::StFile good = io::read_safetensors(ck);
   auto with = [&](const std::string& key, const std::string* value) {
     io::StFile f = good;
-    if (value) f.metadata[key] = *value;
-    else f.metadata.erase(key);
+    if (value)
+      f.metadata[key] = *value;
+    else
+      f.metadata.erase(key);
     io::write_safetensors(ck, f);
   };
   const std::string wide_config = [&] {
@@ -557,9 +561,11 @@ TEST(RunConfigNumbers, OneTableForEverySource) {
   c.set_number("lr", nlohmann::json(0.001), "test");
   EXPECT_FLOAT_EQ(c.lr_g, 0.001f);
   EXPECT_FLOAT_EQ(c.lr_d, 0.001f);
-  expect_error([&] { c.set_number("width", nlohmann::json(int64_t{4294967304}), "--width"); }, {"--width", "out of range"});
+  expect_error([&] { c.set_number("width", nlohmann::json(int64_t{4294967304}), "--width"); },
+               {"--width", "out of range"});
   expect_error([&] { c.set_number("gpu", nlohmann::json(-1), "--gpu"); }, {"--gpu", "out of range"});
-  expect_error([&] { c.set_number("batch", nlohmann::json::parse("1"), "x"); }, {"batch 1", "out of range"});  // unsigned
+  expect_error([&] { c.set_number("batch", nlohmann::json::parse("1"), "x"); },
+               {"batch 1", "out of range"});  // unsigned
   expect_error([&] { c.set_number("steps", nlohmann::json(1e19), "x"); }, {"steps", "out of range"});
   EXPECT_EQ(c.width, 64) << "a refused value must not be stored";
   expect_error([&] { RunConfig::from_json(nlohmann::json::parse(R"({"eval_samples": 2.5})"), "f.json"); },

@@ -125,9 +125,10 @@ TEST(SettingsTable, JsonRefusesWrongTypesNamingTheKey) {
     SCOPED_TRACE(s.key);
     RunConfig c;
     // A number where text belongs, text where a number belongs.
-    const nlohmann::json wrong = s.type == SettingType::Text || s.type == SettingType::Choice || s.type == SettingType::Bool
-                                     ? nlohmann::json(17)
-                                     : nlohmann::json("17");
+    const nlohmann::json wrong =
+        s.type == SettingType::Text || s.type == SettingType::Choice || s.type == SettingType::Bool
+            ? nlohmann::json(17)
+            : nlohmann::json("17");
     expect_error([&] { c.apply_json(nlohmann::json{{s.key, wrong}}, "bad.json"); }, {s.key, "bad.json"});
   }
   expect_error([] { RunConfig::from_json(nlohmann::json{{"widht", 64}}, "typo.json"); }, {"unknown setting 'widht'"});
@@ -153,11 +154,9 @@ TEST(SettingsTable, EveryRowRoundTripsThroughTheCommandLine) {
 
 TEST(SettingsTable, CommandLineOptionsOverrideTheModelsRecipeAndConfigFile) {
   ampgan::testing::TempDir tmp;
-  {
-    std::ofstream(tmp / "c.json") << R"({"width": 32, "batch": 8})";
-  }
-  std::vector<std::string> words = {"ampgan", "train", "--lr-d=0.0003", "--model", "resnet",
-                                    "--config", (tmp / "c.json").string(), "--batch", "16"};
+  { std::ofstream(tmp / "c.json") << R"({"width": 32, "batch": 8})"; }
+  std::vector<std::string> words = {
+      "ampgan", "train", "--lr-d=0.0003", "--model", "resnet", "--config", (tmp / "c.json").string(), "--batch", "16"};
   std::vector<char*> argv;
   for (std::string& w : words) argv.push_back(w.data());
   cli::Args a = cli::train_args();
@@ -213,7 +212,8 @@ TEST(SettingsTable, ManPageAndHelpCoverEveryOption) {
 
 // Presets name settings by their JSON keys: every key is a row, and every preset is valid.
 TEST(SettingsTable, PresetsUseTheTablesKeys) {
-  const nlohmann::json presets = nlohmann::json::parse(read_text(std::string(AMPGAN_SOURCE_DIR) + "/resources/presets.json"));
+  const nlohmann::json presets =
+      nlohmann::json::parse(read_text(std::string(AMPGAN_SOURCE_DIR) + "/resources/presets.json"));
   ASSERT_GE(presets.size(), 5u);
   for (auto it = presets.begin(); it != presets.end(); ++it) {
     SCOPED_TRACE(it.key());

@@ -1,11 +1,11 @@
 #include "tests/test_support.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
 #include <array>
 #include <cmath>
 #include <cstdio>
 #include <random>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "core/backend/cpu/cpu_backend.h"
 #include "core/common/rng.h"

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include <gtest/gtest.h>
-#include <opencv2/imgcodecs.hpp>
 #include <zip.h>
+#include <opencv2/imgcodecs.hpp>
 
 #include "core/common/error.h"
 #include "core/data/image_set.h"
@@ -170,17 +170,23 @@ TEST(ZipDataset, DatasetJsonThatDoesNotMatchIsAnError) {
                           R"(["00000/img00000002.png", 1], ["00000/img00000003.png", 1])";
   expect_error([&] { load_dataset(with_json("few.zip", "{\"labels\": " + two + "]}"), LoadOptions{}); },
                {"few.zip: dataset.json", "no label for 1 image", "img00000004.png"});
-  expect_error([&] {
-    load_dataset(with_json("extra.zip", "{\"labels\": " + two + R"(, ["00000/img00000004.png", 0], ["x.png", 3]]})"),
-                 LoadOptions{});
-  }, {"extra.zip: dataset.json", "does not hold", "x.png"});
+  expect_error(
+      [&] {
+        load_dataset(
+            with_json("extra.zip", "{\"labels\": " + two + R"(, ["00000/img00000004.png", 0], ["x.png", 3]]})"),
+            LoadOptions{});
+      },
+      {"extra.zip: dataset.json", "does not hold", "x.png"});
   expect_error([&] { load_dataset(with_json("syntax.zip", "{\"labels\": [["), LoadOptions{}); },
                {"syntax.zip: dataset.json", "not valid JSON"});
   expect_error([&] { load_dataset(with_json("nokey.zip", "{\"classes\": 3}"), LoadOptions{}); },
                {"nokey.zip: dataset.json", "no \"labels\" key"});
-  expect_error([&] {
-    load_dataset(with_json("neg.zip", "{\"labels\": " + two + R"(, ["00000/img00000004.png", -1]]})"), LoadOptions{});
-  }, {"neg.zip: dataset.json", "whole class from 0"});
+  expect_error(
+      [&] {
+        load_dataset(with_json("neg.zip", "{\"labels\": " + two + R"(, ["00000/img00000004.png", -1]]})"),
+                     LoadOptions{});
+      },
+      {"neg.zip: dataset.json", "whole class from 0"});
 }
 
 // A dataset.json far larger than labels for the archive's images can be (the probe's: 200 MB

@@ -53,7 +53,8 @@ void check_loss_scale(float v, const char* flag, const char* what, const char* d
   std::snprintf(buf, sizeof buf, "%s %g is outside the usable range", what, static_cast<double>(v));
   throw Error(buf, flag,
               std::string("use a loss scale from 1.18e-38 (2^-126, FP32's smallest normal number, so that 1/S "
-                          "stays finite) to 3.4e38 (FP32's largest); ") + default_hint);
+                          "stays finite) to 3.4e38 (FP32's largest); ") +
+                  default_hint);
 }
 
 void check_scaler_state(float scale, float growth_tracker, const ew::ScalerConfig& c) {
@@ -76,8 +77,10 @@ std::string scale_label(double scale) {
   if (!(scale > 0) || !std::isfinite(scale)) return "?";
   const double l = std::log2(scale);
   char buf[32];
-  if (std::fabs(l - std::round(l)) < 1e-9) std::snprintf(buf, sizeof buf, "2^%d", static_cast<int>(std::round(l)));
-  else std::snprintf(buf, sizeof buf, "%.4g", scale);
+  if (std::fabs(l - std::round(l)) < 1e-9)
+    std::snprintf(buf, sizeof buf, "2^%d", static_cast<int>(std::round(l)));
+  else
+    std::snprintf(buf, sizeof buf, "%.4g", scale);
   return buf;
 }
 

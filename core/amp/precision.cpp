@@ -14,29 +14,40 @@ Precision parse_precision(const std::string& s) {
 
 const char* precision_name(Precision p) {
   switch (p) {
-    case Precision::FP32: return "fp32";
-    case Precision::TF32: return "tf32";
-    case Precision::FP16: return "fp16";
-    case Precision::BF16: return "bf16";
+    case Precision::FP32:
+      return "fp32";
+    case Precision::TF32:
+      return "tf32";
+    case Precision::FP16:
+      return "fp16";
+    case Precision::BF16:
+      return "bf16";
   }
   return "?";
 }
 
 const char* precision_label(Precision p) {
   switch (p) {
-    case Precision::FP32: return "FP32";
-    case Precision::TF32: return "TF32";
-    case Precision::FP16: return "FP16 AMP";
-    case Precision::BF16: return "BF16 AMP";
+    case Precision::FP32:
+      return "FP32";
+    case Precision::TF32:
+      return "TF32";
+    case Precision::FP16:
+      return "FP16 AMP";
+    case Precision::BF16:
+      return "BF16 AMP";
   }
   return "?";
 }
 
 DType compute_dtype(Precision p) {
   switch (p) {
-    case Precision::FP16: return DType::F16;
-    case Precision::BF16: return DType::BF16;
-    default: return DType::F32;
+    case Precision::FP16:
+      return DType::F16;
+    case Precision::BF16:
+      return DType::BF16;
+    default:
+      return DType::F32;
   }
 }
 
@@ -51,19 +62,26 @@ AmpStrategy parse_amp_strategy(const std::string& s) {
 
 const char* amp_strategy_name(AmpStrategy s) {
   switch (s) {
-    case AmpStrategy::Auto: return "auto";
-    case AmpStrategy::Scale: return "scale";
-    case AmpStrategy::NanToNum: return "nan_to_num";
-    case AmpStrategy::None: return "none";
+    case AmpStrategy::Auto:
+      return "auto";
+    case AmpStrategy::Scale:
+      return "scale";
+    case AmpStrategy::NanToNum:
+      return "nan_to_num";
+    case AmpStrategy::None:
+      return "none";
   }
   return "?";
 }
 
 bool uses_loss_scaling(AmpStrategy s, Precision p, bool bf16_loss_scaling) {
   switch (s) {
-    case AmpStrategy::Auto: return p == Precision::FP16 || (p == Precision::BF16 && bf16_loss_scaling);
-    case AmpStrategy::Scale: return is_mixed(p);
-    default: return false;
+    case AmpStrategy::Auto:
+      return p == Precision::FP16 || (p == Precision::BF16 && bf16_loss_scaling);
+    case AmpStrategy::Scale:
+      return is_mixed(p);
+    default:
+      return false;
   }
 }
 

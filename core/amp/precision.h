@@ -13,8 +13,8 @@ namespace ampgan {
 enum class Precision : uint8_t { FP32, TF32, FP16, BF16 };
 
 Precision parse_precision(const std::string& s);  // throws Error naming --precision
-const char* precision_name(Precision p);           // "fp32", "tf32", "fp16", "bf16"
-const char* precision_label(Precision p);          // "FP32", "TF32", "FP16 AMP", "BF16 AMP"
+const char* precision_name(Precision p);          // "fp32", "tf32", "fp16", "bf16"
+const char* precision_label(Precision p);         // "FP32", "TF32", "FP16 AMP", "BF16 AMP"
 DType compute_dtype(Precision p);
 inline bool is_mixed(Precision p) { return p == Precision::FP16 || p == Precision::BF16; }
 
@@ -27,7 +27,7 @@ inline bool is_mixed(Precision p) { return p == Precision::FP16 || p == Precisio
 //   none        no loss scaling; an overflow still skips the step
 enum class AmpStrategy : uint8_t { Auto, Scale, NanToNum, None };
 AmpStrategy parse_amp_strategy(const std::string& s);  // throws Error naming --amp-strategy
-const char* amp_strategy_name(AmpStrategy s);         // "auto", "scale", "nan_to_num", "none"
+const char* amp_strategy_name(AmpStrategy s);          // "auto", "scale", "nan_to_num", "none"
 // Whether the loss scaler is on for a precision under a strategy.
 bool uses_loss_scaling(AmpStrategy s, Precision p, bool bf16_loss_scaling);
 // StyleGAN2-ADA's replacement for +-inf (training/training_loop.py: nan_to_num(nan=0, posinf=1e5, neginf=-1e5)).

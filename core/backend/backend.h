@@ -111,8 +111,8 @@ class MemoryTracker {
 class HostReadback {
  public:
   virtual ~HostReadback() = default;
-  virtual bool ready() = 0;               // non-blocking
-  virtual const float* wait() = 0;        // blocks until ready; the copied FP32 values
+  virtual bool ready() = 0;         // non-blocking
+  virtual const float* wait() = 0;  // blocks until ready; the copied FP32 values
 };
 
 class Backend {
@@ -150,8 +150,7 @@ class Backend {
   // Normal(0, stddev) numbers from Philox stream (seed, stream + counter); counter is an
   // optional count on the device, FP32 [lo, hi] (ew::count_load; so a replayed step draws fresh
   // numbers), or undefined.
-  virtual void fill_normal(Tensor& t, uint64_t seed, uint64_t stream, const Tensor& counter,
-                           float stddev) = 0;
+  virtual void fill_normal(Tensor& t, uint64_t seed, uint64_t stream, const Tensor& counter, float stddev) = 0;
   // dst[dst_index] = src[src_index] (FP32 scalars), and dst[i] += value.
   virtual void copy_scalar(const Tensor& src, int src_index, Tensor& dst, int dst_index) = 0;
   virtual void add_scalar(Tensor& dst, int index, float value) = 0;
@@ -160,16 +159,15 @@ class Backend {
 
   // ---- matrix products, row-major: C(m,n) = alpha * op(A) * op(B) + beta * C ----
   // A, B share a dtype; C may be FP32 or that dtype. FP32 accumulate.
-  virtual void gemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const Tensor& a,
-                    const Tensor& b, float beta, Tensor& c) = 0;
+  virtual void gemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const Tensor& a, const Tensor& b,
+                    float beta, Tensor& c) = 0;
 
   // ---- convolution (no bias; see bias_add). x, w, y share a dtype. ----
   virtual void conv2d_forward(const ConvGeometry& g, const Tensor& x, const Tensor& w, Tensor& y) = 0;
-  virtual void conv2d_backward_data(const ConvGeometry& g, const Tensor& dy, const Tensor& w,
-                                    Tensor& dx) = 0;
+  virtual void conv2d_backward_data(const ConvGeometry& g, const Tensor& dy, const Tensor& w, Tensor& dx) = 0;
   // dw = sum over the batch (accumulate: dw += ...); dw in the dtype of x and dy.
-  virtual void conv2d_backward_filter(const ConvGeometry& g, const Tensor& x, const Tensor& dy,
-                                      Tensor& dw, bool accumulate) = 0;
+  virtual void conv2d_backward_filter(const ConvGeometry& g, const Tensor& x, const Tensor& dy, Tensor& dw,
+                                      bool accumulate) = 0;
 
   // ---- bias over the last axis; b and db are FP32 ----
   virtual void bias_add(Tensor& y, const Tensor& b) = 0;
@@ -178,16 +176,14 @@ class Backend {
   // ---- batch norm over all axes but the last; FP32 statistics and parameters ----
   // update_running false: use batch statistics without touching the running averages (for
   // sampling between steps, which must not change training).
-  virtual void batchnorm_forward_train(const Tensor& x, const Tensor& gamma, const Tensor& beta,
-                                       Tensor& running_mean, Tensor& running_var, float momentum,
-                                       float eps, bool update_running, Tensor& y,
+  virtual void batchnorm_forward_train(const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& running_mean,
+                                       Tensor& running_var, float momentum, float eps, bool update_running, Tensor& y,
                                        Tensor& save_mean, Tensor& save_invstd) = 0;
   virtual void batchnorm_forward_eval(const Tensor& x, const Tensor& gamma, const Tensor& beta,
-                                      const Tensor& running_mean, const Tensor& running_var,
-                                      float eps, Tensor& y) = 0;
-  virtual void batchnorm_backward(const Tensor& x, const Tensor& dy, const Tensor& gamma,
-                                  const Tensor& save_mean, const Tensor& save_invstd, Tensor& dx,
-                                  Tensor& dgamma, Tensor& dbeta, bool accumulate) = 0;
+                                      const Tensor& running_mean, const Tensor& running_var, float eps, Tensor& y) = 0;
+  virtual void batchnorm_backward(const Tensor& x, const Tensor& dy, const Tensor& gamma, const Tensor& save_mean,
+                                  const Tensor& save_invstd, Tensor& dx, Tensor& dgamma, Tensor& dbeta,
+                                  bool accumulate) = 0;
   // A training step's forward passes update staged copies of the running averages, since whether
   // the step counts is known only after its backward pass. Then, for each pair i (FP32 tensors of
   // equal size): if every scalars[skip_slots[j]] is 0, running[i] = staged[i] (commit); else
@@ -197,8 +193,7 @@ class Backend {
 
   // ---- activations (y and dx may alias x and dy) ----
   virtual void activation_forward(ew::Act act, float alpha, const Tensor& x, Tensor& y) = 0;
-  virtual void activation_backward(ew::Act act, float alpha, const Tensor& y, const Tensor& dy,
-                                   Tensor& dx) = 0;
+  virtual void activation_backward(ew::Act act, float alpha, const Tensor& y, const Tensor& dy, Tensor& dx) = 0;
 
   // ---- residual sums and resampling (the ResNet GAN's blocks), NHWC ----
   // FP32 arithmetic on the widened values, one rounding into the output's dtype; shapes come
@@ -233,30 +228,28 @@ class Backend {
   // ---- losses, on FP32 logits (n) ----
   // scalars[loss_slot] += mean loss; scalars[prob_slot] = mean sigmoid(logit) (prob_slot < 0:
   // skip); dlogits = d(mean loss)/d(logit) * loss_scale, loss_scale = scaler_state[0].
-  virtual void gan_loss(LossKind kind, LossRole role, const Tensor& logits,
-                        const Tensor& scaler_state, Tensor& dlogits, Tensor& scalars,
-                        int loss_slot, int prob_slot) = 0;
+  virtual void gan_loss(LossKind kind, LossRole role, const Tensor& logits, const Tensor& scaler_state, Tensor& dlogits,
+                        Tensor& scalars, int loss_slot, int prob_slot) = 0;
   // Softmax cross-entropy for classifiers: logits (n, classes) FP32, labels (n) FP32 class ids.
   // scalars[loss_slot] = mean loss, scalars[correct_slot] = number of correct argmaxes,
   // dlogits = d(mean loss)/d(logits).
-  virtual void softmax_cross_entropy(const Tensor& logits, const Tensor& labels, Tensor& dlogits,
-                                     Tensor& scalars, int loss_slot, int correct_slot) = 0;
+  virtual void softmax_cross_entropy(const Tensor& logits, const Tensor& labels, Tensor& dlogits, Tensor& scalars,
+                                     int loss_slot, int correct_slot) = 0;
 
   // ---- mixed precision ----
   // The unscale-and-check pass over one network's gradients: found-inf flag, L2 norm squared of
   // g / scale, and zero / subnormal counts (each value judged in its own storage format: for
   // half gradients these are the values lost or degraded by underflow). scale = scaler_state[0].
   // With slots.per_tensor >= 0 also each tensor's max |g / scale|, non-finite and underflow counts.
-  virtual void grad_stats(const std::vector<Tensor>& grads, const Tensor& scaler_state,
-                          Tensor& scalars, const GradStatSlots& slots) = 0;
+  virtual void grad_stats(const std::vector<Tensor>& grads, const Tensor& scaler_state, Tensor& scalars,
+                          const GradStatSlots& slots) = 0;
   // hist (FP32, ew::kHistBins) = counts of ew::exponent_bin over the stored gradient values.
   virtual void grad_histogram(const std::vector<Tensor>& grads, Tensor& hist) = 0;
   // Adam over one network, fused: reads the scaled gradient, writes FP32 master and moments and
   // the half copy. Does nothing when scalars[found_inf_slot] != 0; otherwise step_count (FP32
   // [lo, hi], ew::count_increment) += 1 first (it is Adam's t). inv scale = 1 / scaler_state[0].
-  virtual void adam_step(const std::vector<AdamTensor>& params, const AdamConfig& cfg,
-                         Tensor& step_count, const Tensor& scaler_state, const Tensor& scalars,
-                         int found_inf_slot) = 0;
+  virtual void adam_step(const std::vector<AdamTensor>& params, const AdamConfig& cfg, Tensor& step_count,
+                         const Tensor& scaler_state, const Tensor& scalars, int found_inf_slot) = 0;
   // The generator's EMA, FP32: shadow[i] = d * shadow[i] + (1 - d) * params[i] with
   // d = ew::ema_decay(decay, rampup, t), t = step_count (Adam's FP32 [lo, hi] count, after this
   // step's increment). Does nothing when scalars[found_inf_slot] != 0: a skipped G update does
@@ -264,8 +257,8 @@ class Backend {
   virtual void ema_update(const std::vector<Tensor>& shadow, const std::vector<Tensor>& params, float decay,
                           float rampup, const Tensor& step_count, const Tensor& scalars, int found_inf_slot) = 0;
   // scaler_state = [scale, growth_tracker]; backs off if any scalars[found_inf_slots[i]] != 0.
-  virtual void scaler_update(Tensor& scaler_state, const ew::ScalerConfig& cfg,
-                             const Tensor& scalars, const std::vector<int>& found_inf_slots) = 0;
+  virtual void scaler_update(Tensor& scaler_state, const ew::ScalerConfig& cfg, const Tensor& scalars,
+                             const std::vector<int>& found_inf_slots) = 0;
 
   // ---- AMP safeguards (StyleGAN2-ADA's recipe; CPU: cpu_amp_guards.cpp, CUDA: kernels_amp_guards.cu) ----
   // Activation clamp (conv_clamp): y = clamp(x, -c, c), same dtype and size; NaN stays NaN.
@@ -282,7 +275,7 @@ class Backend {
   // ---- whole-step capture (CUDA graphs); the CPU backend has none ----
   virtual bool supports_capture() const { return false; }
   virtual void begin_capture() {}
-  virtual void end_capture() {}   // the captured work becomes the replayable step
+  virtual void end_capture() {}  // the captured work becomes the replayable step
   virtual void replay() {}
   virtual void drop_capture() {}
 

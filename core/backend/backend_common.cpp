@@ -14,9 +14,12 @@ namespace ampgan {
 
 const char* cpu_kernels_name(CpuKernels k) {
   switch (k) {
-    case CpuKernels::Auto: return "auto";
-    case CpuKernels::OpenBlas: return "openblas";
-    case CpuKernels::OneDnn: return "onednn";
+    case CpuKernels::Auto:
+      return "auto";
+    case CpuKernels::OpenBlas:
+      return "openblas";
+    case CpuKernels::OneDnn:
+      return "onednn";
   }
   return "?";
 }
@@ -34,12 +37,10 @@ void MemoryTracker::add(MemCategory c, size_t bytes) {
   const size_t i = static_cast<size_t>(c);
   const size_t now = current_[i].fetch_add(bytes) + bytes;
   size_t p = peak_[i].load();
-  while (now > p && !peak_[i].compare_exchange_weak(p, now)) {
-  }
+  while (now > p && !peak_[i].compare_exchange_weak(p, now)) {}
   const size_t total = total_.fetch_add(bytes) + bytes;
   size_t pt = peak_total_.load();
-  while (total > pt && !peak_total_.compare_exchange_weak(pt, total)) {
-  }
+  while (total > pt && !peak_total_.compare_exchange_weak(pt, total)) {}
 }
 
 void MemoryTracker::remove(MemCategory c, size_t bytes) {

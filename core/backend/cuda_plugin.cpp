@@ -53,8 +53,8 @@ Loaded load() {
     void* h = dlopen(p.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!h) {
       const char* err = dlerror();
-      l.why = std::string("the CUDA backend (") + p.lexically_normal().string() + ") could not be loaded: " +
-              (err ? err : "unknown error") +
+      l.why = std::string("the CUDA backend (") + p.lexically_normal().string() +
+              ") could not be loaded: " + (err ? err : "unknown error") +
               ". It needs the NVIDIA driver and NVIDIA's CUDA 13 runtime, cuBLAS 13 and cuDNN 9 libraries "
               "(docs/user-guide.md, 'Using an NVIDIA GPU'; installed: /usr/share/doc/ampgan-studio/docs/user-guide.md)";
       return l;
@@ -70,8 +70,9 @@ Loaded load() {
     l.api = api;  // the handle stays open for the life of the process
     return l;
   }
-  l.why = "this installation has no CUDA backend (install the ampgan-studio-cuda package; from source, "
-          "libampgan-cuda.so is built where the CUDA toolkit and cuDNN are present)";
+  l.why =
+      "this installation has no CUDA backend (install the ampgan-studio-cuda package; from source, "
+      "libampgan-cuda.so is built where the CUDA toolkit and cuDNN are present)";
   return l;
 }
 

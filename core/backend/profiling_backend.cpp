@@ -4,15 +4,24 @@ namespace ampgan {
 
 const char* op_family_name(OpFamily f) {
   switch (f) {
-    case OpFamily::Conv: return "conv";
-    case OpFamily::Gemm: return "gemm";
-    case OpFamily::BatchNorm: return "batch norm";
-    case OpFamily::Elementwise: return "element-wise";
-    case OpFamily::Loss: return "loss";
-    case OpFamily::AmpPasses: return "AMP passes";
-    case OpFamily::Optimizer: return "optimizer";
-    case OpFamily::Data: return "data";
-    case OpFamily::Count: break;
+    case OpFamily::Conv:
+      return "conv";
+    case OpFamily::Gemm:
+      return "gemm";
+    case OpFamily::BatchNorm:
+      return "batch norm";
+    case OpFamily::Elementwise:
+      return "element-wise";
+    case OpFamily::Loss:
+      return "loss";
+    case OpFamily::AmpPasses:
+      return "AMP passes";
+    case OpFamily::Optimizer:
+      return "optimizer";
+    case OpFamily::Data:
+      return "data";
+    case OpFamily::Count:
+      break;
   }
   return "?";
 }
@@ -94,8 +103,7 @@ void ProfilingBackend::bias_backward(const Tensor& dy, Tensor& db, bool accumula
 
 void ProfilingBackend::batchnorm_forward_train(const Tensor& x, const Tensor& gamma, const Tensor& beta,
                                                Tensor& running_mean, Tensor& running_var, float momentum, float eps,
-                                               bool update_running, Tensor& y, Tensor& save_mean,
-                                               Tensor& save_invstd) {
+                                               bool update_running, Tensor& y, Tensor& save_mean, Tensor& save_invstd) {
   timed(OpFamily::BatchNorm, 0, [&] {
     inner_.batchnorm_forward_train(x, gamma, beta, running_mean, running_var, momentum, eps, update_running, y,
                                    save_mean, save_invstd);
@@ -110,9 +118,8 @@ void ProfilingBackend::batchnorm_forward_eval(const Tensor& x, const Tensor& gam
 void ProfilingBackend::batchnorm_backward(const Tensor& x, const Tensor& dy, const Tensor& gamma,
                                           const Tensor& save_mean, const Tensor& save_invstd, Tensor& dx,
                                           Tensor& dgamma, Tensor& dbeta, bool accumulate) {
-  timed(OpFamily::BatchNorm, 0, [&] {
-    inner_.batchnorm_backward(x, dy, gamma, save_mean, save_invstd, dx, dgamma, dbeta, accumulate);
-  });
+  timed(OpFamily::BatchNorm, 0,
+        [&] { inner_.batchnorm_backward(x, dy, gamma, save_mean, save_invstd, dx, dgamma, dbeta, accumulate); });
 }
 
 void ProfilingBackend::batchnorm_commit_running(const std::vector<Tensor>& running, const std::vector<Tensor>& staged,
@@ -123,8 +130,7 @@ void ProfilingBackend::batchnorm_commit_running(const std::vector<Tensor>& runni
 void ProfilingBackend::activation_forward(ew::Act act, float alpha, const Tensor& x, Tensor& y) {
   timed(OpFamily::Elementwise, 0, [&] { inner_.activation_forward(act, alpha, x, y); });
 }
-void ProfilingBackend::activation_backward(ew::Act act, float alpha, const Tensor& y, const Tensor& dy,
-                                           Tensor& dx) {
+void ProfilingBackend::activation_backward(ew::Act act, float alpha, const Tensor& y, const Tensor& dy, Tensor& dx) {
   timed(OpFamily::Elementwise, 0, [&] { inner_.activation_backward(act, alpha, y, dy, dx); });
 }
 
@@ -155,7 +161,8 @@ void ProfilingBackend::spectral_norm_power_iteration(const Tensor& w, Tensor& u,
 }
 void ProfilingBackend::spectral_norm_forward(const Tensor& w, const Tensor& u, const Tensor& v, Tensor& sigma,
                                              Tensor& w_sn) {
-  timed(OpFamily::Gemm, 2.0 * static_cast<double>(w.numel()), [&] { inner_.spectral_norm_forward(w, u, v, sigma, w_sn); });
+  timed(OpFamily::Gemm, 2.0 * static_cast<double>(w.numel()),
+        [&] { inner_.spectral_norm_forward(w, u, v, sigma, w_sn); });
 }
 void ProfilingBackend::spectral_norm_backward(const Tensor& g, const Tensor& w, const Tensor& u, const Tensor& v,
                                               const Tensor& sigma, Tensor& dw, bool accumulate) {

@@ -55,8 +55,8 @@ class ProfilingBackend final : public Backend {
   void add_scalar(Tensor& dst, int index, float value) override;
   void count_increment(Tensor& count) override;
 
-  void gemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const Tensor& a, const Tensor& b,
-            float beta, Tensor& c) override;
+  void gemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const Tensor& a, const Tensor& b, float beta,
+            Tensor& c) override;
   void conv2d_forward(const ConvGeometry& g, const Tensor& x, const Tensor& w, Tensor& y) override;
   void conv2d_backward_data(const ConvGeometry& g, const Tensor& dy, const Tensor& w, Tensor& dx) override;
   void conv2d_backward_filter(const ConvGeometry& g, const Tensor& x, const Tensor& dy, Tensor& dw,

@@ -32,7 +32,8 @@ inline SnMatrix check_sn_forward(const Tensor& w, const Tensor& u, const Tensor&
                                  const Tensor& w_sn) {
   const SnMatrix m = sn_matrix(w, u, v, "spectral_norm_forward");
   if (sigma.dtype() != DType::F32 || sigma.numel() < 1 || w_sn.numel() != w.numel())
-    throw Error("spectral_norm_forward: sigma must be FP32 and w_sn the weight's size", "", "this is a bug in the caller");
+    throw Error("spectral_norm_forward: sigma must be FP32 and w_sn the weight's size", "",
+                "this is a bug in the caller");
   return m;
 }
 

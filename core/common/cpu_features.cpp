@@ -29,9 +29,9 @@ CpuFeatures detect() {
   if (!__get_cpuid(1, &a, &b, &c, &d)) return f;
   const bool osxsave = bit(c, 27);
   const uint64_t xs = osxsave ? xcr0() : 0;
-  const bool os_avx = (xs & 0x6) == 0x6;           // XMM and YMM state saved by the OS
+  const bool os_avx = (xs & 0x6) == 0x6;                 // XMM and YMM state saved by the OS
   const bool os_avx512 = os_avx && (xs & 0xe0) == 0xe0;  // opmask, ZMM0-15 high, ZMM16-31
-  const bool os_amx = (xs & 0x60000) == 0x60000;   // tile config and tile data
+  const bool os_amx = (xs & 0x60000) == 0x60000;         // tile config and tile data
   f.fma = os_avx && bit(c, 12);
   f.f16c = os_avx && bit(c, 29) && bit(c, 28);
   if (__get_cpuid_max(0, nullptr) < 7) return f;

@@ -9,9 +9,9 @@ namespace ampgan {
 
 struct CpuFeatures {
   bool avx2 = false, fma = false, f16c = false;
-  bool avx512f = false;       // AVX-512 Foundation
-  bool avx512_bf16 = false;   // BF16 dot products (VDPBF16PS): 2x the FP32 rate
-  bool avx512_fp16 = false;   // FP16 arithmetic
+  bool avx512f = false;                     // AVX-512 Foundation
+  bool avx512_bf16 = false;                 // BF16 dot products (VDPBF16PS): 2x the FP32 rate
+  bool avx512_fp16 = false;                 // FP16 arithmetic
   bool amx_bf16 = false, amx_fp16 = false;  // tile matrix units (AMX-TILE plus the type)
 
   // "AVX2 FMA F16C AVX-512 AVX512-BF16 ..." (only what is present), or "no AVX" on old CPUs.

@@ -34,11 +34,11 @@ class Cancelled : public Error {
 };
 
 // Internal invariant checks (programming errors, not user input).
-#define AMPGAN_CHECK(cond, msg)                                                               \
-  do {                                                                                        \
-    if (!(cond))                                                                              \
-      throw ::ampgan::Error(std::string("internal check failed: ") + (msg), __FILE__,         \
-                            "please report this as a bug with the command you ran");          \
+#define AMPGAN_CHECK(cond, msg)                                                       \
+  do {                                                                                \
+    if (!(cond))                                                                      \
+      throw ::ampgan::Error(std::string("internal check failed: ") + (msg), __FILE__, \
+                            "please report this as a bug with the command you ran");  \
   } while (0)
 
 }  // namespace ampgan

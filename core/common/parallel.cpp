@@ -83,7 +83,7 @@ class Pool {
       pending_.store(static_cast<int>(workers_.size()));
       generation_.fetch_add(1, std::memory_order_release);  // spinning workers start here
     }
-    cv_.notify_all();  // sleeping ones here
+    cv_.notify_all();   // sleeping ones here
     in_worker_ = true;  // a nested call from fn runs serially instead of deadlocking
     drain();
     in_worker_ = false;

@@ -10,8 +10,8 @@
 
 namespace ampgan {
 
-int cpu_threads();              // threads used (AMPGAN_THREADS, else the hardware's count)
-void set_cpu_threads(int n);    // before first use
+int cpu_threads();            // threads used (AMPGAN_THREADS, else the hardware's count)
+void set_cpu_threads(int n);  // before first use
 
 // Runs fn(chunk) for chunk in [0, chunks) across the pool; returns when all are done.
 void parallel_chunks(int64_t chunks, const std::function<void(int64_t chunk)>& fn);

@@ -13,13 +13,12 @@ BatchLoader::BatchLoader(const ImageSet& set, int batch, uint64_t seed, int64_t 
     throw Error("batch size must be at least 1, got " + std::to_string(batch), "--batch",
                 "use a positive batch size such as 64");
   if (batch > set.count)
-    throw Error("batch size " + std::to_string(batch) + " is larger than the dataset '" + set.name +
-                    "' (" + std::to_string(set.count) + " images)",
-                "--batch",
-                "use --batch " + std::to_string(set.count) + " or less, or a larger dataset");
+    throw Error("batch size " + std::to_string(batch) + " is larger than the dataset '" + set.name + "' (" +
+                    std::to_string(set.count) + " images)",
+                "--batch", "use --batch " + std::to_string(set.count) + " or less, or a larger dataset");
   if (start_batch < 0)
-    throw Error("cannot resume at a negative batch position " + std::to_string(start_batch),
-                "checkpoint", "the checkpoint is damaged; resume from another one");
+    throw Error("cannot resume at a negative batch position " + std::to_string(start_batch), "checkpoint",
+                "the checkpoint is damaged; resume from another one");
   per_epoch_ = set.count / batch;
   next_ = produced_ = start_batch;
   for (Slot& s : slots_) {
@@ -71,9 +70,9 @@ void BatchLoader::fill(Slot& slot, int64_t g) {
     perm_.resize(set_.count);
     std::iota(perm_.begin(), perm_.end(), 0);
     for (int64_t i = set_.count - 1; i > 0; --i) {
-      const uint64_t j = philox_below(seed_, rng_stream::kShuffle,
-                                      (static_cast<uint64_t>(epoch) << 32) | static_cast<uint64_t>(i),
-                                      static_cast<uint64_t>(i) + 1);
+      const uint64_t j =
+          philox_below(seed_, rng_stream::kShuffle, (static_cast<uint64_t>(epoch) << 32) | static_cast<uint64_t>(i),
+                       static_cast<uint64_t>(i) + 1);
       std::swap(perm_[i], perm_[j]);
     }
     perm_epoch_ = epoch;

@@ -43,7 +43,7 @@ class BatchLoader {
     std::vector<float> data;      // (batch, res, res, channels)
     std::vector<int32_t> labels;  // (batch) or empty
   };
-  static constexpr int kSlots = 3;     // one held by the caller + two prefetched
+  static constexpr int kSlots = 3;  // one held by the caller + two prefetched
   static constexpr int kPrefetch = 2;
 
   void run();
@@ -53,14 +53,14 @@ class BatchLoader {
   const int batch_;
   const uint64_t seed_;
   int64_t per_epoch_ = 0;
-  Slot slots_[kSlots];              // batch g lives in slot g % kSlots
-  std::vector<int> perm_;           // loader thread only
-  int64_t perm_epoch_ = -1;         // loader thread only
+  Slot slots_[kSlots];       // batch g lives in slot g % kSlots
+  std::vector<int> perm_;    // loader thread only
+  int64_t perm_epoch_ = -1;  // loader thread only
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  int64_t next_ = 0;                // next batch the caller gets; guarded by mu_
-  int64_t produced_ = 0;            // batches [.., produced_) are ready; guarded by mu_
+  int64_t next_ = 0;                                   // next batch the caller gets; guarded by mu_
+  int64_t produced_ = 0;                               // batches [.., produced_) are ready; guarded by mu_
   const std::vector<int32_t>* held_labels_ = nullptr;  // caller's thread only
   bool stop_ = false;
   std::exception_ptr error_;

@@ -5,11 +5,11 @@
 
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
-#include <mutex>
 #include <cctype>
+#include <condition_variable>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
 #include <optional>
 
 #include <opencv2/imgcodecs.hpp>
@@ -49,11 +49,19 @@ cv::Mat prepare(cv::Mat m, int res, int want, Conversions& conv) {
 
   // Any depth to 8-bit: 16-bit spans 0..65535 (65535 / 257 = 255), float spans 0..1.
   switch (m.depth()) {
-    case CV_8U: break;
-    case CV_16U: m.convertTo(m, CV_8U, 1.0 / 257.0); ++conv.deep; break;
+    case CV_8U:
+      break;
+    case CV_16U:
+      m.convertTo(m, CV_8U, 1.0 / 257.0);
+      ++conv.deep;
+      break;
     case CV_32F:
-    case CV_64F: m.convertTo(m, CV_8U, 255.0); ++conv.deep; break;
-    default: return {};  // signed integer images: no meaningful mapping to pixels
+    case CV_64F:
+      m.convertTo(m, CV_8U, 255.0);
+      ++conv.deep;
+      break;
+    default:
+      return {};  // signed integer images: no meaningful mapping to pixels
   }
 
   // Channels: drop alpha, OpenCV's BGR to RGB. OpenCV decodes grey + alpha PNGs as BGRA with
@@ -241,16 +249,18 @@ void decode_images(ImageSet& set, int n, const ImageSource& source, const std::v
   const int count = n - static_cast<int>(failed.size() + large.size() + costly.size());
   const std::string large_note = std::to_string(large.size()) + " image(s) larger than 8192 x 8192 pixels (" +
                                  std::to_string(io::kMaxImagePixels) + " pixels), not decoded: " + list_names(large);
-  const std::string costly_note = std::to_string(costly.size()) + " image(s) that would take more memory to decode "
-                                  "than one image may (" + list_names(costly) + "; " + costly_why + ")";
+  const std::string costly_note = std::to_string(costly.size()) +
+                                  " image(s) that would take more memory to decode "
+                                  "than one image may (" +
+                                  list_names(costly) + "; " + costly_why + ")";
   if (count == 0 && failed.empty() && costly.empty())
     throw Error("all " + large_note, subject, "shrink the images (training uses at most 128 x 128 pixels)");
   if (count == 0 && failed.empty())
     throw Error("none of the images could be decoded: " + costly_note, subject,
                 "shrink the images (training uses at most 128 x 128 pixels), or save them without padding");
   if (count == 0)
-    throw Error("none of the " + std::to_string(n) + " image file(s) could be decoded: " + list_names(failed),
-                subject, "check that they are real images (PNG, JPEG, BMP, WebP or TIFF) and not damaged");
+    throw Error("none of the " + std::to_string(n) + " image file(s) could be decoded: " + list_names(failed), subject,
+                "check that they are real images (PNG, JPEG, BMP, WebP or TIFF) and not damaged");
 
   // Natural channel count: grey only when every image is grey.
   bool all_grey = opt.channels == 0;

@@ -21,7 +21,6 @@ inline constexpr const char* kImageExtensionList = ".png, .jpg, .jpeg, .bmp, .we
 // The most bytes of one image file read into memory (an 8192 x 8192 PNG is well below it).
 inline constexpr uint64_t kMaxImageFileBytes = uint64_t{256} << 20;
 
-
 // Where decode_images gets image i's bytes. Both are called from several threads at once (a
 // source that is not thread-safe locks inside); an ampgan::Error thrown marks the image unreadable.
 struct ImageSource {

@@ -77,8 +77,7 @@ class GzReader {
   uint32_t read_be32(const char* field) {
     uint8_t b[4];
     if (read(b, 4) != 4)
-      throw Error(std::string("IDX file is truncated: it ends inside the header (") + field + ")",
-                  path_, kRefetch);
+      throw Error(std::string("IDX file is truncated: it ends inside the header (") + field + ")", path_, kRefetch);
     return (uint32_t{b[0]} << 24) | (uint32_t{b[1]} << 16) | (uint32_t{b[2]} << 8) | b[3];
   }
 
@@ -97,8 +96,8 @@ class GzReader {
       if (r < want) break;
     }
     if (got < n)
-      throw Error("IDX file is truncated: expected " + std::to_string(total) + " bytes of " + what +
-                      ", found " + std::to_string(before + got),
+      throw Error("IDX file is truncated: expected " + std::to_string(total) + " bytes of " + what + ", found " +
+                      std::to_string(before + got),
                   path_, kRefetch);
     return data;
   }
@@ -116,8 +115,7 @@ class GzReader {
   [[noreturn]] void corrupt() {
     int err = Z_OK;
     const char* msg = gzerror(f_, &err);
-    throw Error(std::string("corrupt gzip data") + (msg && *msg ? std::string(": ") + msg : ""),
-                path_, kRefetch);
+    throw Error(std::string("corrupt gzip data") + (msg && *msg ? std::string(": ") + msg : ""), path_, kRefetch);
   }
   void check_cancel_() { detail::check_cancel(opt_, path_); }
 
@@ -150,8 +148,7 @@ uint32_t next_pow2(uint32_t v) {
 
 }  // namespace
 
-ImageSet load_idx(const std::string& images_path, const std::string& labels_path,
-                  const LoadOptions& opt) {
+ImageSet load_idx(const std::string& images_path, const std::string& labels_path, const LoadOptions& opt) {
   if (opt.res < 1) throw Error("invalid resolution " + std::to_string(opt.res), "--res", "use 32, 64 or 128");
   if (opt.channels != 0 && opt.channels != 1 && opt.channels != 3)
     throw Error("invalid channel count " + std::to_string(opt.channels), "--channels", "use 1 or 3");
@@ -164,24 +161,24 @@ ImageSet load_idx(const std::string& images_path, const std::string& labels_path
   GzReader in(images_path, opt);
   const uint32_t magic = in.read_be32("magic number");
   if (magic != kImagesMagic)
-    throw Error("not an IDX images file: magic number " + hex32(magic) + ", expected " +
-                    hex32(kImagesMagic),
+    throw Error("not an IDX images file: magic number " + hex32(magic) + ", expected " + hex32(kImagesMagic),
                 images_path, not_idx_hint(magic, kImagesMagic));
   const uint32_t count = in.read_be32("image count");
   const uint32_t rows = in.read_be32("rows");
   const uint32_t cols = in.read_be32("columns");
   if (count == 0) throw Error("IDX file holds no images", images_path, "use a file with images");
   if (count > 0x7FFFFFFFu || rows == 0 || cols == 0 || rows > kMaxSide || cols > kMaxSide)
-    throw Error("IDX header is implausible: " + std::to_string(count) + " images of " +
-                    std::to_string(rows) + "x" + std::to_string(cols),
+    throw Error("IDX header is implausible: " + std::to_string(count) + " images of " + std::to_string(rows) + "x" +
+                    std::to_string(cols),
                 images_path, kRefetch);
   // Before anything is allocated: the header's claim must fit in the file (deflate expands at
   // most 1032:1), and the decoded set in memory.
   const uint64_t in_size = uint64_t{rows} * cols, data_bytes = in_size * count;
   if (data_bytes > in.max_payload(16))
-    throw Error("IDX file is truncated or its header damaged: the header announces " + std::to_string(count) + " images of " + std::to_string(rows) +
-                    "x" + std::to_string(cols) + " (" + io::human_bytes(data_bytes) +
-                    "), more than this file of " + io::human_bytes(fs_size(images_path)) + " can hold",
+    throw Error("IDX file is truncated or its header damaged: the header announces " + std::to_string(count) +
+                    " images of " + std::to_string(rows) + "x" + std::to_string(cols) + " (" +
+                    io::human_bytes(data_bytes) + "), more than this file of " + io::human_bytes(fs_size(images_path)) +
+                    " can hold",
                 images_path, kRefetch);
   const int c = opt.channels == 3 ? 3 : 1;
   const size_t res2 = size_t(opt.res) * opt.res;
@@ -197,13 +194,12 @@ ImageSet load_idx(const std::string& images_path, const std::string& labels_path
     GzReader lab_in(labels_path, opt);
     const uint32_t lmagic = lab_in.read_be32("magic number");
     if (lmagic != kLabelsMagic)
-      throw Error("not an IDX labels file: magic number " + hex32(lmagic) + ", expected " +
-                      hex32(kLabelsMagic),
+      throw Error("not an IDX labels file: magic number " + hex32(lmagic) + ", expected " + hex32(kLabelsMagic),
                   labels_path, not_idx_hint(lmagic, kLabelsMagic));
     const uint32_t n = lab_in.read_be32("label count");
     if (n != count)
-      throw Error("image and label counts differ: " + std::to_string(count) + " images in " +
-                      images_path + ", " + std::to_string(n) + " labels",
+      throw Error("image and label counts differ: " + std::to_string(count) + " images in " + images_path + ", " +
+                      std::to_string(n) + " labels",
                   labels_path,
                   "use the labels file that belongs to the images file, or remove it to load "
                   "the images without labels");
@@ -227,7 +223,8 @@ ImageSet load_idx(const std::string& images_path, const std::string& labels_path
     // million images in a file that holds a few costs what the few cost.
     const size_t need = static_cast<size_t>(e) * set.image_size();
     if (set.pixels.capacity() < need)
-      set.pixels.reserve(std::min(static_cast<size_t>(count) * set.image_size(), std::max(need, 2 * set.pixels.capacity())));
+      set.pixels.reserve(
+          std::min(static_cast<size_t>(count) * set.image_size(), std::max(need, 2 * set.pixels.capacity())));
     set.pixels.resize(need);
     parallel_for(e - b, 8, [&](int64_t lo, int64_t hi) {
       cv::Mat square(side, side, CV_8UC1);
@@ -235,8 +232,7 @@ ImageSet load_idx(const std::string& images_path, const std::string& labels_path
       for (int64_t j = lo; j < hi; ++j) {
         square.setTo(0);
         const uint8_t* src = raw.data() + j * in_size;
-        for (uint32_t y = 0; y < rows; ++y)
-          std::memcpy(square.ptr<uint8_t>(top + y) + left, src + y * cols, cols);
+        for (uint32_t y = 0; y < rows; ++y) std::memcpy(square.ptr<uint8_t>(top + y) + left, src + y * cols, cols);
         uint8_t* dst = set.pixels.data() + (b + j) * set.image_size();
         if (c == 1) {
           detail::resize_square(square, opt.res, dst);
@@ -249,8 +245,7 @@ ImageSet load_idx(const std::string& images_path, const std::string& labels_path
     if (opt.progress) opt.progress(static_cast<int>(e), static_cast<int>(count));
   }
   if (const uint64_t extra = in.drain())
-    set.warnings.push_back("ignored " + std::to_string(extra) + " bytes after the image data in " +
-                           images_path);
+    set.warnings.push_back("ignored " + std::to_string(extra) + " bytes after the image data in " + images_path);
   return set;
 }
 

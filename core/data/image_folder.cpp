@@ -1,8 +1,8 @@
 #include "core/data/image_folder.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <cctype>
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 
@@ -44,11 +44,11 @@ ImageSet load_image_folder(const std::string& dir, const LoadOptions& opt) {
       // Never read (a FIFO would block, a device never end), but never dropped without a word.
       std::error_code lec;
       const bool link = fs::is_symlink(it->symlink_status(lec));
-      const char* kind = st_ec.value() == ELOOP ? "a loop of links"
+      const char* kind = st_ec.value() == ELOOP    ? "a loop of links"
                          : link && !fs::exists(st) ? "a link to nothing"
-                         : fs::is_fifo(st)        ? "a FIFO"
-                         : fs::is_socket(st)      ? "a socket"
-                                                  : "a device or other non-file";
+                         : fs::is_fifo(st)         ? "a FIFO"
+                         : fs::is_socket(st)       ? "a socket"
+                                                   : "a device or other non-file";
       not_files.push_back(p.lexically_relative(dir).generic_string() + " (" + kind + ")");
       continue;
     }
@@ -91,7 +91,7 @@ ImageSet load_image_folder(const std::string& dir, const LoadOptions& opt) {
   source.whole = [&](int64_t i, uint64_t max_bytes) { return io::read_file(files[i], max_bytes); };
   detail::decode_images(set, n, source, names, opt, dir, ok);
   fs::path name = fs::absolute(dir, ec).lexically_normal();  // "." names the real folder
-  if (!name.has_filename()) name = name.parent_path();  // "photos/" -> "photos"
+  if (!name.has_filename()) name = name.parent_path();       // "photos/" -> "photos"
   set.name = name.filename().string();
   set.source = dir;
   if (!ignored.empty())

@@ -34,9 +34,9 @@ struct ImageSet {
 std::string fingerprint(const ImageSet& set);
 
 struct LoadOptions {
-  int res = 32;          // 32, 64 or 128 (validated by the caller; loaders just resize to it)
-  int channels = 0;      // 0: natural (1 for IDX; folder: 3 unless every image is grey -> 1);
-                         // else force 1 or 3
+  int res = 32;      // 32, 64 or 128 (validated by the caller; loaders just resize to it)
+  int channels = 0;  // 0: natural (1 for IDX; folder: 3 unless every image is grey -> 1);
+                     // else force 1 or 3
   int synthetic_count = 10000;
   uint64_t seed = 0;
   bool test_split = false;  // fashion-mnist/mnist: use the t10k files instead of train

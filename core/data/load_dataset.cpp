@@ -1,7 +1,7 @@
 // load_dataset: turns a dataset spec into an ImageSet by dispatching to the loaders.
 #include <cstdlib>
-#include <new>
 #include <filesystem>
+#include <new>
 
 #include "core/common/error.h"
 #include "core/data/idx_dataset.h"
@@ -29,8 +29,7 @@ std::string find_idx(const fs::path& dir, const std::string& prefix, const std::
 
 // Fashion-MNIST and MNIST: the same four file names in a folder given by an environment
 // variable or a system default.
-ImageSet load_known(const std::string& name, const std::string& display, const char* env_var,
-                    const char* default_dir,
+ImageSet load_known(const std::string& name, const std::string& display, const char* env_var, const char* default_dir,
                     const std::string& install_hint, const LoadOptions& opt) {
   const char* env = std::getenv(env_var);
   const bool from_env = env && *env;
@@ -45,8 +44,7 @@ ImageSet load_known(const std::string& name, const std::string& display, const c
   ImageSet set = load_idx(images, labels, opt);
   set.name = name;
   set.source = labels.empty() ? images : images + "; " + labels;
-  if (labels.empty())
-    set.warnings.push_back("no labels file beside " + images + "; loaded without labels");
+  if (labels.empty()) set.warnings.push_back("no labels file beside " + images + "; loaded without labels");
   return set;
 }
 

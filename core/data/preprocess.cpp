@@ -58,7 +58,8 @@ void set_labels(ImageSet& set, std::vector<int32_t> labels, const std::string& w
     std::vector<int32_t> values = labels;
     std::sort(values.begin(), values.end());
     values.erase(std::unique(values.begin(), values.end()), values.end());
-    for (int32_t& l : labels) l = static_cast<int32_t>(std::lower_bound(values.begin(), values.end(), l) - values.begin());
+    for (int32_t& l : labels)
+      l = static_cast<int32_t>(std::lower_bound(values.begin(), values.end(), l) - values.begin());
     set.warnings.push_back("the labels in " + where + " name class " + std::to_string(top) + " for " +
                            std::to_string(labels.size()) + " images: the " + std::to_string(values.size()) +
                            " classes that occur are numbered 0 to " + std::to_string(values.size() - 1) +

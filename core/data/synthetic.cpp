@@ -33,9 +33,12 @@ struct Shape {
   uint8_t rgb[3];
   float area() const {
     switch (kind) {
-      case kCircle: return 3.14159265f * s * s;
-      case kSquare: return (1.7f * s) * (1.7f * s);
-      default: return 0.5f * (2.0f * s) * (1.8f * s);
+      case kCircle:
+        return 3.14159265f * s * s;
+      case kSquare:
+        return (1.7f * s) * (1.7f * s);
+      default:
+        return 0.5f * (2.0f * s) * (1.8f * s);
     }
   }
   // Pixel centre (px, py) inside? Square's half-side is 0.85 s and the triangle's apex is at
@@ -43,8 +46,10 @@ struct Shape {
   bool covers(float px, float py) const {
     const float dx = px - cx, dy = py - cy;
     switch (kind) {
-      case kCircle: return dx * dx + dy * dy <= s * s;
-      case kSquare: return std::fabs(dx) <= 0.85f * s && std::fabs(dy) <= 0.85f * s;
+      case kCircle:
+        return dx * dx + dy * dy <= s * s;
+      case kSquare:
+        return std::fabs(dx) <= 0.85f * s && std::fabs(dy) <= 0.85f * s;
       default: {
         if (dy < -s || dy > 0.8f * s) return false;
         const float half_width = (dy + s) / 1.8f;  // grows from 0 at the apex to s at the base
@@ -88,8 +93,8 @@ int draw_image(uint64_t seed, int64_t i, int res, uint8_t* rgb) {
 
 ImageSet make_synthetic(int count, int res, int channels, uint64_t seed) {
   if (count < 1)
-    throw Error("synthetic dataset size must be at least 1, got " + std::to_string(count),
-                "synthetic count", "ask for a positive number of images");
+    throw Error("synthetic dataset size must be at least 1, got " + std::to_string(count), "synthetic count",
+                "ask for a positive number of images");
   if (res < 4) throw Error("invalid resolution " + std::to_string(res), "--res", "use 32, 64 or 128");
   if (channels != 0 && channels != 1 && channels != 3)
     throw Error("invalid channel count " + std::to_string(channels), "--channels", "use 1 or 3");

@@ -8,9 +8,9 @@
 #include <mutex>
 #include <optional>
 
+#include <zip.h>
 #include <nlohmann/json.hpp>
 #include <opencv2/imgcodecs.hpp>
-#include <zip.h>
 
 #include "core/common/error.h"
 #include "core/data/decode_images.h"
@@ -29,7 +29,8 @@ namespace {
 void check_entry_size(const std::string& name, uint64_t size, uint64_t compressed, const std::string& path) {
   if (size > detail::kMaxImageFileBytes)
     throw Error("entry '" + name + "' would unpack to " + io::human_bytes(size) +
-                    ", more than an image file of a dataset can need (" + io::human_bytes(detail::kMaxImageFileBytes) + ")",
+                    ", more than an image file of a dataset can need (" + io::human_bytes(detail::kMaxImageFileBytes) +
+                    ")",
                 path, "rebuild the archive from the images (e.g. with StyleGAN's dataset_tool)");
   if (size > io::max_inflated_size(compressed))
     throw Error("entry '" + name + "' claims to unpack to " + io::human_bytes(size) + " from " +
@@ -45,15 +46,23 @@ struct ZipCloser {
 // for the codes an archive can cause, libzip's for the rest.
 std::string zip_message(int code) {
   switch (code) {
-    case ZIP_ER_EXISTS: return "two of its entries have the same name";
-    case ZIP_ER_NOZIP: return "Not a zip archive";
-    case ZIP_ER_INCONS: return "its table of contents does not match its entries (damaged or cut short)";
-    case ZIP_ER_CRC: return "an entry's CRC does not match its bytes";
-    case ZIP_ER_COMPNOTSUPP: return "an entry uses a compression method libzip cannot read";
+    case ZIP_ER_EXISTS:
+      return "two of its entries have the same name";
+    case ZIP_ER_NOZIP:
+      return "Not a zip archive";
+    case ZIP_ER_INCONS:
+      return "its table of contents does not match its entries (damaged or cut short)";
+    case ZIP_ER_CRC:
+      return "an entry's CRC does not match its bytes";
+    case ZIP_ER_COMPNOTSUPP:
+      return "an entry uses a compression method libzip cannot read";
     case ZIP_ER_ENCRNOTSUPP:
-    case ZIP_ER_NOPASSWD: return "an entry is encrypted";
-    case ZIP_ER_EOF: return "it ends before its last entry";
-    default: break;
+    case ZIP_ER_NOPASSWD:
+      return "an entry is encrypted";
+    case ZIP_ER_EOF:
+      return "it ends before its last entry";
+    default:
+      break;
   }
   zip_error_t e;
   zip_error_init_with_code(&e, code);
@@ -115,9 +124,9 @@ std::map<std::string, int32_t> parse_dataset_labels(const std::string& text, con
   for (const nlohmann::json& e : l) {
     if (!e.is_array() || e.size() != 2 || !e[0].is_string() || !e[1].is_number_integer() || e[1].get<int64_t>() < 0 ||
         e[1].get<int64_t>() > 1'000'000)
-      throw Error("dataset.json has a label that is not [\"name\", class] with a whole class from 0: " +
-                      e.dump().substr(0, 80),
-                  where, "each label must be a pair of an image name in the archive and its class number");
+      throw Error(
+          "dataset.json has a label that is not [\"name\", class] with a whole class from 0: " + e.dump().substr(0, 80),
+          where, "each label must be a pair of an image name in the archive and its class number");
     if (!out.emplace(e[0].get<std::string>(), e[1].get<int32_t>()).second)
       throw Error("dataset.json labels '" + e[0].get<std::string>() + "' twice", where, "give each image one label");
   }
@@ -161,8 +170,8 @@ ZipEntries list_entries(zip_t* z, const std::string& path) {
     zip_stat_t st;
     if (zip_stat_index(z, i, 0, &st) != 0 || !(st.valid & ZIP_STAT_NAME) || !(st.valid & ZIP_STAT_SIZE) ||
         !(st.valid & ZIP_STAT_COMP_SIZE))
-      throw Error("entry " + std::to_string(i) + " of the archive cannot be read: " +
-                      zip_message(zip_error_code_zip(zip_get_error(z))),
+      throw Error("entry " + std::to_string(i) +
+                      " of the archive cannot be read: " + zip_message(zip_error_code_zip(zip_get_error(z))),
                   path, "the archive is damaged; rebuild it");
     const std::string name = st.name;
     if (name.empty() || name.back() == '/') continue;  // folders
@@ -210,7 +219,8 @@ std::map<std::string, int32_t> read_labels(zip_t* z, const ZipEntries& e, const 
   if (e.json->size > cap)
     throw Error("dataset.json would unpack to " + io::human_bytes(e.json->size) + ", more than the labels of " +
                     std::to_string(names.size()) + " images can take (" + io::human_bytes(cap) + ")",
-                json_where, "rebuild it with one [\"name\", class] pair per image, or remove it to train without labels");
+                json_where,
+                "rebuild it with one [\"name\", class] pair per image, or remove it to train without labels");
   check_entry_size(e.json->name, e.json->size, e.json->compressed, path);
   labels = parse_dataset_labels(read_entry(z, e.json->index, e.json->name, e.json->size, path), json_where);
   if (labels.empty()) return labels;
@@ -283,8 +293,9 @@ ImageSet load_image_zip(const std::string& path, const LoadOptions& opt) {
   set.name = fs::path(path).stem().string();
   set.source = path;
   if (!entries.ignored.empty())
-    set.warnings.push_back("ignored " + std::to_string(entries.ignored.size()) +
-                           " file(s) without an image extension in the archive: " + detail::list_names(entries.ignored));
+    set.warnings.push_back(
+        "ignored " + std::to_string(entries.ignored.size()) +
+        " file(s) without an image extension in the archive: " + detail::list_names(entries.ignored));
   if (!entries.outside.empty())
     set.warnings.push_back("skipped " + std::to_string(entries.outside.size()) +
                            " entries whose names lead out of the archive's root (.. or an absolute path): " +

@@ -64,14 +64,14 @@ DataParallel::DataParallel(Communicator& comm, Backend& backend, const TrainerCo
   // other ranks wait in it for rank 0's header, so rank 0's failure has to end them (an abort).
   if (n > b)
     throw Error(std::to_string(n) + " ranks for a global batch of " + std::to_string(b) +
-                              ": each rank needs at least 2 images of every batch",
-                          "mpirun -np " + std::to_string(n),
-                          "start at most " + std::to_string(b / 2) + " ranks, or raise --batch (it is the global batch)");
+                    ": each rank needs at least 2 images of every batch",
+                "mpirun -np " + std::to_string(n),
+                "start at most " + std::to_string(b / 2) + " ranks, or raise --batch (it is the global batch)");
   if (b % n != 0 || b / n < 2)
     throw Error("the global batch " + std::to_string(b) + " does not split into " + std::to_string(n) +
-                              " equal slices of at least 2 images (batch norm needs two)",
-                          "--batch", "use a batch that is a multiple of " + std::to_string(n) + " and at least " +
-                                         std::to_string(2 * n));
+                    " equal slices of at least 2 images (batch norm needs two)",
+                "--batch",
+                "use a batch that is a multiple of " + std::to_string(n) + " and at least " + std::to_string(2 * n));
   local_.batch = b / n;
   if (comm_.rank() > 0) local_.seed = global.seed ^ (0x9E3779B97F4A7C15ull * static_cast<uint64_t>(comm_.rank()));
   want_device_comm_ = backend_.kind() == DeviceKind::CUDA;
@@ -117,9 +117,10 @@ void DataParallel::join(const nlohmann::json& header, const nlohmann::json& mine
     if (i < fixed) {
       if (!mine.contains(keys[i]) && a.is_null()) continue;  // neither side says
       b = mine.contains(keys[i]) ? &mine[keys[i]] : nullptr;
-    }
-    else if (mine.contains("config")) b = mine["config"].contains(keys[i]) ? &mine["config"][keys[i]] : nullptr;
-    else continue;  // a rank without its own command line (resume) takes rank 0's
+    } else if (mine.contains("config"))
+      b = mine["config"].contains(keys[i]) ? &mine["config"][keys[i]] : nullptr;
+    else
+      continue;  // a rank without its own command line (resume) takes rank 0's
     if (!b || *b != a) {
       flags[i] = 1.0f;
       here.push_back(keys[i] + " " + (b ? b->dump() : "(none)") + " (rank 0: " + a.dump() + ")");
@@ -133,13 +134,13 @@ void DataParallel::join(const nlohmann::json& header, const nlohmann::json& mine
   for (int r = 0; r < n; ++r)
     if (flags[keys.size() + static_cast<size_t>(r)] != 0.0f) ranks.push_back(std::to_string(r));
   if (!differ.empty())
-    throw CollectiveError("the ranks were started with different settings: rank 0 and rank " + join_names(ranks) +
-                              " differ in " + join_names(differ) +
-                              (here.empty() ? std::string() : "; on rank " + std::to_string(comm_.rank()) + ": " +
-                                                                  join_names(here)),
-                          "mpirun",
-                          "start every rank with the same command line, program version and dataset (on several "
-                          "machines: the same files at the same path)");
+    throw CollectiveError(
+        "the ranks were started with different settings: rank 0 and rank " + join_names(ranks) + " differ in " +
+            join_names(differ) +
+            (here.empty() ? std::string() : "; on rank " + std::to_string(comm_.rank()) + ": " + join_names(here)),
+        "mpirun",
+        "start every rank with the same command line, program version and dataset (on several "
+        "machines: the same files at the same path)");
 
   if (want_device_comm_) {
     // Collective: every rank learns whether all of them have NCCL, and falls back together.
@@ -176,8 +177,7 @@ std::string DataParallel::describe() const {
                   (device_comm_ ? ", " + device_comm_->name() : std::string()) + "): global batch " +
                   std::to_string(global_.batch) + " = " + std::to_string(comm_.size()) + " x " +
                   std::to_string(local_.batch) + " per rank; batch-norm statistics per rank";
-  if (want_device_comm_ && !device_comm_)
-    s += "; gradients go through host memory (" + nccl_why_ + ")";
+  if (want_device_comm_ && !device_comm_) s += "; gradients go through host memory (" + nccl_why_ + ")";
   return s;
 }
 
@@ -217,7 +217,8 @@ void DataParallel::after_check(Tensor& scalars, int found_inf_slot, int mean_fir
 }
 
 void DataParallel::reduce(Tensor& t, int64_t offset, int64_t count, ReduceOp op, float scale) {
-  if (device_comm_ && t.device() == device_comm_->device()) return device_comm_->all_reduce(t, offset, count, op, scale);
+  if (device_comm_ && t.device() == device_comm_->device())
+    return device_comm_->all_reduce(t, offset, count, op, scale);
   if (t.device() == DeviceKind::CPU) return comm_.all_reduce(t, offset, count, op, scale);
   // A device tensor without a device communicator: through host memory.
   staging_.resize(static_cast<size_t>(t.numel()));

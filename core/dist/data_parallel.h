@@ -72,7 +72,7 @@ class DataParallel final : public StepSync {
   // After End: whether rank 0 ended an interrupted run (every rank exits as rank 0 does).
   bool interrupted() const { return interrupted_; }
   const float* slice(const float* global_batch) const;  // this rank's part of a global batch
-  std::string describe() const;  // "2 ranks (MPI ...): global batch 64 = 2 x 32 per rank"
+  std::string describe() const;                         // "2 ranks (MPI ...): global batch 64 = 2 x 32 per rank"
   int size() const { return comm_.size(); }
   int rank() const { return comm_.rank(); }
   Communicator& comm() { return comm_; }
@@ -82,7 +82,7 @@ class DataParallel final : public StepSync {
 
  private:
   struct Bucket {
-    Tensor flat;                      // FP32, on the backend's device
+    Tensor flat;                       // FP32, on the backend's device
     std::vector<Tensor> grads, parts;  // each gradient and its FP32 place in `flat`
     int64_t used = 0;
   };
@@ -98,7 +98,7 @@ class DataParallel final : public StepSync {
   Trainer* trainer_ = nullptr;
   std::unique_ptr<Communicator> device_comm_;  // NCCL, for a CUDA backend where it is available
   bool want_device_comm_ = false;
-  std::string nccl_why_;  // why the device communicator is not used
+  std::string nccl_why_;                                // why the device communicator is not used
   std::map<const void*, std::vector<Bucket>> buckets_;  // by the first gradient's address
   std::vector<float> staging_;
   const std::atomic<bool>* stop_ = nullptr;

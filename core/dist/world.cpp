@@ -46,24 +46,26 @@ std::unique_ptr<Communicator> world(double timeout_s) {
     void* h = dlopen(p.c_str(), RTLD_NOW | RTLD_GLOBAL);
     if (!h) {
       const char* e = dlerror();
-      throw Error(std::string("the MPI support (") + p.lexically_normal().string() + ") could not be loaded: " +
-                      (e ? e : "unknown error"),
+      throw Error(std::string("the MPI support (") + p.lexically_normal().string() +
+                      ") could not be loaded: " + (e ? e : "unknown error"),
                   "mpirun", "install Open MPI's runtime (Debian: openmpi-bin, libopenmpi3)");
     }
     using Entry = const MpiPluginApi* (*)();
     auto entry = reinterpret_cast<Entry>(dlsym(h, "ampgan_mpi_plugin_api"));
     const MpiPluginApi* api = entry ? entry() : nullptr;
     if (!api || api->abi_version != kMpiPluginAbi)
-      throw Error("the MPI support at " + p.lexically_normal().string() + " belongs to another version of AMP GAN Studio",
-                  "mpirun", "reinstall the package");
+      throw Error(
+          "the MPI support at " + p.lexically_normal().string() + " belongs to another version of AMP GAN Studio",
+          "mpirun", "reinstall the package");
     std::string err;
     Communicator* c = api->create_world(timeout_s, &err);
     if (!c) throw Error("MPI did not start: " + err, "mpirun", "run the program under Open MPI's mpirun");
     return std::unique_ptr<Communicator>(c);
   }
-  throw Error("started by mpirun, but this build has no MPI support (libampgan-mpi.so is built where Open MPI's "
-              "development files are found)",
-              "mpirun", "install libopenmpi-dev and rebuild, or run without mpirun");
+  throw Error(
+      "started by mpirun, but this build has no MPI support (libampgan-mpi.so is built where Open MPI's "
+      "development files are found)",
+      "mpirun", "install libopenmpi-dev and rebuild, or run without mpirun");
 }
 
 }  // namespace ampgan::dist

@@ -24,15 +24,22 @@ std::string errno_text(int err) { return std::system_category().message(err); }
 // What the user can do about a failed open/write, by cause.
 std::string hint_for(int err) {
   switch (err) {
-    case ENOENT: return "The folder does not exist; create it or choose another one";
-    case ENOTDIR: return "A part of the path is a file, not a folder; choose another location";
-    case EISDIR: return "A folder has that name; remove or rename it, or choose another name";
+    case ENOENT:
+      return "The folder does not exist; create it or choose another one";
+    case ENOTDIR:
+      return "A part of the path is a file, not a folder; choose another location";
+    case EISDIR:
+      return "A folder has that name; remove or rename it, or choose another name";
     case EACCES:
-    case EPERM: return "You have no permission to write there; choose another folder";
-    case EROFS: return "The file system is read-only; choose another folder";
+    case EPERM:
+      return "You have no permission to write there; choose another folder";
+    case EROFS:
+      return "The file system is read-only; choose another folder";
     case ENOSPC:
-    case EDQUOT: return "The disk is full; free some space and try again";
-    default: return "Check that the folder exists, is writable and has free space";
+    case EDQUOT:
+      return "The disk is full; free some space and try again";
+    default:
+      return "Check that the folder exists, is writable and has free space";
   }
 }
 
@@ -69,8 +76,8 @@ std::atomic<uint64_t> g_tmp_counter{0};
 }  // namespace
 
 void write_file_atomic(const fs::path& path, std::string_view bytes) {
-  const fs::path tmp = path.string() + ".tmp-" + std::to_string(::getpid()) + "-" +
-                       std::to_string(g_tmp_counter.fetch_add(1));
+  const fs::path tmp =
+      path.string() + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(g_tmp_counter.fetch_add(1));
   // O_EXCL | O_NOFOLLOW: a file or link planted under the temporary name is never written through.
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) fail("Could not write the file", path, errno);
@@ -110,9 +117,9 @@ int open_regular(const fs::path& path, uint64_t max_bytes, uint64_t* size) {
   }
   if (!S_ISREG(st.st_mode)) {
     ::close(fd);
-    const char* kind = S_ISFIFO(st.st_mode) ? "a FIFO (named pipe)"
-                       : S_ISCHR(st.st_mode) ? "a character device"
-                       : S_ISBLK(st.st_mode) ? "a block device"
+    const char* kind = S_ISFIFO(st.st_mode)   ? "a FIFO (named pipe)"
+                       : S_ISCHR(st.st_mode)  ? "a character device"
+                       : S_ISBLK(st.st_mode)  ? "a block device"
                        : S_ISSOCK(st.st_mode) ? "a socket"
                                               : "not a plain file";
     throw Error(std::string("This is not a regular file but ") + kind, path.string(),
@@ -286,8 +293,7 @@ void AppendLog::close_fd() noexcept {
 void AppendLog::append_line(std::string_view line) {
   AMPGAN_CHECK(fd_ >= 0, "AppendLog used after being moved from");
   if (!line.empty() && line.back() == '\n') line.remove_suffix(1);
-  AMPGAN_CHECK(line.find('\n') == std::string_view::npos,
-               "AppendLog::append_line given text with a line break inside");
+  AMPGAN_CHECK(line.find('\n') == std::string_view::npos, "AppendLog::append_line given text with a line break inside");
   std::string buf;
   buf.reserve(line.size() + 1);
   buf.append(line);
@@ -296,8 +302,7 @@ void AppendLog::append_line(std::string_view line) {
   if (err) {
     // Cut off whatever part of the line made it, so the log still ends in a whole line.
     // Best effort: if this fails too, the partial line is cut off when the log is reopened.
-    if (::ftruncate(fd_, static_cast<off_t>(size_)) != 0) {
-    }
+    if (::ftruncate(fd_, static_cast<off_t>(size_)) != 0) {}
     fail("Could not append to the log file", path_, err);
   }
   size_ += buf.size();
@@ -314,8 +319,7 @@ void ensure_writable_dir(const fs::path& dir) {
   std::error_code ec;
   const fs::file_status st = fs::status(dir, ec);
   if (fs::exists(st) && !fs::is_directory(st))
-    throw Error("This is a file, not a folder", dir.string(),
-                "Choose a folder, or move the file out of the way");
+    throw Error("This is a file, not a folder", dir.string(), "Choose a folder, or move the file out of the way");
   if (!fs::exists(st)) {
     fs::create_directories(dir, ec);
     if (ec) {
@@ -323,18 +327,17 @@ void ensure_writable_dir(const fs::path& dir) {
       for (fs::path p = dir.parent_path(); !p.empty() && p != p.root_path(); p = p.parent_path()) {
         std::error_code ec2;
         if (fs::exists(p, ec2) && !fs::is_directory(p, ec2))
-          throw Error("Could not create the folder: " + p.string() + " is a file, not a folder",
-                      dir.string(), "Choose another location");
+          throw Error("Could not create the folder: " + p.string() + " is a file, not a folder", dir.string(),
+                      "Choose another location");
       }
-      throw Error("Could not create the folder: " + ec.message(), dir.string(),
-                  hint_for(ec.value()));
+      throw Error("Could not create the folder: " + ec.message(), dir.string(), hint_for(ec.value()));
     }
   }
   // access(W_OK) answers yes to root everywhere and trusts mode bits over ACLs and network
   // file systems; creating a file is the real test.
   static std::atomic<uint64_t> probe_counter{0};
-  const fs::path probe = dir / (".ampgan-write-test-" + std::to_string(::getpid()) + "-" +
-                                std::to_string(probe_counter.fetch_add(1)));
+  const fs::path probe =
+      dir / (".ampgan-write-test-" + std::to_string(::getpid()) + "-" + std::to_string(probe_counter.fetch_add(1)));
   const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) {
     const int err = errno;

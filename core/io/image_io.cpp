@@ -24,8 +24,8 @@ namespace {
 
 void check_args(int res, int channels, const char* fn) {
   if (res <= 0 || (channels != 1 && channels != 3))
-    throw Error(std::string(fn) + ": images must be res x res with 1 or 3 channels, got res " +
-                    std::to_string(res) + ", " + std::to_string(channels) + " channels",
+    throw Error(std::string(fn) + ": images must be res x res with 1 or 3 channels, got res " + std::to_string(res) +
+                    ", " + std::to_string(channels) + " channels",
                 {}, "This is a bug; please report it");
 }
 
@@ -39,9 +39,8 @@ inline uint8_t to_u8(float x) {
 void check_image(const Image8& img, const fs::path& path) {
   if (img.width <= 0 || img.height <= 0 || (img.channels != 1 && img.channels != 3) ||
       img.pixels.size() != size_t(img.width) * img.height * img.channels)
-    throw Error("Cannot save an image of " + std::to_string(img.width) + "x" +
-                    std::to_string(img.height) + "x" + std::to_string(img.channels) + " with " +
-                    std::to_string(img.pixels.size()) + " bytes of pixels",
+    throw Error("Cannot save an image of " + std::to_string(img.width) + "x" + std::to_string(img.height) + "x" +
+                    std::to_string(img.channels) + " with " + std::to_string(img.pixels.size()) + " bytes of pixels",
                 path.string(), "This is a bug; please report it");
 }
 
@@ -59,8 +58,7 @@ Image8 to_image8(const float* nhwc, int index, int res, int channels) {
   return img;
 }
 
-Image8 make_grid(const float* nhwc, int n, int res, int channels, int cols, int pad,
-                 uint8_t pad_value) {
+Image8 make_grid(const float* nhwc, int n, int res, int channels, int cols, int pad, uint8_t pad_value) {
   check_args(res, channels, "make_grid");
   if (n <= 0 || cols <= 0 || pad < 0)
     throw Error("make_grid: needs at least one image, one column and padding >= 0", {},
@@ -149,12 +147,20 @@ Image8 read_image(const fs::path& path) {
     }
     cv::Mat out;
     switch (m.channels()) {
-      case 1: out = m; break;
-      case 2: cv::extractChannel(m, out, 0); break;  // grey + alpha
-      case 3: cv::cvtColor(m, out, cv::COLOR_BGR2RGB); break;
-      case 4: cv::cvtColor(m, out, cv::COLOR_BGRA2RGB); break;
-      default: throw Error("Unsupported number of channels: " + std::to_string(m.channels()),
-                           path.string(), hint);
+      case 1:
+        out = m;
+        break;
+      case 2:
+        cv::extractChannel(m, out, 0);
+        break;  // grey + alpha
+      case 3:
+        cv::cvtColor(m, out, cv::COLOR_BGR2RGB);
+        break;
+      case 4:
+        cv::cvtColor(m, out, cv::COLOR_BGRA2RGB);
+        break;
+      default:
+        throw Error("Unsupported number of channels: " + std::to_string(m.channels()), path.string(), hint);
     }
     if (!out.isContinuous()) out = out.clone();
     Image8 img;

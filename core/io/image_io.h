@@ -23,8 +23,7 @@ Image8 to_image8(const float* nhwc, int index, int res, int channels);
 // pad_value between and around the images: width = c * res + (c + 1) * pad with
 // c = min(cols, n) (a batch smaller than a row is not padded out), height likewise with rows.
 // Unused cells of the last row are pad_value.
-Image8 make_grid(const float* nhwc, int n, int res, int channels, int cols, int pad = 2,
-                 uint8_t pad_value = 0);
+Image8 make_grid(const float* nhwc, int n, int res, int channels, int cols, int pad = 2, uint8_t pad_value = 0);
 
 // Width and height of make_grid's result, without making it (in 64 bits: they may not fit an int).
 struct GridSize {

@@ -23,7 +23,9 @@ uint32_t le32(const uint8_t* p) { return le16(p + 2) << 16 | le16(p); }
 
 uint64_t mul_sat(uint64_t a, uint64_t b) { return a != 0 && b > UINT64_MAX / a ? UINT64_MAX : a * b; }
 
-ImageSize sized(uint64_t w, uint64_t h, uint64_t bytes_per_pixel) { return {w, h, mul_sat(mul_sat(w, h), bytes_per_pixel)}; }
+ImageSize sized(uint64_t w, uint64_t h, uint64_t bytes_per_pixel) {
+  return {w, h, mul_sat(mul_sat(w, h), bytes_per_pixel)};
+}
 
 // Markers are found as libjpeg finds them: bytes other than 0xFF before a marker are skipped
 // (libjpeg warns of "extraneous bytes" and goes on), so a stray byte cannot hide the frame
@@ -40,7 +42,7 @@ std::optional<ImageSize> jpeg_size(const uint8_t* p, size_t n) {
   int scans = 0;
   for (;;) {
     const int m = next_marker();
-    if (m < 0) break;  // the bytes given end here
+    if (m < 0) break;                                                  // the bytes given end here
     if (m == 0x00 || m == 0x01 || (m >= 0xD0 && m <= 0xD7)) continue;  // stuffed byte, TEM, RSTn: no length
     if (m == 0xD8) return std::nullopt;                                // a second SOI: libjpeg refuses it
     if (m == 0xD9) break;                                              // EOI
@@ -92,8 +94,10 @@ std::optional<ImageSize> tiff_size(const uint8_t* p, size_t n) {
     // BitsPerSample holds one value per sample; more than fit in the entry sit at an offset.
     if (tag == 258 && count * (type == 3 ? 2 : 4) > 4) {
       const uint64_t at = u32(o + 8);
-      if (at + 4 > n) v = 64;  // not in the bytes given: assume the widest
-      else v = type == 3 ? u16(at) : u32(at);
+      if (at + 4 > n)
+        v = 64;  // not in the bytes given: assume the widest
+      else
+        v = type == 3 ? u16(at) : u32(at);
     }
     // libtiff keeps the first of a repeated tag.
     if (tag == 256 && !w) width = v, w = true;
@@ -161,7 +165,8 @@ ImageVerdict judge_image(const std::optional<ImageSize>& s, uint64_t file_bytes)
   if (image_cost(*s, file_bytes) > kMaxDecodeBytes) return ImageVerdict::TooCostly;
   // Metadata (ICC profiles, EXIF, XMP) takes some room, but not hundreds of megabytes beside a
   // small picture: such a file is padded or crafted, and is not read whole.
-  if (file_bytes > std::max<uint64_t>(uint64_t{16} << 20, mul_sat(s->decode_bytes, 2))) return ImageVerdict::TooManyBytes;
+  if (file_bytes > std::max<uint64_t>(uint64_t{16} << 20, mul_sat(s->decode_bytes, 2)))
+    return ImageVerdict::TooManyBytes;
   return ImageVerdict::Ok;
 }
 
@@ -172,7 +177,8 @@ uint64_t image_cost(const ImageSize& s, uint64_t file_bytes) {
 std::string verdict_text(ImageVerdict v, const std::optional<ImageSize>& s, uint64_t file_bytes) {
   const std::string size = s ? std::to_string(s->width) + " x " + std::to_string(s->height) : std::string("?");
   switch (v) {
-    case ImageVerdict::Ok: return "";
+    case ImageVerdict::Ok:
+      return "";
     case ImageVerdict::Unknown:
       return s ? "its header announces no pixels"
                : "its size cannot be read from its header (not a PNG, JPEG, BMP, WebP or TIFF file, or a damaged "
@@ -202,8 +208,8 @@ void limit_decoder_memory() {
 void check_image_pixels(uint64_t width, uint64_t height, const std::string& path, uint64_t max_pixels) {
   const bool over = width != 0 && height > max_pixels / width;
   if (!over) return;
-  throw Error("image is " + std::to_string(width) + " x " + std::to_string(height) +
-                  " pixels, more than the " + std::to_string(max_pixels) +
+  throw Error("image is " + std::to_string(width) + " x " + std::to_string(height) + " pixels, more than the " +
+                  std::to_string(max_pixels) +
                   " pixels (8192 x 8192) a single image may have; decoding it would need " +
                   human_bytes(width * height > UINT64_MAX / 3 ? UINT64_MAX : width * height * 3),
               path, "shrink the image (training uses at most 128 x 128 pixels), or remove it");
@@ -220,13 +226,11 @@ uint64_t dataset_memory_budget(uint64_t budget) {
   return phys / 2;
 }
 
-void check_dataset_bytes(uint64_t bytes_needed, const std::string& what, const std::string& source,
-                         uint64_t budget) {
+void check_dataset_bytes(uint64_t bytes_needed, const std::string& what, const std::string& source, uint64_t budget) {
   const uint64_t cap = dataset_memory_budget(budget);
   if (bytes_needed <= cap) return;
-  throw Error("the dataset (" + what + ") would need " + human_bytes(bytes_needed) +
-                  " in memory, more than the " + human_bytes(cap) +
-                  " allowed (half of this machine's memory)",
+  throw Error("the dataset (" + what + ") would need " + human_bytes(bytes_needed) + " in memory, more than the " +
+                  human_bytes(cap) + " allowed (half of this machine's memory)",
               source,
               "use fewer images or a lower --res; if the file is small, its header is damaged or "
               "hostile (it announces far more data than it holds)");

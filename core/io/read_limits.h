@@ -66,8 +66,7 @@ uint64_t dataset_memory_budget(uint64_t budget = 0);
 
 // Throws Error naming source when a dataset would need more than the budget (0: the default):
 // "would need 12.3 GiB in memory, more than the 8.0 GiB allowed". what: "4000000 images at 64x64x3".
-void check_dataset_bytes(uint64_t bytes, const std::string& what, const std::string& source,
-                         uint64_t budget = 0);
+void check_dataset_bytes(uint64_t bytes, const std::string& what, const std::string& source, uint64_t budget = 0);
 
 // "12.3 GiB", "512 MiB", "870 bytes": for messages.
 std::string human_bytes(uint64_t bytes);

@@ -141,7 +141,8 @@ RunLock::RunLock(const fs::path& dir, const std::string& writer)
     // Some network file systems lock files but not folders: run.lock's lock then stands alone,
     // and refresh() notices a deleted run.lock at the next step.
   } else {
-    struct stat now {}, mine {};
+    struct stat now {
+    }, mine{};
     if (::stat(dir.c_str(), &now) != 0 || ::fstat(dir_fd_, &mine) != 0 || !same_file(now, mine)) {
       ::close(dir_fd_);
       dir_fd_ = -1;
@@ -169,8 +170,10 @@ void RunLock::open_and_lock_file() {
   for (int attempt = 0;; ++attempt) {
     created_ = false;
     fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
-    if (fd_ >= 0) created_ = true;
-    else if (errno == EEXIST) fd_ = ::open(path_.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd_ >= 0)
+      created_ = true;
+    else if (errno == EEXIST)
+      fd_ = ::open(path_.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     if (fd_ < 0) {
       const int err = errno;
       throw Error("could not open the run folder's lock file: " + std::system_category().message(err), path_.string(),
@@ -214,7 +217,8 @@ void RunLock::write_description() {
 }
 
 void RunLock::refresh() {
-  struct stat now {}, mine {};
+  struct stat now {
+  }, mine{};
   if (dir_fd_ >= 0 && (::stat(dir_.c_str(), &now) != 0 || ::fstat(dir_fd_, &mine) != 0 || !same_file(now, mine)))
     throw Error("the run folder was moved, deleted or replaced while this run was writing it", dir_.string(),
                 "this run stops without writing more; its files are where the folder went");
@@ -230,9 +234,9 @@ void RunLock::refresh() {
     if (fd_ >= 0) ::close(fd_);
     fd_ = old;
     created_ = created;
-    throw Error("run.lock was deleted or replaced while this run held it, and it cannot be taken back: " +
-                    e.what_failed(),
-                dir_.string(), "this run stops without writing more; one run folder takes one writer at a time");
+    throw Error(
+        "run.lock was deleted or replaced while this run held it, and it cannot be taken back: " + e.what_failed(),
+        dir_.string(), "this run stops without writing more; one run folder takes one writer at a time");
   }
   created_ = created;
   if (old >= 0) ::close(old);
@@ -241,8 +245,7 @@ void RunLock::refresh() {
 RunLock::~RunLock() {
   if (fd_ >= 0) {
     // Emptied while still locked, so a non-empty file found by the next holder means a writer died.
-    if (::ftruncate(fd_, 0) != 0) {
-    }
+    if (::ftruncate(fd_, 0) != 0) {}
     ::close(fd_);  // drops the flock
   }
   if (dir_fd_ >= 0) ::close(dir_fd_);

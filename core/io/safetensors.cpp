@@ -17,8 +17,7 @@ using ojson = nlohmann::ordered_json;  // keeps the header's key order: we write
 
 namespace {
 
-constexpr const char* kCorruptHint =
-    "The file is damaged or incomplete; use another checkpoint or export it again";
+constexpr const char* kCorruptHint = "The file is damaged or incomplete; use another checkpoint or export it again";
 
 size_t dtype_bytes_or_zero(const std::string& d) {
   static const std::map<std::string, size_t> sizes = {
@@ -59,15 +58,14 @@ std::string encode_impl(const StFile& f, const std::string& subject) {
   for (const StTensor& t : f.tensors) {
     if (t.name == "__metadata__")
       throw Error("A tensor cannot be named __metadata__ (the format reserves it)", subject, hint);
-    if (!names.insert(t.name).second)
-      throw Error("Two tensors are named " + t.name, subject, hint);
+    if (!names.insert(t.name).second) throw Error("Two tensors are named " + t.name, subject, hint);
     const size_t elem = dtype_bytes_or_zero(t.dtype);
     if (elem == 0) throw Error("Tensor " + t.name + " has unknown dtype " + t.dtype, subject, hint);
     uint64_t nbytes = 0;
     if (!byte_size(t.shape, elem, nbytes) || nbytes != t.data.size())
-      throw Error("Tensor " + t.name + " has " + std::to_string(t.data.size()) +
-                      " bytes of data, but shape " + shape_str(t.shape) + " of " + t.dtype +
-                      " needs " + (nbytes ? std::to_string(nbytes) : "an impossible number of"),
+      throw Error("Tensor " + t.name + " has " + std::to_string(t.data.size()) + " bytes of data, but shape " +
+                      shape_str(t.shape) + " of " + t.dtype + " needs " +
+                      (nbytes ? std::to_string(nbytes) : "an impossible number of"),
                   subject, hint);
     ojson entry = ojson::object();
     entry["dtype"] = t.dtype;
@@ -81,8 +79,7 @@ std::string encode_impl(const StFile& f, const std::string& subject) {
   try {
     json = header.dump();  // compact, as the reference writer's serde_json
   } catch (const nlohmann::json::exception& e) {
-    throw Error(std::string("Could not encode the header (a name is not valid UTF-8?): ") + e.what(),
-                subject, hint);
+    throw Error(std::string("Could not encode the header (a name is not valid UTF-8?): ") + e.what(), subject, hint);
   }
   // Padding keeps the buffer 8-byte aligned for readers that map the file.
   json.append((8 - json.size() % 8) % 8, ' ');
@@ -92,8 +89,7 @@ std::string encode_impl(const StFile& f, const std::string& subject) {
   const uint64_t n = json.size();
   for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((n >> (8 * i)) & 0xff));
   out += json;
-  for (const StTensor& t : f.tensors)
-    out.append(reinterpret_cast<const char*>(t.data.data()), t.data.size());
+  for (const StTensor& t : f.tensors) out.append(reinterpret_cast<const char*>(t.data.data()), t.data.size());
   return out;
 }
 
@@ -194,8 +190,7 @@ StFile parse_header(std::string_view header_text, uint64_t data_size, const std:
     if (sh == val.end() || !sh->is_array()) throw corrupt(who + " has no shape");
     for (const auto& d : *sh) {
       // nlohmann parses non-negative integers as unsigned, negative ones as signed.
-      if (!d.is_number_unsigned())
-        throw corrupt(who + " has a shape entry that is not a non-negative integer");
+      if (!d.is_number_unsigned()) throw corrupt(who + " has a shape entry that is not a non-negative integer");
       if (d.is_number_unsigned() && d.get<uint64_t>() > uint64_t(INT64_MAX))
         throw corrupt(who + " has an impossibly large shape");
       e.shape.push_back(d.get<int64_t>());
@@ -213,27 +208,22 @@ StFile parse_header(std::string_view header_text, uint64_t data_size, const std:
 
     if (e.begin > e.end) throw corrupt(who + " has out-of-order data_offsets " + offs);
     uint64_t nbytes = 0;
-    if (!byte_size(e.shape, elem, nbytes))
-      throw corrupt(who + " has an impossibly large shape " + shape_str(e.shape));
+    if (!byte_size(e.shape, elem, nbytes)) throw corrupt(who + " has an impossibly large shape " + shape_str(e.shape));
     if (e.end - e.begin != nbytes)
-      throw corrupt(who + " has data_offsets " + offs + " (" + std::to_string(e.end - e.begin) +
-                    " bytes), but shape " + shape_str(e.shape) + " of " + e.dtype + " needs " +
-                    std::to_string(nbytes) + " bytes");
+      throw corrupt(who + " has data_offsets " + offs + " (" + std::to_string(e.end - e.begin) + " bytes), but shape " +
+                    shape_str(e.shape) + " of " + e.dtype + " needs " + std::to_string(nbytes) + " bytes");
     if (e.end > data_size)
       throw corrupt("Truncated file: tensor " + key + " ends at byte " + std::to_string(e.end) +
-                    " of the data, but the file holds only " + std::to_string(data_size) +
-                    " bytes of data");
+                    " of the data, but the file holds only " + std::to_string(data_size) + " bytes of data");
     entries.push_back(std::move(e));
   }
 
   // The reference reader requires the tensors to tile the buffer exactly.
-  std::stable_sort(entries.begin(), entries.end(),
-                   [](const Entry& a, const Entry& b) { return a.begin < b.begin; });
+  std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.begin < b.begin; });
   uint64_t pos = 0;
   const Entry* prev = nullptr;
   for (const Entry& e : entries) {
-    if (e.begin < pos)
-      throw corrupt("Tensors " + prev->name + " and " + e.name + " have overlapping data_offsets");
+    if (e.begin < pos) throw corrupt("Tensors " + prev->name + " and " + e.name + " have overlapping data_offsets");
     if (e.begin > pos)
       throw corrupt("Bytes " + std::to_string(pos) + " to " + std::to_string(e.begin) +
                     " of the data belong to no tensor (a gap before tensor " + e.name + ")");

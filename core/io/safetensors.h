@@ -46,8 +46,7 @@ void write_safetensors(const std::filesystem::path& path, const StFile& f);
 // the header are read and checked first, against the file's size: only then is the data read,
 // tensor by tensor, so a damaged file costs at most its header. check_header, if given, sees the
 // file's metadata and tensors (names, dtypes, shapes; no data yet) and may throw to stop there.
-StFile read_safetensors(const std::filesystem::path& path,
-                        const std::function<void(const StFile&)>& check_header = {});
+StFile read_safetensors(const std::filesystem::path& path, const std::function<void(const StFile&)>& check_header = {});
 
 std::string encode_safetensors(const StFile& f);
 // Throws Error naming name_for_errors when: the bytes are too short for the header size or the

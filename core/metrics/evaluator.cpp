@@ -6,11 +6,11 @@
 
 #include "core/common/error.h"
 #include "core/common/rng.h"
-#include "core/metrics/feature_classifier.h"
-#include "core/metrics/work_hook.h"
-#include "core/metrics/frechet.h"
 #include "core/metrics/diversity.h"
+#include "core/metrics/feature_classifier.h"
+#include "core/metrics/frechet.h"
 #include "core/metrics/swd.h"
+#include "core/metrics/work_hook.h"
 #include "core/train/trainer.h"
 
 namespace ampgan::metrics {
@@ -78,7 +78,7 @@ struct Evaluator::Impl {
   Options opt;
   bool prepared = false;
   SwdDescriptors real_desc;
-  double real_spread = 0;  // the real sample's mean pairwise distance (diversity.h)
+  double real_spread = 0;                       // the real sample's mean pairwise distance (diversity.h)
   std::unique_ptr<Backend> classifier_backend;  // declared first: outlives the classifier's tensors
   std::unique_ptr<FeatureClassifier> classifier;
   FeatureStats real_stats;
@@ -120,8 +120,9 @@ struct Evaluator::Impl {
       std::vector<int> test(order.end() - held_out, order.end());
       order.resize(order.size() - held_out);
       if (!classifier->load(cache, &accuracy)) {
-        if (opt.notice) opt.notice("training the feature classifier for the Frechet distance on " + real.name +
-                                   " (once per dataset; cached in " + cache.parent_path().string() + ")");
+        if (opt.notice)
+          opt.notice("training the feature classifier for the Frechet distance on " + real.name +
+                     " (once per dataset; cached in " + cache.parent_path().string() + ")");
         const char* what = "training the feature classifier";
         auto progress = [&](int done, int total) {
           if (opt.progress) opt.progress(done, total);
@@ -169,7 +170,8 @@ EvalResult Evaluator::evaluate(Trainer& trainer) {
   const DcganSpec& spec = trainer.config().model;
   if (spec.res != m.real.res || spec.channels != m.real.channels)
     throw Error("the generator makes " + std::to_string(spec.res) + "px x" + std::to_string(spec.channels) +
-                    " images but the dataset has " + std::to_string(m.real.res) + "px x" + std::to_string(m.real.channels),
+                    " images but the dataset has " + std::to_string(m.real.res) + "px x" +
+                    std::to_string(m.real.channels),
                 m.real.name, "evaluate a checkpoint against the dataset it was trained on");
   const int n = std::min(m.samples, m.real.count);
   if (m.latent_dim != spec.latent) {

@@ -24,8 +24,8 @@ namespace ampgan::metrics {
 struct EvalResult {
   int64_t step = 0;
   int samples = 0;
-  double swd = NAN;                  // mean over pyramid levels, x1e3 (as Karras et al. report it)
-  std::vector<int> swd_level_res;    // e.g. 32, 16
+  double swd = NAN;                // mean over pyramid levels, x1e3 (as Karras et al. report it)
+  std::vector<int> swd_level_res;  // e.g. 32, 16
   std::vector<double> swd_levels;
   double fd = NAN;                   // Fréchet distance on classifier features (labelled data only)
   double classifier_accuracy = NAN;  // the feature classifier's accuracy on held-out real images

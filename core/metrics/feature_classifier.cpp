@@ -75,8 +75,8 @@ FeatureClassifier::FeatureClassifier(Backend& b, int res, int channels, int clas
 
 FeatureClassifier::~FeatureClassifier() = default;
 
-void FeatureClassifier::train(const data::ImageSet& set, const std::vector<int>& indices, int epochs,
-                              uint64_t seed, const std::function<void(int, int)>& progress) {
+void FeatureClassifier::train(const data::ImageSet& set, const std::vector<int>& indices, int epochs, uint64_t seed,
+                              const std::function<void(int, int)>& progress) {
   if (set.labels.empty()) throw Error("the dataset has no labels to train a classifier on", set.name);
   std::vector<Parameter*> params = body_->parameters();
   for (Parameter* p : head_->parameters()) params.push_back(p);

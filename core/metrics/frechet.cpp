@@ -82,8 +82,8 @@ FeatureStats feature_stats(const float* features, int64_t n, int dim) {
     const int64_t r0 = chunk * kRowsPerChunk, rows = std::min(n, r0 + kRowsPerChunk) - r0;
     for (int64_t r = 0; r < rows; ++r)
       for (int k = 0; k < dim; ++k) centred[r * dim + k] = features[(r0 + r) * dim + k] - s.mean[k];
-    cblas_dsyrk(CblasRowMajor, CblasUpper, CblasTrans, dim, static_cast<int>(rows), 1.0, centred.data(), dim,
-                1.0, s.cov.data(), dim);
+    cblas_dsyrk(CblasRowMajor, CblasUpper, CblasTrans, dim, static_cast<int>(rows), 1.0, centred.data(), dim, 1.0,
+                s.cov.data(), dim);
   }
   const double inv = 1.0 / static_cast<double>(n - 1);
   for (int i = 0; i < dim; ++i)
@@ -99,8 +99,7 @@ double frechet_distance(const FeatureStats& a, const FeatureStats& b) {
   check_stats(a, "first set");
   check_stats(b, "second set");
   if (a.dim != b.dim)
-    throw Error("Fréchet distance: feature dimensions differ",
-                std::to_string(a.dim) + " vs " + std::to_string(b.dim),
+    throw Error("Fréchet distance: feature dimensions differ", std::to_string(a.dim) + " vs " + std::to_string(b.dim),
                 "compute both statistics with the same feature extractor");
   const int n = a.dim;
   const size_t nn = size_t(n) * n;
@@ -122,10 +121,9 @@ double frechet_distance(const FeatureStats& a, const FeatureStats& b) {
   std::vector<double> root(nn), tmp(nn), m(nn);
   cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n, n, n, 1.0, v.data(), n, v.data(), n, 0.0, root.data(), n);
   // M = S1^{1/2} S2 S1^{1/2}: symmetric PSD and similar to S1 S2, so Tr (S1 S2)^{1/2} = sum sqrt(eig M).
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, root.data(), n, b.cov.data(), n, 0.0,
-              tmp.data(), n);
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, tmp.data(), n, root.data(), n, 0.0,
-              m.data(), n);
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, root.data(), n, b.cov.data(), n, 0.0, tmp.data(),
+              n);
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, tmp.data(), n, root.data(), n, 0.0, m.data(), n);
   for (int i = 0; i < n; ++i)  // remove rounding asymmetry before the symmetric solver
     for (int j = i + 1; j < n; ++j) {
       const double s = 0.5 * (m[size_t(i) * n + j] + m[size_t(j) * n + i]);

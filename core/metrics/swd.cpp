@@ -22,10 +22,10 @@ namespace {
 constexpr uint64_t kPatchStream = 0x5357440000000100ull;      // + level: patch positions
 constexpr uint64_t kDirectionStream = 0x5357440000000200ull;  // + level: projection directions
 
-constexpr int64_t kImagesPerChunk = 16;     // pyramid / patch work unit (fixed: thread-count independent)
+constexpr int64_t kImagesPerChunk = 16;      // pyramid / patch work unit (fixed: thread-count independent)
 constexpr int64_t kDirectionsPerBlock = 32;  // directions whose projections are kept in memory at once
 static_assert(kDirectionsPerBlock % detail::kProjectRows == 0 && kDirectionsPerBlock <= detail::kProjectMaxRows);
-constexpr int64_t kColumnsPerTask = 2048;    // patches per projection task (a multiple of the tile)
+constexpr int64_t kColumnsPerTask = 2048;  // patches per projection task (a multiple of the tile)
 constexpr int kMaxGridBins = 1 << 16;
 
 void fail(const std::string& what, const std::string& subject) {
@@ -154,7 +154,8 @@ double w1_grid(const float* va, int64_t na, const float* vb, int64_t nb, float l
                std::vector<int64_t>& hist) {
   const int64_t n = na + nb;
   const float range = hi - lo;
-  const int bins = static_cast<int>(std::clamp<int64_t>(std::bit_ceil(static_cast<uint64_t>(2 * n)), 1024, kMaxGridBins));
+  const int bins =
+      static_cast<int>(std::clamp<int64_t>(std::bit_ceil(static_cast<uint64_t>(2 * n)), 1024, kMaxGridBins));
   const float scale = static_cast<float>(bins) / range;
   if (!(range > 0.0f) || !std::isfinite(scale)) return 0.0;  // all projections (nearly) equal
   const int64_t g = std::gcd(na, nb), wa = nb / g, wb = na / g;
@@ -259,8 +260,7 @@ SwdDescriptors swd_descriptors(const float* images, int n, int res, int channels
           bad[chunk] = static_cast<int>(i);
           return;
         }
-      for (int l = 0; l < levels; ++l)
-        out[l] = d.levels[l].bands.data() + i * level_res[l] * level_res[l] * c;
+      for (int l = 0; l < levels; ++l) out[l] = d.levels[l].bands.data() + i * level_res[l] * level_res[l] * c;
       build_pyramid(img, level_res, c, scratch, out);
       for (int l = 0; l < levels; ++l) {
         const int r = level_res[l];
@@ -301,12 +301,11 @@ SwdDescriptors swd_descriptors(const float* images, int n, int res, int channels
 
 SwdResult sliced_wasserstein(const SwdDescriptors& a, const SwdDescriptors& b, const SwdOptions& opt) {
   if (a.levels.empty() || b.levels.empty()) fail("empty descriptor set", "SwdDescriptors");
-  if (a.res != b.res || a.channels != b.channels || a.patch_size != b.patch_size ||
-      a.levels.size() != b.levels.size())
+  if (a.res != b.res || a.channels != b.channels || a.patch_size != b.patch_size || a.levels.size() != b.levels.size())
     fail("the two sets were described differently",
-         "res " + std::to_string(a.res) + " vs " + std::to_string(b.res) + ", channels " +
-             std::to_string(a.channels) + " vs " + std::to_string(b.channels) + ", levels " +
-             std::to_string(a.levels.size()) + " vs " + std::to_string(b.levels.size()));
+         "res " + std::to_string(a.res) + " vs " + std::to_string(b.res) + ", channels " + std::to_string(a.channels) +
+             " vs " + std::to_string(b.channels) + ", levels " + std::to_string(a.levels.size()) + " vs " +
+             std::to_string(b.levels.size()));
   if (opt.projections < 1 || opt.repeats < 1)
     fail("projections and repeats must be at least 1",
          "projections=" + std::to_string(opt.projections) + ", repeats=" + std::to_string(opt.repeats));
@@ -399,8 +398,8 @@ SwdResult sliced_wasserstein(const SwdDescriptors& a, const SwdDescriptors& b, c
 
 SwdResult sliced_wasserstein(const float* a, int n_a, const float* b, int n_b, int res, int channels,
                              const SwdOptions& opt) {
-  return sliced_wasserstein(swd_descriptors(a, n_a, res, channels, opt),
-                            swd_descriptors(b, n_b, res, channels, opt), opt);
+  return sliced_wasserstein(swd_descriptors(a, n_a, res, channels, opt), swd_descriptors(b, n_b, res, channels, opt),
+                            opt);
 }
 
 }  // namespace ampgan::metrics

@@ -37,11 +37,11 @@ namespace ampgan::metrics {
 struct SwdOptions {
   int patches_per_image = 128;  // random 7x7 neighbourhoods per image per level (as in the paper)
   int patch_size = 7;
-  int projections = 512;        // random unit directions per repeat
-  int repeats = 4;              // paper: 4 x 512 (average over repeats)
-  int min_resolution = 16;      // pyramid levels from full res down to this (32 -> levels 32, 16)
-  uint64_t seed = 0;            // fixes patch positions and projection directions -> same inputs give same value
-  bool exact_sort = false;      // sort FP32 projections (reference, >10x slower) instead of the 2^16-step grid
+  int projections = 512;    // random unit directions per repeat
+  int repeats = 4;          // paper: 4 x 512 (average over repeats)
+  int min_resolution = 16;  // pyramid levels from full res down to this (32 -> levels 32, 16)
+  uint64_t seed = 0;        // fixes patch positions and projection directions -> same inputs give same value
+  bool exact_sort = false;  // sort FP32 projections (reference, >10x slower) instead of the 2^16-step grid
 };
 
 // Reported x 1e3 like the paper. level_res[i] is the resolution of level i (finest first).
@@ -66,8 +66,8 @@ struct SwdDescriptors {
     std::vector<double> channel_sumsq;  // (channels): sum of squares over the same pixels
   };
   int res = 0, channels = 0, n_images = 0, patch_size = 0, patches_per_image = 0;
-  uint64_t seed = 0;                    // the patch positions' seed
-  std::vector<Level> levels;            // finest first
+  uint64_t seed = 0;          // the patch positions' seed
+  std::vector<Level> levels;  // finest first
 
   int64_t patches_per_level() const { return int64_t{n_images} * patches_per_image; }
 };

@@ -17,8 +17,8 @@ namespace {
 
 static_assert(kProjectRows == 16 && kProjectCols == 32, "the kernels below are written for 16-row, 32-column tiles");
 
-void project_generic(const float* w, int rows, int dim, const float* x, int64_t m0, int64_t m1,
-                     float* out, int64_t ldo, float* lo, float* hi) {
+void project_generic(const float* w, int rows, int dim, const float* x, int64_t m0, int64_t m1, float* out, int64_t ldo,
+                     float* lo, float* hi) {
   for (int64_t m = m0; m < m1; m += kProjectCols)
     for (int p = 0; p < rows; ++p) {
       float acc[kProjectCols] = {};
@@ -44,9 +44,8 @@ void project_generic(const float* w, int rows, int dim, const float* x, int64_t 
 // (dim, rows) so that the 16 broadcasts of one k sit at fixed offsets from a single pointer and
 // fold into the FMAs as memory operands. The patch panel (dim x 32 floats) stays in L1 while all
 // direction tiles pass over it.
-__attribute__((target("avx512f"))) void project_avx512(const float* w, int rows, int dim, const float* x,
-                                                       int64_t m0, int64_t m1, float* out,
-                                                       int64_t ldo, float* lo, float* hi) {
+__attribute__((target("avx512f"))) void project_avx512(const float* w, int rows, int dim, const float* x, int64_t m0,
+                                                       int64_t m1, float* out, int64_t ldo, float* lo, float* hi) {
   std::vector<float> wt(size_t(rows) * dim);  // (dim, rows)
   for (int p = 0; p < rows; ++p)
     for (int k = 0; k < dim; ++k) wt[size_t(k) * rows + p] = w[size_t(p) * dim + k];
@@ -87,9 +86,8 @@ __attribute__((target("avx512f"))) void project_avx512(const float* w, int rows,
 #pragma GCC diagnostic pop
 
 // 8 directions x 8 patches = 8 ymm accumulators (16 registers in all), weights transposed as above.
-__attribute__((target("avx2,fma"))) void project_avx2(const float* w, int rows, int dim, const float* x,
-                                                      int64_t m0, int64_t m1, float* out,
-                                                      int64_t ldo, float* lo, float* hi) {
+__attribute__((target("avx2,fma"))) void project_avx2(const float* w, int rows, int dim, const float* x, int64_t m0,
+                                                      int64_t m1, float* out, int64_t ldo, float* lo, float* hi) {
   std::vector<float> wt(size_t(rows) * dim);  // (dim, rows)
   for (int p = 0; p < rows; ++p)
     for (int k = 0; k < dim; ++k) wt[size_t(k) * rows + p] = w[size_t(p) * dim + k];

@@ -12,8 +12,8 @@
 
 namespace ampgan::metrics::detail {
 
-constexpr int kProjectRows = 16;  // directions per register tile: pass a multiple of this
-constexpr int kProjectCols = 32;  // patches per register tile: columns are padded to this
+constexpr int kProjectRows = 16;     // directions per register tile: pass a multiple of this
+constexpr int kProjectCols = 32;     // patches per register tile: columns are padded to this
 constexpr int kProjectMaxRows = 64;  // directions per call at most
 
 // Patches are stored in panels of kProjectCols: element k of patch m is at
@@ -24,8 +24,8 @@ inline int64_t panel_index(int64_t m, int k, int dim) {
 }
 
 // out[p * ldo + m] = sum_k w[p * dim + k] * x[panel_index(m, k, dim)] for p < rows (a multiple
-// of kProjectRows, at most kProjectMaxRows) and m in [m0, m1) (multiples of kProjectCols); lo[p] and hi[p] are lowered /
-// raised to the smallest / largest of those outputs (saves the histogram a pass over them).
+// of kProjectRows, at most kProjectMaxRows) and m in [m0, m1) (multiples of kProjectCols); lo[p] and hi[p] are lowered
+// / raised to the smallest / largest of those outputs (saves the histogram a pass over them).
 void project(const float* w, int rows, int dim, const float* x, int64_t m0, int64_t m1, float* out, int64_t ldo,
              float* lo, float* hi);
 

@@ -15,9 +15,9 @@
 namespace ampgan {
 
 struct DcganSpec {
-  int res = 32;       // 32, 64 or 128
-  int channels = 1;   // 1 (grey) or 3 (RGB)
-  int width = 64;     // W above
+  int res = 32;      // 32, 64 or 128
+  int channels = 1;  // 1 (grey) or 3 (RGB)
+  int width = 64;    // W above
   int latent = 100;
   int blocks() const;
   void validate() const;  // throws Error naming the bad setting

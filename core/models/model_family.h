@@ -20,7 +20,6 @@ struct GanPair {
   std::unique_ptr<Sequential> g, d;
 };
 // Both networks, built and initialised from Philox streams (seed, stream_g / stream_d).
-GanPair make_gan(Backend& b, ModelFamily f, const DcganSpec& spec, uint64_t seed, uint64_t stream_g,
-                 uint64_t stream_d);
+GanPair make_gan(Backend& b, ModelFamily f, const DcganSpec& spec, uint64_t seed, uint64_t stream_g, uint64_t stream_d);
 
 }  // namespace ampgan

@@ -4,10 +4,14 @@ namespace ampgan {
 
 std::string Activation::type() const {
   switch (act_) {
-    case ew::Act::ReLU: return "ReLU";
-    case ew::Act::LeakyReLU: return "LeakyReLU";
-    case ew::Act::Tanh: return "Tanh";
-    default: return "Identity";
+    case ew::Act::ReLU:
+      return "ReLU";
+    case ew::Act::LeakyReLU:
+      return "LeakyReLU";
+    case ew::Act::Tanh:
+      return "Tanh";
+    default:
+      return "Identity";
   }
 }
 

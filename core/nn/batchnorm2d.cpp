@@ -27,8 +27,8 @@ const Tensor& BatchNorm2d::forward(Context& ctx, const Tensor& x) {
   check_dtype(x, ctx.dtype, "BatchNorm2d", "input");
   ensure(ctx.backend, out_, x.shape(), ctx.dtype);
   if (ctx.mode == Mode::Eval) {
-    ctx.backend.batchnorm_forward_eval(x, gamma_.master, beta_.master, running_mean_.value,
-                                       running_var_.value, eps_, out_);
+    ctx.backend.batchnorm_forward_eval(x, gamma_.master, beta_.master, running_mean_.value, running_var_.value, eps_,
+                                       out_);
   } else {
     const bool update = ctx.mode == Mode::Train;
     Tensor& mean = ctx.staged_running_stats ? staged_mean_ : running_mean_.value;

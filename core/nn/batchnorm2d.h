@@ -8,8 +8,7 @@ namespace ampgan {
 
 class BatchNorm2d final : public Layer {
  public:
-  BatchNorm2d(Backend& b, const std::string& prefix, int channels, float eps = 1e-5f,
-              float momentum = 0.1f);
+  BatchNorm2d(Backend& b, const std::string& prefix, int channels, float eps = 1e-5f, float momentum = 0.1f);
   std::string type() const override { return "BatchNorm2d"; }
   Shape output_shape(const Shape& in) const override { return in; }
   const Tensor& forward(Context& ctx, const Tensor& x) override;

@@ -4,8 +4,7 @@
 
 namespace ampgan {
 
-Conv2d::Conv2d(Backend& b, const std::string& prefix, int in_ch, int out_ch, int kernel,
-               int stride, int pad, bool bias)
+Conv2d::Conv2d(Backend& b, const std::string& prefix, int in_ch, int out_ch, int kernel, int stride, int pad, bool bias)
     : in_ch_(in_ch), out_ch_(out_ch), kernel_(kernel), stride_(stride), pad_(pad), has_bias_(bias), prefix_(prefix) {
   weight_ = make_parameter(b, prefix + "weight", Shape{out_ch, kernel, kernel, in_ch}, false);
   if (bias) bias_ = make_parameter(b, prefix + "bias", Shape{out_ch}, true);

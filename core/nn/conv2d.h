@@ -10,8 +10,7 @@ namespace ampgan {
 
 class Conv2d final : public Layer {
  public:
-  Conv2d(Backend& b, const std::string& prefix, int in_ch, int out_ch, int kernel, int stride,
-         int pad, bool bias);
+  Conv2d(Backend& b, const std::string& prefix, int in_ch, int out_ch, int kernel, int stride, int pad, bool bias);
   std::string type() const override { return "Conv2d"; }
   Shape output_shape(const Shape& in) const override;
   const Tensor& forward(Context& ctx, const Tensor& x) override;

@@ -4,8 +4,8 @@
 
 namespace ampgan {
 
-ConvTranspose2d::ConvTranspose2d(Backend& b, const std::string& prefix, int in_ch, int out_ch,
-                                 int kernel, int stride, int pad)
+ConvTranspose2d::ConvTranspose2d(Backend& b, const std::string& prefix, int in_ch, int out_ch, int kernel, int stride,
+                                 int pad)
     : in_ch_(in_ch), out_ch_(out_ch), kernel_(kernel), stride_(stride), pad_(pad) {
   weight_ = make_parameter(b, prefix + "weight", Shape{in_ch, kernel, kernel, out_ch}, false);
 }

@@ -9,8 +9,7 @@ namespace ampgan {
 
 class ConvTranspose2d final : public Layer {
  public:
-  ConvTranspose2d(Backend& b, const std::string& prefix, int in_ch, int out_ch, int kernel,
-                  int stride, int pad);
+  ConvTranspose2d(Backend& b, const std::string& prefix, int in_ch, int out_ch, int kernel, int stride, int pad);
   std::string type() const override { return "ConvTranspose2d"; }
   Shape output_shape(const Shape& in) const override;
   const Tensor& forward(Context& ctx, const Tensor& x) override;

@@ -71,9 +71,9 @@ const Tensor& Layer::as_dtype(Backend& b, const Tensor& t, DType dt, Tensor& buf
 
 void Layer::check_dtype(const Tensor& t, DType expected, const char* layer, const char* what) {
   if (t.dtype() != expected)
-    throw Error(std::string(layer) + ": " + what + " is " + dtype_name(t.dtype()) + ", expected " +
-                    dtype_name(expected),
-                "", "the network's precision was not set before this pass (a bug)");
+    throw Error(
+        std::string(layer) + ": " + what + " is " + dtype_name(t.dtype()) + ", expected " + dtype_name(expected), "",
+        "the network's precision was not set before this pass (a bug)");
 }
 
 void Sequential::add(std::unique_ptr<Layer> layer) {

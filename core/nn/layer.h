@@ -29,8 +29,8 @@ struct Context {
   Backend& backend;
   DType dtype = DType::F32;  // activations and the weights' working copies
   Mode mode = Mode::Train;
-  bool param_grads = true;   // compute weight gradients in backward
-  bool accumulate = false;   // add weight gradients to the existing ones instead of overwriting
+  bool param_grads = true;  // compute weight gradients in backward
+  bool accumulate = false;  // add weight gradients to the existing ones instead of overwriting
   // Training forwards update staged copies of the running statistics, which the caller commits
   // or reverts once it knows whether the step counts (Sequential::commit_running_stats).
   bool staged_running_stats = false;
@@ -112,7 +112,7 @@ class Layer {
  private:
   bool fp32_ = false;
   float conv_clamp_ = 0.0f;
-  bool clamped_ = false;       // whether the last forward clamped
+  bool clamped_ = false;  // whether the last forward clamped
   Tensor clamp_out_, clamp_dy_;
 };
 
@@ -152,9 +152,9 @@ class Sequential {
 
  private:
   std::vector<std::unique_ptr<Layer>> layers_;
-  std::vector<char> has_params_;     // per layer: whether it owns parameters
-  std::vector<DType> in_dtype_;      // per layer, from the last forward: its input's dtype
-  std::vector<DType> run_dtype_;     // ... and the dtype it computed in
+  std::vector<char> has_params_;           // per layer: whether it owns parameters
+  std::vector<DType> in_dtype_;            // per layer, from the last forward: its input's dtype
+  std::vector<DType> run_dtype_;           // ... and the dtype it computed in
   std::vector<Tensor> in_cast_, dx_cast_;  // per layer: the cast input and input gradient
   DType dtype_ = DType::F32;
   Tensor empty_;

@@ -16,8 +16,10 @@ std::vector<std::string> parse_layer_list(const std::string& csv) {
     cur.clear();
   };
   for (char c : csv) {
-    if (c == ',') flush();
-    else cur += c;
+    if (c == ',')
+      flush();
+    else
+      cur += c;
   }
   flush();
   return out;

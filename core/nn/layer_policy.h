@@ -46,9 +46,9 @@ std::string join_layer_list(const std::vector<std::string>& names);
 
 // One named layer (a layer with parameters; a residual block is not one, its convolutions are).
 struct LayerInfo {
-  std::string name;   // "D.2"
-  std::string type;   // "Conv2d"
-  int block = 0;      // its block (see above), counted from the network's input
+  std::string name;  // "D.2"
+  std::string type;  // "Conv2d"
+  int block = 0;     // its block (see above), counted from the network's input
   int64_t parameters = 0;
   bool fp32 = false;  // kept in FP32 by the policy
   Layer* layer = nullptr;

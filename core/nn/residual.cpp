@@ -22,8 +22,8 @@ const Tensor& Residual::forward(Context& ctx, const Tensor& x) {
 const Tensor& Residual::backward(Context& ctx, const Tensor& dy, InputGrad input_grad) {
   // Both paths run their backward (for their weight gradients) even when dx is not needed.
   const Tensor& gm = main_.backward(ctx, as_dtype(ctx.backend, dy, a_dtype_, dya_cast_), input_grad);
-  const Tensor& gs = shortcut_.size() ? shortcut_.backward(ctx, as_dtype(ctx.backend, dy, b_dtype_, dyb_cast_), input_grad)
-                                      : dy;
+  const Tensor& gs =
+      shortcut_.size() ? shortcut_.backward(ctx, as_dtype(ctx.backend, dy, b_dtype_, dyb_cast_), input_grad) : dy;
   if (input_grad == InputGrad::Skip) return no_grad();
   ensure(ctx.backend, dx_, gm.shape(), ctx.dtype);
   ctx.backend.add(gm, gs, dx_);

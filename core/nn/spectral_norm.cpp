@@ -31,7 +31,9 @@ SpectralNorm::SpectralNorm(Backend& b, const std::string& prefix, const Shape& w
   b.fill(sigma_, 1.0f);
 }
 
-void SpectralNorm::power_iteration(Backend& b, const Parameter& w) { b.spectral_norm_power_iteration(w.master, u_.value, v_.value); }
+void SpectralNorm::power_iteration(Backend& b, const Parameter& w) {
+  b.spectral_norm_power_iteration(w.master, u_.value, v_.value);
+}
 
 const Tensor& SpectralNorm::normalized(Backend& b, const Parameter& w, DType dtype) {
   if (!w_sn_.defined() || w_sn_.dtype() != dtype)  // the working copy the layer computes with
@@ -41,7 +43,8 @@ const Tensor& SpectralNorm::normalized(Backend& b, const Parameter& w, DType dty
 }
 
 Tensor& SpectralNorm::grad_buffer(Backend& b, const Parameter& w) {
-  if (!g_sn_.defined() || g_sn_.dtype() != w.grad.dtype()) g_sn_ = b.empty(w.shape, w.grad.dtype(), MemCategory::Gradient);
+  if (!g_sn_.defined() || g_sn_.dtype() != w.grad.dtype())
+    g_sn_ = b.empty(w.shape, w.grad.dtype(), MemCategory::Gradient);
   return g_sn_;
 }
 

@@ -6,8 +6,7 @@
 
 namespace ampgan {
 
-Adam::Adam(Backend& b, std::vector<Parameter*> params, const AdamConfig& cfg)
-    : params_(std::move(params)), cfg_(cfg) {
+Adam::Adam(Backend& b, std::vector<Parameter*> params, const AdamConfig& cfg) : params_(std::move(params)), cfg_(cfg) {
   if (!(cfg.lr > 0.0f) || !std::isfinite(cfg.lr))
     throw Error("learning rate must be a positive finite number", "--lr", "DCGAN uses 0.0002");
   if (!(cfg.beta1 >= 0.0f && cfg.beta1 < 1.0f && cfg.beta2 >= 0.0f && cfg.beta2 < 1.0f))

@@ -41,8 +41,8 @@ std::vector<RunEvent> AlertMonitor::observe(const StepMetrics& m, bool scaling, 
     if (n.streak >= s_.skip_streak && !n.streak_raised) {
       n.streak_raised = true;
       out.push_back(alert(m, net, "skip_streak",
-                          std::string(net) + " skipped " + std::to_string(n.streak) + " steps in a row (inf/NaN gradients)" +
-                              layer_hint(n.last_layer),
+                          std::string(net) + " skipped " + std::to_string(n.streak) +
+                              " steps in a row (inf/NaN gradients)" + layer_hint(n.last_layer),
                           "switch to bf16 (--precision bf16), which has FP32's range; " + fp32_hint(n.last_layer) +
                               "or lower the learning rate; a run that keeps skipping trains nothing"));
     }
@@ -80,8 +80,9 @@ std::vector<RunEvent> AlertMonitor::observe(const StepMetrics& m, bool scaling, 
   if (close_steps_ >= s_.collapse_steps && !collapse_raised_) {
     collapse_raised_ = true;
     out.push_back(alert(m, "D", "collapsed_d",
-                        "D(x) and D(G(z)) have stayed within " + std::to_string(s_.collapse_gap) + " of each other for " +
-                            std::to_string(close_steps_) + " steps: D no longer tells real from generated images",
+                        "D(x) and D(G(z)) have stayed within " + std::to_string(s_.collapse_gap) +
+                            " of each other for " + std::to_string(close_steps_) +
+                            " steps: D no longer tells real from generated images",
                         "lower G's learning rate or raise D's (--lr-g/--lr-d), and look at the samples; in fp16 "
                         "check the skip count: a D whose steps are skipped stops learning"));
   }

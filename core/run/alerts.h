@@ -17,8 +17,8 @@
 namespace ampgan {
 
 struct AlertSettings {
-  int skip_streak = 10;          // skipped steps in a row (the run stops as diverged at 200)
-  int collapse_steps = 200;      // steps with |D(x) - D(G(z))| below collapse_gap
+  int skip_streak = 10;      // skipped steps in a row (the run stops as diverged at 200)
+  int collapse_steps = 200;  // steps with |D(x) - D(G(z))| below collapse_gap
   double collapse_gap = 0.02;
 };
 

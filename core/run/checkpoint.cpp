@@ -87,16 +87,16 @@ void check_shapes_fit_config(const io::StFile& f, const fs::path& file, const Ru
   } else {
     DcganSpec spec = tc.model;
     const int64_t top = int64_t{spec.width} << (spec.blocks() - 1);
-    expect = {{"G.0.weight", {spec.latent, 4, 4, top}},              // ConvTranspose2d (in, kH, kW, out)
+    expect = {{"G.0.weight", {spec.latent, 4, 4, top}},                // ConvTranspose2d (in, kH, kW, out)
               {"D.0.weight", {spec.width, 4, 4, int64_t{channels}}}};  // Conv2d (out, kH, kW, in)
   }
   for (const auto& [name, shape] : expect) {
     const io::StTensor* t = f.find(name);
     if (!t || t->shape != shape)
       throw Error(std::string("checkpoint's tensors do not fit its own configuration (res ") + std::to_string(c.res) +
-                      ", width " + std::to_string(c.width) + ", " + std::to_string(channels) + " channels): '" +
-                      name + "' is " + (t ? "of another shape" : "missing") + " for a " +
-                      model_family_name(c.model) + " model",
+                      ", width " + std::to_string(c.width) + ", " + std::to_string(channels) + " channels): '" + name +
+                      "' is " + (t ? "of another shape" : "missing") + " for a " + model_family_name(c.model) +
+                      " model",
                   file.string(), "the file is damaged or its metadata was edited; use another checkpoint");
   }
 }
@@ -158,12 +158,14 @@ void check_header(const io::StFile& f, const fs::path& file, CheckpointInfo& i) 
   i.step = meta_int(f, "step", file, 0, kMaxSteps);
   i.batches_consumed = meta_int(f, "batches_consumed", file, 0, kMaxSteps);
   i.channels = static_cast<int>(meta_int(f, "channels", file, 1, 3));
-  if (i.channels == 2) throw Error("checkpoint metadata 'channels' is 2, not 1 or 3", file.string(), "the file is damaged");
+  if (i.channels == 2)
+    throw Error("checkpoint metadata 'channels' is 2, not 1 or 3", file.string(), "the file is damaged");
   try {
     i.precision = parse_precision(meta_str(f, "precision", file));
   } catch (const Error& e) {
     if (e.subject() == file.string()) throw;
-    throw Error("checkpoint metadata 'precision' is not fp32, tf32, fp16 or bf16", file.string(), "the file is damaged");
+    throw Error("checkpoint metadata 'precision' is not fp32, tf32, fp16 or bf16", file.string(),
+                "the file is damaged");
   }
   const std::string cfg = meta_str(f, "config", file);
   try {
@@ -200,15 +202,18 @@ void check_scaler_states(const io::StFile& f, const fs::path& file, const RunCon
     const io::StTensor* t = f.find(name);
     if (!t) continue;
     if (t->dtype != "F32" || t->shape != std::vector<int64_t>{2})
-      throw Error(std::string("checkpoint's loss-scaler state '") + name + "' is " + t->dtype + " of another shape, not F32 [2]",
-                  file.string(), "the file is damaged or was edited; use another checkpoint (resume --checkpoint FILE)");
+      throw Error(std::string("checkpoint's loss-scaler state '") + name + "' is " + t->dtype +
+                      " of another shape, not F32 [2]",
+                  file.string(),
+                  "the file is damaged or was edited; use another checkpoint (resume --checkpoint FILE)");
     float v[2];
     std::memcpy(v, t->data.data(), sizeof v);
     try {
       check_scaler_state(v[0], v[1], c.scaler);
     } catch (const Error& e) {
       throw Error(std::string("checkpoint's loss-scaler state '") + name + "' is out of range: " + e.what_failed(),
-                  file.string(), "the file is damaged or was edited; use another checkpoint (resume --checkpoint FILE)");
+                  file.string(),
+                  "the file is damaged or was edited; use another checkpoint (resume --checkpoint FILE)");
     }
   }
 }
@@ -218,7 +223,8 @@ void check_scaler_states(const io::StFile& f, const fs::path& file, const RunCon
 io::StFile read_checkpoint(const fs::path& file, CheckpointInfo* info) {
   std::error_code ec;
   if (!fs::exists(file, ec))
-    throw Error("no such checkpoint", file.string(), "give the path of a .safetensors file in a run's checkpoints/ folder");
+    throw Error("no such checkpoint", file.string(),
+                "give the path of a .safetensors file in a run's checkpoints/ folder");
   (void)step_of_checkpoint_name(file);  // an impossible step_N name is refused before reading
   // Everything is checked here, before a caller writes anything: resume trims the logs and
   // rewrites config.json on the strength of these numbers. The header is checked before the
@@ -325,7 +331,8 @@ void export_resnet_generator(Trainer& trainer, io::StFile& f) {
       for (int64_t o = 0; o < co; ++o)
         for (int64_t y = 0; y < kh; ++y)
           for (int64_t x = 0; x < kw; ++x)
-            for (int64_t c = 0; c < ci; ++c) dst[((o * ci + c) * kh + y) * kw + x] = src[((o * kh + y) * kw + x) * ci + c];
+            for (int64_t c = 0; c < ci; ++c)
+              dst[((o * ci + c) * kh + y) * kw + x] = src[((o * kh + y) * kw + x) * ci + c];
       st.shape = {co, ci, kh, kw};
     } else if (p->name.rfind("linear.", 0) == 0) {
       const int64_t rows = p->shape[0], cols = p->shape.rank == 2 ? p->shape[1] : 1, c0 = rows / 16;
@@ -362,39 +369,39 @@ io::StFile export_generator(Trainer& trainer) {
   io::StFile f;
   // The EMA generator's weights when the run keeps an EMA (what its samples show).
   trainer.with_generator_weights([&] {
-  if (trainer.config().family == ModelFamily::ResNet) return export_resnet_generator(trainer, f);
-  for (size_t i = 0; i < g.size(); ++i) {
-    Layer& layer = g.layer(i);
-    for (Parameter* p : layer.parameters()) {
-      io::StTensor st = from_device(b, p->name, p->master);
-      if (layer.type() == "ConvTranspose2d") {
-        // ours (in, kH, kW, out) -> PyTorch (in, out, kH, kW)
-        const int64_t ci = p->shape[0], kh = p->shape[1], kw = p->shape[2], co = p->shape[3];
-        std::vector<float> src(st.data.size() / 4), dst(src.size());
-        std::memcpy(src.data(), st.data.data(), st.data.size());
-        for (int64_t a = 0; a < ci; ++a)
-          for (int64_t y = 0; y < kh; ++y)
-            for (int64_t x = 0; x < kw; ++x)
-              for (int64_t o = 0; o < co; ++o)
-                dst[((a * co + o) * kh + y) * kw + x] = src[((a * kh + y) * kw + x) * co + o];
-        std::memcpy(st.data.data(), dst.data(), st.data.size());
-        st.shape = {ci, co, kh, kw};
+    if (trainer.config().family == ModelFamily::ResNet) return export_resnet_generator(trainer, f);
+    for (size_t i = 0; i < g.size(); ++i) {
+      Layer& layer = g.layer(i);
+      for (Parameter* p : layer.parameters()) {
+        io::StTensor st = from_device(b, p->name, p->master);
+        if (layer.type() == "ConvTranspose2d") {
+          // ours (in, kH, kW, out) -> PyTorch (in, out, kH, kW)
+          const int64_t ci = p->shape[0], kh = p->shape[1], kw = p->shape[2], co = p->shape[3];
+          std::vector<float> src(st.data.size() / 4), dst(src.size());
+          std::memcpy(src.data(), st.data.data(), st.data.size());
+          for (int64_t a = 0; a < ci; ++a)
+            for (int64_t y = 0; y < kh; ++y)
+              for (int64_t x = 0; x < kw; ++x)
+                for (int64_t o = 0; o < co; ++o)
+                  dst[((a * co + o) * kh + y) * kw + x] = src[((a * kh + y) * kw + x) * co + o];
+          std::memcpy(st.data.data(), dst.data(), st.data.size());
+          st.shape = {ci, co, kh, kw};
+        }
+        f.tensors.push_back(std::move(st));
       }
-      f.tensors.push_back(std::move(st));
+      for (StateBuffer* s : layer.buffers()) f.tensors.push_back(from_device(b, s->name, s->value));
+      if (auto* bn = dynamic_cast<BatchNorm2d*>(&layer)) {
+        io::StTensor n;
+        const std::string prefix = std::to_string(i) + ".";
+        n.name = prefix + "num_batches_tracked";
+        n.dtype = "I64";
+        const int64_t v = trainer.iteration();  // one training-mode forward pass of G per step
+        n.data.resize(8);
+        std::memcpy(n.data.data(), &v, 8);
+        f.tensors.push_back(std::move(n));
+        (void)bn;
+      }
     }
-    for (StateBuffer* s : layer.buffers()) f.tensors.push_back(from_device(b, s->name, s->value));
-    if (auto* bn = dynamic_cast<BatchNorm2d*>(&layer)) {
-      io::StTensor n;
-      const std::string prefix = std::to_string(i) + ".";
-      n.name = prefix + "num_batches_tracked";
-      n.dtype = "I64";
-      const int64_t v = trainer.iteration();  // one training-mode forward pass of G per step
-      n.data.resize(8);
-      std::memcpy(n.data.data(), &v, 8);
-      f.tensors.push_back(std::move(n));
-      (void)bn;
-    }
-  }
   });
   const DcganSpec& s = trainer.config().model;
   f.metadata["ema"] = trainer.has_ema() ? "1" : "0";

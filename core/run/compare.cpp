@@ -52,7 +52,8 @@ MaxBatchResult compare_max_batch(const RunConfig& base, Precision amp, int chann
 
 void set_max_batch(CompareRun& run, Precision mode, const MaxBatchResult& r) {
   run.max_batch = r.fits(mode);
-  run.max_batch_searched = !(r.stopped && run.max_batch == 0);  // a stopped search found nothing, it did not find "none"
+  run.max_batch_searched =
+      !(r.stopped && run.max_batch == 0);  // a stopped search found nothing, it did not find "none"
   run.max_batch_ratio = mode == Precision::FP32 ? (run.max_batch > 0 ? 1.0 : 0.0) : r.ratio(mode);
 }
 

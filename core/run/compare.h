@@ -10,9 +10,9 @@
 #include <string>
 
 #include "core/amp/precision.h"
-#include "core/train/max_batch.h"
-#include "core/settings/run_config.h"
 #include "core/run/run_summary.h"
+#include "core/settings/run_config.h"
+#include "core/train/max_batch.h"
 
 namespace ampgan {
 

@@ -79,7 +79,8 @@ std::vector<HistogramRow> HistogramsLog::read(const fs::path& path) {
   std::string line;
   std::getline(in, line);
   if (line != header())
-    throw Error("histograms.csv has an unexpected header row", path.string(), "open a run folder made by AMP GAN Studio");
+    throw Error("histograms.csv has an unexpected header row", path.string(),
+                "open a run folder made by AMP GAN Studio");
   HistogramRow r;
   while (std::getline(in, line))
     if (parse(line, r)) rows.push_back(r);  // a half-written last row is skipped

@@ -32,7 +32,7 @@ int64_t run_replica(Communicator& comm, const RunConfig* own, const std::atomic<
   trainer.set_iteration(start);
   data::BatchLoader loader(set, cfg.batch, cfg.seed, h.at("batches_consumed").get<int64_t>());
   for (DataParallel::Vote v; (v = dp.next_step()) != DataParallel::Vote::End;) {
-    if (v == DataParallel::Vote::Stop) continue;  // rank 0 finishes the run; this rank waits for its End
+    if (v == DataParallel::Vote::Stop) continue;            // rank 0 finishes the run; this rank waits for its End
     trainer.step([&] { return dp.slice(loader.next()); });  // n_dis batches, as on rank 0
     trainer.collect();
   }

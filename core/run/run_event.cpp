@@ -4,13 +4,18 @@ namespace ampgan {
 
 namespace {
 constexpr std::pair<EventType, const char*> kNames[] = {
-    {EventType::Start, "start"},           {EventType::Resume, "resume"},
-    {EventType::Stop, "stop"},             {EventType::Overflow, "overflow"},
-    {EventType::ScaleChange, "scale_change"}, {EventType::PrecisionSwitch, "precision_switch"},
+    {EventType::Start, "start"},
+    {EventType::Resume, "resume"},
+    {EventType::Stop, "stop"},
+    {EventType::Overflow, "overflow"},
+    {EventType::ScaleChange, "scale_change"},
+    {EventType::PrecisionSwitch, "precision_switch"},
     {EventType::PolicySwitch, "policy_switch"},
-    {EventType::Checkpoint, "checkpoint"}, {EventType::Eval, "eval"},
+    {EventType::Checkpoint, "checkpoint"},
+    {EventType::Eval, "eval"},
     {EventType::Info, "info"},
-    {EventType::Warning, "warning"},       {EventType::Error, "error"},
+    {EventType::Warning, "warning"},
+    {EventType::Error, "error"},
 };
 }  // namespace
 

@@ -58,8 +58,9 @@ fs::path RunFolder::new_tensorboard_file() const {
   char host[256] = "localhost";
   if (::gethostname(host, sizeof host - 1) != 0) std::snprintf(host, sizeof host, "localhost");
   host[sizeof host - 1] = 0;
-  const std::string base = std::string(kTensorBoardPrefix) + std::to_string(static_cast<long long>(std::time(nullptr))) +
-                           "." + host + "." + std::to_string(static_cast<long long>(::getpid()));
+  const std::string base = std::string(kTensorBoardPrefix) +
+                           std::to_string(static_cast<long long>(std::time(nullptr))) + "." + host + "." +
+                           std::to_string(static_cast<long long>(::getpid()));
   fs::path p = dir_ / base;
   std::error_code ec;
   for (int n = 1; fs::exists(fs::symlink_status(p, ec)); ++n) p = dir_ / (base + "." + std::to_string(n));
@@ -103,7 +104,8 @@ void RunFolder::check_own_files() const {
     } else if (fs::is_fifo(st)) {
       what = "a FIFO (named pipe)";
     }
-    throw Error(std::string(name) + " is " + what + "; a run's files must be its own regular files, so that "
+    throw Error(std::string(name) + " is " + what +
+                    "; a run's files must be its own regular files, so that "
                     "nothing is written outside the run folder (nothing was changed)",
                 p.string(), "remove it, or put a copy of the file it stands for in its place, and try again");
   }
@@ -123,13 +125,12 @@ RunConfig RunFolder::read_config() const {
   }
 }
 
-void RunFolder::write_config(const RunConfig& c) const {
-  io::write_file_atomic(config(), c.to_json().dump(2) + "\n");
-}
+void RunFolder::write_config(const RunConfig& c) const { io::write_file_atomic(config(), c.to_json().dump(2) + "\n"); }
 
 std::vector<StepMetrics> RunFolder::read_metrics() const {
   const fs::path p = metrics();
-  if (!fs::exists(p)) throw Error("the run folder has no metrics.csv", dir_.string(), "open a folder made by AMP GAN Studio");
+  if (!fs::exists(p))
+    throw Error("the run folder has no metrics.csv", dir_.string(), "open a folder made by AMP GAN Studio");
   std::istringstream in(io::read_file(p));
   std::string line;
   std::getline(in, line);
@@ -141,8 +142,7 @@ std::vector<StepMetrics> RunFolder::read_metrics() const {
     if (cells.size() != header.size()) continue;
     try {
       out.push_back(StepMetrics::from_csv_row(header, cells));
-    } catch (const Error&) {
-    }
+    } catch (const Error&) {}
   }
   return out;
 }
@@ -156,8 +156,7 @@ std::vector<RunEvent> RunFolder::read_events() const {
   while (std::getline(in, line)) {
     try {
       out.push_back(RunEvent::from_json(nlohmann::json::parse(line)));
-    } catch (const nlohmann::json::exception&) {
-    }
+    } catch (const nlohmann::json::exception&) {}
   }
   return out;
 }
@@ -198,8 +197,7 @@ double RunFolder::trim_logs(int64_t step) const {
     while (std::getline(in, line)) {
       try {
         if (nlohmann::json::parse(line).value("step", int64_t{0}) <= step) out += line + "\n";
-      } catch (const nlohmann::json::exception&) {
-      }
+      } catch (const nlohmann::json::exception&) {}
     }
     io::write_file_atomic(events(), out);
   }
@@ -227,7 +225,9 @@ fs::path RunFolder::set_aside(const std::vector<fs::path>& files, int64_t step) 
   for (const fs::path& f : files) {
     std::error_code ec;
     fs::rename(f, dir / f.filename(), ec);
-    if (ec) throw Error("could not move a later checkpoint aside: " + ec.message(), f.string(), "check the folder's permissions");
+    if (ec)
+      throw Error("could not move a later checkpoint aside: " + ec.message(), f.string(),
+                  "check the folder's permissions");
   }
   return dir;
 }

@@ -14,8 +14,8 @@
 #include <filesystem>
 #include <vector>
 
-#include "core/settings/run_config.h"
 #include "core/run/run_event.h"
+#include "core/settings/run_config.h"
 #include "core/train/step_metrics.h"
 
 namespace ampgan {
@@ -54,8 +54,8 @@ class RunFolder {
   // What each log is called, for copies of the folder (a branch, a set-aside history).
   static std::vector<const char*> log_names() { return {kMetrics, kEvents, kLayers, kHistograms}; }
 
-  bool exists() const;              // a folder with a config.json (of any file type)
-  bool holds_files() const;         // anything but an unheld run.lock (a refused start may leave one)
+  bool exists() const;       // a folder with a config.json (of any file type)
+  bool holds_files() const;  // anything but an unheld run.lock (a refused start may leave one)
   bool has_checkpoint() const;
 
   // Throws Error naming the first of config.json and the logs that exists but is not a regular

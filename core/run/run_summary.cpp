@@ -83,11 +83,28 @@ size_t width(const std::string& s) {
 }  // namespace
 
 const std::vector<std::string>& compare_columns() {
-  static const std::vector<std::string> kColumns = {
-      "Run",          "Images/s (median)", "Speed-up",   "Step (ms, median)", "Peak memory",
-      "FP32 master",  "Half copies",       "Gradients",  "Adam moments",      "Activations",
-      "Workspace",    "Data",              "Largest batch", "Final loss D", "Final loss G",    "Overflows D/G",
-      "nan_to_num D/G", "Final S_D / S_G", "SWD",            "FD",         "Steps",             "Folder"};
+  static const std::vector<std::string> kColumns = {"Run",
+                                                    "Images/s (median)",
+                                                    "Speed-up",
+                                                    "Step (ms, median)",
+                                                    "Peak memory",
+                                                    "FP32 master",
+                                                    "Half copies",
+                                                    "Gradients",
+                                                    "Adam moments",
+                                                    "Activations",
+                                                    "Workspace",
+                                                    "Data",
+                                                    "Largest batch",
+                                                    "Final loss D",
+                                                    "Final loss G",
+                                                    "Overflows D/G",
+                                                    "nan_to_num D/G",
+                                                    "Final S_D / S_G",
+                                                    "SWD",
+                                                    "FD",
+                                                    "Steps",
+                                                    "Folder"};
   static_assert(static_cast<int>(MemCategory::Count) == 7, "one column per memory category");
   return kColumns;
 }
@@ -102,9 +119,12 @@ std::vector<std::string> compare_cells(const CompareRun& r, const CompareRun& ba
   c.push_back(fixed(s.median_step_ms, 2));
   c.push_back(mib(r.memory.peak_total));
   for (int k = 0; k < static_cast<int>(MemCategory::Count); ++k) c.push_back(mib(r.memory.peak[k]));
-  if (!r.max_batch_searched) c.push_back("–");
-  else if (r.max_batch <= 0) c.push_back("none");
-  else c.push_back(std::to_string(r.max_batch) + (r.max_batch_ratio > 0 ? " (" + fixed(r.max_batch_ratio, 2) + "×)" : ""));
+  if (!r.max_batch_searched)
+    c.push_back("–");
+  else if (r.max_batch <= 0)
+    c.push_back("none");
+  else
+    c.push_back(std::to_string(r.max_batch) + (r.max_batch_ratio > 0 ? " (" + fixed(r.max_batch_ratio, 2) + "×)" : ""));
   c.push_back(fixed(s.final_loss_d, 4));
   c.push_back(fixed(s.final_loss_g, 4));
   c.push_back(std::to_string(s.skipped_d) + " / " + std::to_string(s.skipped_g));
@@ -122,7 +142,8 @@ std::string compare_verdict(const CompareRun& baseline, const CompareRun& amp, P
   if (!(base > 0) || !std::isfinite(amp.summary.median_images_per_s)) return {};
   std::string text = amp.label + " is " + fixed(amp.summary.median_images_per_s / base, 2) + "× the speed of FP32 here";
   if (on_cpu && is_mixed(amp_mode))
-    text += std::string(" · ") + precision_name(amp_mode) + " on this CPU: " + cpu_precision_support(precision_name(amp_mode));
+    text += std::string(" · ") + precision_name(amp_mode) +
+            " on this CPU: " + cpu_precision_support(precision_name(amp_mode));
   return text;
 }
 

@@ -20,7 +20,7 @@ struct RunSummary {
   double final_loss_d = 0, final_loss_g = 0;  // mean over the last `last_n` steps
   double final_d_real = 0, final_d_fake = 0;
   int last_n = 0;
-  int skipped_d = 0, skipped_g = 0;  // overflows: steps whose update was skipped
+  int skipped_d = 0, skipped_g = 0;         // overflows: steps whose update was skipped
   uint64_t replaced_d = 0, replaced_g = 0;  // gradient values nan_to_num replaced (that strategy only)
   double final_scale_d = 1, final_scale_g = 1;
   double swd = NAN, fd = NAN;  // the last evaluation, if any

@@ -55,8 +55,7 @@ void Session::emit_event(RunEvent e) {
   if (e.time_s == 0 && trainer_) e.time_s = time_offset_ + trainer_->elapsed_s();
   // Messages may quote file names that are not UTF-8 (a dataset's files, a renamed run folder):
   // JSON can only hold UTF-8, so such bytes become U+FFFD instead of failing the write.
-  if (events_log_)
-    events_log_->append_line(e.to_json().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  if (events_log_) events_log_->append_line(e.to_json().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   if (listener_) listener_->on_event(e);
 }
 
@@ -77,7 +76,8 @@ void Session::step() {
   const StepMetrics last = rows.empty() ? StepMetrics{} : rows.back();
   handle_rows(std::move(rows));
   report_kernels(it);
-  if (cfg_.hist_every > 0 && it % cfg_.hist_every == 0 && (listener_ || hist_log_ || tb_log_)) write_histograms(it, last);
+  if (cfg_.hist_every > 0 && it % cfg_.hist_every == 0 && (listener_ || hist_log_ || tb_log_))
+    write_histograms(it, last);
   if (cfg_.sample_every > 0 && it % cfg_.sample_every == 0) write_samples();
   if (cfg_.checkpoint_every > 0 && it % cfg_.checkpoint_every == 0) save_checkpoint();
   time_done_ = time_offset_ + trainer_->elapsed_s();
@@ -135,9 +135,10 @@ void Session::handle_rows(std::vector<StepMetrics> rows) {
       if (skipped) {
         ++streak;
         // With n_dis > 1 the scale is the last D step's, after any earlier step's back-off.
-        const std::string what = std::string(net) == "D" && cfg_.n_dis > 1
-                                     ? std::to_string(skipped) + " of " + std::to_string(cfg_.n_dis) + " D steps skipped"
-                                     : "step skipped";
+        const std::string what =
+            std::string(net) == "D" && cfg_.n_dis > 1
+                ? std::to_string(skipped) + " of " + std::to_string(cfg_.n_dis) + " D steps skipped"
+                : "step skipped";
         RunEvent e{m.step, m.time_s, EventType::Overflow, net,
                    std::string(net) + " gradients had inf/NaN at loss scale " + scale_label(scale) + ": " + what};
         e.data["skipped"] = skipped;
@@ -162,11 +163,15 @@ void Session::handle_rows(std::vector<StepMetrics> rows) {
       last = scale;
     };
     network_events("D", m.skipped_d, m.scale_d, last_scale_d_, consecutive_skips_d_);
-    if (!trainer_->shared()) network_events("G", m.skipped_g, m.scale_g, last_scale_g_, consecutive_skips_g_);
-    else if (m.skipped_g) network_events("G", true, m.scale_g, last_scale_g_, consecutive_skips_g_);
-    else consecutive_skips_g_ = 0;
+    if (!trainer_->shared())
+      network_events("G", m.skipped_g, m.scale_g, last_scale_g_, consecutive_skips_g_);
+    else if (m.skipped_g)
+      network_events("G", true, m.scale_g, last_scale_g_, consecutive_skips_g_);
+    else
+      consecutive_skips_g_ = 0;
     const bool scaling = m.precision == Precision::FP16 || (m.precision == Precision::BF16 && cfg_.bf16_loss_scaling);
-    for (const RunEvent& al : alerts_.observe(m, scaling, cfg_.scaler.min_scale, trainer_->tensor_names())) emit_event(al);
+    for (const RunEvent& al : alerts_.observe(m, scaling, cfg_.scaler.min_scale, trainer_->tensor_names()))
+      emit_event(al);
   }
   if (listener_) listener_->on_metrics(rows);
   const int worst = std::max(consecutive_skips_d_, consecutive_skips_g_);
@@ -185,8 +190,8 @@ void Session::handle_rows(std::vector<StepMetrics> rows) {
     std::string names;
     for (size_t i = 0; i < bad.size() && i < 4; ++i) names += (i ? ", " : "") + bad[i];
     if (bad.size() > 4) names += " and " + std::to_string(bad.size() - 4) + " more";
-    throw Error(msg + "; the weights are NOT intact: " + std::to_string(bad.size()) +
-                    " state tensors hold inf/NaN (" + names + ")",
+    throw Error(msg + "; the weights are NOT intact: " + std::to_string(bad.size()) + " state tensors hold inf/NaN (" +
+                    names + ")",
                 folder_.dir().string(),
                 "this state was not saved (a checkpoint never holds inf/NaN): resume from the newest "
                 "checkpoint, or start again, with a lower learning rate or in fp32/bf16");
@@ -242,8 +247,9 @@ void Session::report_swept(const std::vector<fs::path>& swept, int64_t step) {
   if (swept.empty()) return;
   std::vector<std::string> names;
   for (const fs::path& p : swept) names.push_back(p.lexically_relative(folder_.dir()).generic_string());
-  RunEvent e{step, 0, EventType::Warning, "", "removed " + std::to_string(swept.size()) +
-                                         " temporary file(s) left by a writer that was killed: " + name_list(names)};
+  RunEvent e{step, 0, EventType::Warning, "",
+             "removed " + std::to_string(swept.size()) +
+                 " temporary file(s) left by a writer that was killed: " + name_list(names)};
   emit_event(e);
 }
 
@@ -255,8 +261,8 @@ fs::path Session::save_checkpoint() {
   // stops here, and its newest checkpoint stays a finite one.
   if (const std::vector<std::string> bad = nonfinite_state(*trainer_); !bad.empty()) {
     const std::string msg = "training diverged: the weights are NOT intact: " + std::to_string(bad.size()) +
-                            " state tensor(s) hold inf/NaN (" + name_list(bad) + "); no checkpoint was written at step " +
-                            std::to_string(it);
+                            " state tensor(s) hold inf/NaN (" + name_list(bad) +
+                            "); no checkpoint was written at step " + std::to_string(it);
     emit_event({it, 0, EventType::Error, "", msg});
     metrics_log_->sync();
     events_log_->sync();
@@ -307,7 +313,8 @@ void Session::set_layer_policy(const LayerPolicy& policy) {
   RunEvent e{trainer_->iteration(), 0, EventType::PolicySwitch, "",
              "FP32 layers: " + list + "; half blocks: " +
                  (policy.half_blocks < 0 ? std::string("all") : std::to_string(policy.half_blocks)) +
-                 "; activation clamp: " + (policy.conv_clamp > 0 ? nlohmann::json(policy.conv_clamp).dump() : std::string("off"))};
+                 "; activation clamp: " +
+                 (policy.conv_clamp > 0 ? nlohmann::json(policy.conv_clamp).dump() : std::string("off"))};
   e.data["fp32_layers"] = policy.fp32_layers;
   e.data["half_blocks"] = policy.half_blocks;
   e.data["conv_clamp"] = policy.conv_clamp;
@@ -322,7 +329,8 @@ void Session::set_learning_rates(float lr_g, float lr_d) {
   trainer_->set_learning_rates(lr_g, lr_d);
   cfg_.lr_g = lr_g;
   cfg_.lr_d = lr_d;
-  emit_event({trainer_->iteration(), 0, EventType::Warning, "", "learning rates set to G " + std::to_string(lr_g) + ", D " + std::to_string(lr_d)});
+  emit_event({trainer_->iteration(), 0, EventType::Warning, "",
+              "learning rates set to G " + std::to_string(lr_g) + ", D " + std::to_string(lr_d)});
 }
 
 void Session::set_total_steps(int64_t steps) {
@@ -344,8 +352,7 @@ void Session::record_stop(const std::string& reason) noexcept {
     emit_event({trainer_ ? trainer_->iteration() : 0, 0, EventType::Stop, "",
                 "stopped at step " + std::to_string(trainer_ ? trainer_->iteration() : 0) + " (" + reason + ")"});
     if (events_log_) events_log_->sync();
-  } catch (...) {
-  }
+  } catch (...) {}
 }
 
 std::string Session::report_blocked_stop(const std::string& why) const {
@@ -357,8 +364,7 @@ std::string Session::report_blocked_stop(const std::string& why) const {
     io::AppendLog own(folder_.events());  // its own descriptor: the Session's thread may be mid-call
     own.append_line(e.to_json().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     own.sync();
-  } catch (...) {
-  }
+  } catch (...) {}
   return msg;
 }
 
@@ -371,10 +377,11 @@ void Session::finish(const std::string& reason) {
     if (const std::vector<std::string> bad = nonfinite_state(*trainer_); bad.empty())
       save_checkpoint();
     else
-      emit_event({it, 0, EventType::Warning, "",
-                  "no checkpoint written at step " + std::to_string(it) + ": " + std::to_string(bad.size()) +
-                      " state tensor(s) hold inf/NaN; the newest checkpoint is " +
-                      (last_checkpoint_step_ > 0 ? "step " + std::to_string(last_checkpoint_step_) : std::string("none"))});
+      emit_event(
+          {it, 0, EventType::Warning, "",
+           "no checkpoint written at step " + std::to_string(it) + ": " + std::to_string(bad.size()) +
+               " state tensor(s) hold inf/NaN; the newest checkpoint is " +
+               (last_checkpoint_step_ > 0 ? "step " + std::to_string(last_checkpoint_step_) : std::string("none"))});
   }
   emit_event({it, 0, EventType::Stop, "", "stopped at step " + std::to_string(it) + " (" + reason + ")"});
   stopped_ = true;

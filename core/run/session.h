@@ -24,10 +24,10 @@
 #include "core/run/alerts.h"
 #include "core/run/histograms_log.h"
 #include "core/run/layers_log.h"
-#include "core/settings/run_config.h"
 #include "core/run/run_event.h"
 #include "core/run/run_folder.h"
 #include "core/run/tensorboard_log.h"
+#include "core/settings/run_config.h"
 #include "core/train/trainer.h"
 
 namespace ampgan {
@@ -35,12 +35,12 @@ namespace ampgan {
 namespace dist {
 class Communicator;
 class DataParallel;
-}
+}  // namespace dist
 
 namespace metrics {
 class Evaluator;
 struct EvalResult;
-}
+}  // namespace metrics
 
 class SessionListener {
  public:
@@ -77,11 +77,10 @@ class Session {
   // total_steps > 0 sets a new target. Metrics and events after the checkpoint's step are
   // dropped: those steps are trained again.
   static std::unique_ptr<Session> resume(const std::filesystem::path& run_dir, int64_t total_steps,
-                                         const SessionOptions& opt = {},
-                                         const std::filesystem::path& checkpoint = {});
+                                         const SessionOptions& opt = {}, const std::filesystem::path& checkpoint = {});
   ~Session();
 
-  void step();                                  // one iteration with its bookkeeping
+  void step();  // one iteration with its bookkeeping
   // Until the target step, *stop, or (data-parallel) a stop another rank was asked for.
   void run(const std::atomic<bool>* stop = nullptr);
   // Data-parallel: the ranks stopped because another rank was asked to (a signal to rank 1).
@@ -98,14 +97,14 @@ class Session {
   void finish(const std::string& reason);
   bool done() const { return trainer_->iteration() >= cfg_.steps; }
 
-  void set_precision(Precision p);   // between steps; logged, marked on the plots
+  void set_precision(Precision p);  // between steps; logged, marked on the plots
   // Which layers stay FP32 (between steps; logged as a "policy_switch" event; checkpoints and
   // config.json carry it). An unknown layer name throws Error and changes nothing.
   void set_layer_policy(const LayerPolicy& policy);
   void set_learning_rates(float lr_g, float lr_d);
   void set_total_steps(int64_t steps);
   std::filesystem::path save_checkpoint();
-  io::Image8 sample_grid();                     // 8 x 8 from the fixed latents, now
+  io::Image8 sample_grid();  // 8 x 8 from the fixed latents, now
   // n images from latents of the given seed (NHWC FP32 in [-1, 1]).
   std::vector<float> generate(int n, uint64_t seed);
   void export_samples(const std::filesystem::path& dir, int n, uint64_t seed);
@@ -128,7 +127,7 @@ class Session {
   void emit_event(RunEvent e);
   void handle_rows(std::vector<StepMetrics> rows);
   void write_histograms(int64_t step, const StepMetrics& last);  // histograms.csv and the listener
-  void report_kernels(int64_t step);  // new CPU kernel choices as an event
+  void report_kernels(int64_t step);                             // new CPU kernel choices as an event
   void write_samples();
   void evaluate(StepMetrics& row);
 
@@ -157,7 +156,7 @@ class Session {
   std::unique_ptr<metrics::Evaluator> evaluator_;
   std::unique_ptr<dist::DataParallel> parallel_;
   std::unique_ptr<io::AppendLog> metrics_log_, events_log_;
-  std::unique_ptr<LayersLog> layers_log_;  // layers.csv
+  std::unique_ptr<LayersLog> layers_log_;    // layers.csv
   std::unique_ptr<HistogramsLog> hist_log_;  // histograms.csv
   std::unique_ptr<TensorBoardLog> tb_log_;   // events.out.tfevents.* (none with --no-tensorboard)
   AlertMonitor alerts_;

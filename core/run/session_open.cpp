@@ -30,9 +30,10 @@ void refuse_nonempty(const fs::path& dir) {
     throw Error("the output folder is in use: another writer holds its lock (" + holder + ")", dir.string(),
                 "choose another --out; one run folder takes one writer at a time");
   throw Error("the output folder already holds files (it was left untouched)", dir.string(),
-              RunFolder(dir).has_checkpoint() ? "continue it with 'ampgan resume " + dir.string() + "' or choose another --out"
-                                  : "it has no checkpoint to continue from: choose another --out, or remove the "
-                                    "folder if you no longer need it");
+              RunFolder(dir).has_checkpoint()
+                  ? "continue it with 'ampgan resume " + dir.string() + "' or choose another --out"
+                  : "it has no checkpoint to continue from: choose another --out, or remove the "
+                    "folder if you no longer need it");
 }
 
 // A checkpoint given to resume must come from the run: the settings that make a run what it is
@@ -107,7 +108,8 @@ std::unique_ptr<Session> Session::create(const RunConfig& cfg, const SessionOpti
   s->cfg_ = cfg;
   if (s->cfg_.name.empty()) s->cfg_.name = cfg.default_name();
   s->cfg_.world_size = opt.comm ? opt.comm->size() : 1;
-  s->folder_ = RunFolder(cfg.out_dir.empty() ? fs::path(cfg.runs_root) / (local_timestamp() + "-" + s->cfg_.name) : fs::path(cfg.out_dir));
+  s->folder_ = RunFolder(cfg.out_dir.empty() ? fs::path(cfg.runs_root) / (local_timestamp() + "-" + s->cfg_.name)
+                                             : fs::path(cfg.out_dir));
   std::error_code ec;
   if (fs::exists(s->folder_.dir(), ec)) {
     if (!fs::is_directory(s->folder_.dir(), ec))
@@ -164,7 +166,7 @@ std::unique_ptr<Session> Session::resume(const fs::path& run_dir, int64_t total_
     throw Error("not a run folder: it has no config.json", run_dir.string(), "give the folder 'ampgan train' created");
   std::unique_ptr<Session> s(new Session());
   s->folder_ = folder;
-  s->take_lock(opt);  // before anything is read: what is read must not change under us
+  s->take_lock(opt);         // before anything is read: what is read must not change under us
   folder.check_own_files();  // no link leads a write out of the folder; refused before any write
   RunConfig cfg = folder.read_config();
   const fs::path ckpt = checkpoint.empty() ? newest_checkpoint(run_dir) : checkpoint;
@@ -239,9 +241,9 @@ std::unique_ptr<Session> Session::resume(const fs::path& run_dir, int64_t total_
   s->emit_event(e);
   if (!s->backend_note_.empty()) s->emit_event({info.step, 0, EventType::Warning, "", s->backend_note_});
   if (!aside.empty())
-    s->emit_event({info.step, 0, EventType::Warning, "",
-                   std::to_string(newer.size()) + " later checkpoints and the logs as they were moved to " +
-                       aside.string()});
+    s->emit_event(
+        {info.step, 0, EventType::Warning, "",
+         std::to_string(newer.size()) + " later checkpoints and the logs as they were moved to " + aside.string()});
   if (!s->lock_->stale_holder().empty())
     s->emit_event({info.step, 0, EventType::Warning, "",
                    "took over the run folder's lock from a writer that ended without releasing it (" +
@@ -258,7 +260,8 @@ std::unique_ptr<Session> Session::resume(const fs::path& run_dir, int64_t total_
     s->emit_event({info.step, 0, EventType::Warning, "",
                    "the TensorBoard event file " + f.filename().string() +
                        " does not decode past some record and was left as it was: TensorBoard may show steps after " +
-                       std::to_string(info.step) + " twice; delete it and run 'ampgan tensorboard --replace' to write one again"});
+                       std::to_string(info.step) +
+                       " twice; delete it and run 'ampgan tensorboard --replace' to write one again"});
   s->report_swept(swept, info.step);
   for (const std::string& n : notes) s->emit_event({info.step, 0, EventType::Info, "", n});
   return s;

@@ -10,9 +10,10 @@ std::vector<std::string> Session::start_parallel(int64_t step, int64_t batches_c
   std::vector<std::string> notes;
   const int n = parallel_ ? parallel_->size() : 1;
   if (step > 0 && previous_world_size != n)
-    notes.push_back("resumed with " + std::to_string(n) + " rank" + (n == 1 ? "" : "s") + " (the run was trained with " +
-                    std::to_string(previous_world_size) + " until step " + std::to_string(step) +
-                    "); the global batch stays " + std::to_string(cfg_.batch) + " and the data order continues");
+    notes.push_back("resumed with " + std::to_string(n) + " rank" + (n == 1 ? "" : "s") +
+                    " (the run was trained with " + std::to_string(previous_world_size) + " until step " +
+                    std::to_string(step) + "); the global batch stays " + std::to_string(cfg_.batch) +
+                    " and the data order continues");
   if (!parallel_) return notes;
   const nlohmann::json own = cfg_.to_json();
   nlohmann::json h = dist::rank_facts(&own, *data_, *backend_);

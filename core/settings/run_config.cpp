@@ -1,8 +1,8 @@
 #include "core/settings/run_config.h"
 
 #include <cmath>
-#include <tuple>
 #include <filesystem>
+#include <tuple>
 
 #include "core/amp/loss_scaler.h"
 #include "core/common/error.h"
@@ -19,7 +19,6 @@ std::string setting_keys() {
   return keys;
 }
 }  // namespace
-
 
 const char* loss_name(LossKind k) { return k == LossKind::Hinge ? "hinge" : "bce"; }
 
@@ -47,7 +46,10 @@ void RunConfig::set_number(const std::string& key, const nlohmann::json& v, cons
 }
 
 void RunConfig::apply_json(const nlohmann::json& j, const std::string& source) {
-  if (!j.is_object()) throw Error("configuration is not a JSON object", source, "write an object of settings, {\"steps\": 500, \"precision\": \"fp16\"}, as a run's config.json holds them");
+  if (!j.is_object())
+    throw Error(
+        "configuration is not a JSON object", source,
+        "write an object of settings, {\"steps\": 500, \"precision\": \"fp16\"}, as a run's config.json holds them");
   for (auto it = j.begin(); it != j.end(); ++it) {
     const std::string& k = it.key();
     const nlohmann::json& v = it.value();
@@ -89,12 +91,12 @@ void RunConfig::validate() const {
     throw Error("evaluation needs at least 64 samples", "--eval-samples", "use 1024 or more for stable numbers");
   // These go into config.json, events and checkpoints, which hold only UTF-8: refused here,
   // before a run folder exists, instead of failing at the first write (or checkpoint).
-  for (auto [text, flag, hint] :
-       {std::tuple{&dataset, "--dataset", "give it under a UTF-8 name: make a link, e.g. ln -s 'PATH' data, and "
-                                          "pass --dataset data"},
-        std::tuple{&out_dir, "--out", "choose a folder name in UTF-8"},
-        std::tuple{&runs_root, "runs_root", "choose a folder name in UTF-8"},
-        std::tuple{&name, "--name", "use a name in UTF-8"}})
+  for (auto [text, flag, hint] : {std::tuple{&dataset, "--dataset",
+                                             "give it under a UTF-8 name: make a link, e.g. ln -s 'PATH' data, and "
+                                             "pass --dataset data"},
+                                  std::tuple{&out_dir, "--out", "choose a folder name in UTF-8"},
+                                  std::tuple{&runs_root, "runs_root", "choose a folder name in UTF-8"},
+                                  std::tuple{&name, "--name", "use a name in UTF-8"}})
     if (!is_valid_utf8(*text))
       throw Error("'" + escape_invalid_utf8(*text) + "' is not valid UTF-8 (the \\xNN bytes)", flag, hint);
 }

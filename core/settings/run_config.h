@@ -33,14 +33,14 @@ struct RunConfig {
   int batch = 64;
   int64_t steps = 2000;
   Precision precision = Precision::FP32;
-  std::string backend = "auto";  // auto | cpu | cuda
-  int gpu = 0;                    // which GPU (ampgan devices lists them) for auto and cuda
+  std::string backend = "auto";               // auto | cpu | cuda
+  int gpu = 0;                                // which GPU (ampgan devices lists them) for auto and cuda
   CpuKernels cpu_kernels = CpuKernels::Auto;  // the CPU backend's product kernels (backend.h)
   LossKind loss = LossKind::BCEWithLogits;
   float lr_g = 2e-4f, lr_d = 2e-4f, beta1 = 0.5f, beta2 = 0.999f;
-  int n_dis = 1;             // D steps per G step (SNGAN: 5; --model resnet sets it)
-  float ema_decay = 0.0f;    // generator EMA: 0 = off, else e.g. 0.999 (samples, evaluation, export use it)
-  float ema_rampup = 0.0f;   // 0 = none, else the decay ramps as (1 + t) / (rampup + t)
+  int n_dis = 1;            // D steps per G step (SNGAN: 5; --model resnet sets it)
+  float ema_decay = 0.0f;   // generator EMA: 0 = off, else e.g. 0.999 (samples, evaluation, export use it)
+  float ema_rampup = 0.0f;  // 0 = none, else the decay ramps as (1 + t) / (rampup + t)
   uint64_t seed = 0;
   // mixed precision
   ew::ScalerConfig scaler;
@@ -60,10 +60,10 @@ struct RunConfig {
   // Checkpoints kept: the newest N plus every 10th of the interval (step a multiple of
   // 10 x checkpoint_every); older ones are deleted as new ones are written. 0 keeps all.
   int keep_checkpoints = 5;
-  int eval_every = 0;        // sample-quality metrics (SWD, FD); see core/metrics
-  int eval_samples = 1024;   // generated and real images per evaluation
-  int hist_every = 25;       // gradient exponent histograms for the GUI
-  int layers_every = 50;     // per-tensor gradient statistics to layers.csv (and on every overflow)
+  int eval_every = 0;       // sample-quality metrics (SWD, FD); see core/metrics
+  int eval_samples = 1024;  // generated and real images per evaluation
+  int hist_every = 25;      // gradient exponent histograms for the GUI
+  int layers_every = 50;    // per-tensor gradient statistics to layers.csv (and on every overflow)
   // The CPU memory a comparison's largest-batch search fills (core/train/max_batch.h); a GPU fills
   // 90% of its free memory instead.
   int memory_budget_mib = 1024;

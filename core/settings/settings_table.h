@@ -71,8 +71,8 @@ struct Setting {
   const char* zero_text = nullptr;    // Int or Real: shown at the lowest value ("never", "off")
   const char* object_name = nullptr;  // the widget's objectName, which tests and screenshots find
   // Lifecycle.
-  bool live = false;   // may change while a run trains (the engine applies it between steps)
-  bool saved = true;   // written to config.json, and so into every checkpoint
+  bool live = false;  // may change while a run trains (the engine applies it between steps)
+  bool saved = true;  // written to config.json, and so into every checkpoint
   // What choosing this value on the command line or in the panel also sets (the ResNet's
   // recipe); reading JSON never calls it, a saved run keeps its own values.
   void (*chosen)(RunConfig&) = nullptr;
@@ -85,7 +85,7 @@ struct Setting {
 };
 
 std::span<const Setting> settings();
-const Setting* find_setting(const std::string& key);  // nullptr: no such setting
+const Setting* find_setting(const std::string& key);           // nullptr: no such setting
 const Setting* find_setting_by_flag(const std::string& flag);  // flag without "--"
 
 // The one door for values from outside (JSON files, checkpoints' configs, CLI options, the

@@ -53,7 +53,7 @@ AMPGAN_HD uint16_t float_to_half_bits(float f) {
   }
   if (a >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // >= 65520: overflow
   if (a < 0x38800000u) {                                               // below 2^-14: subnormal
-    if (a < 0x33000000u) return sign;                                   // <= 2^-25 rounds to 0
+    if (a < 0x33000000u) return sign;                                  // <= 2^-25 rounds to 0
     const uint32_t e = a >> 23;
     const uint32_t m = (a & 0x7fffffu) | 0x800000u;
     const uint32_t shift = 126u - e;  // value / 2^-24 = m * 2^(e-126)

@@ -6,23 +6,34 @@ namespace ampgan {
 
 const char* dtype_name(DType t) {
   switch (t) {
-    case DType::F32: return "f32";
-    case DType::F16: return "f16";
-    case DType::BF16: return "bf16";
+    case DType::F32:
+      return "f32";
+    case DType::F16:
+      return "f16";
+    case DType::BF16:
+      return "bf16";
   }
   return "?";
 }
 
 const char* mem_category_name(MemCategory c) {
   switch (c) {
-    case MemCategory::Master: return "master_fp32";
-    case MemCategory::HalfCopy: return "half_copies";
-    case MemCategory::Gradient: return "gradients";
-    case MemCategory::Optimizer: return "adam_moments";
-    case MemCategory::Activation: return "activations";
-    case MemCategory::Workspace: return "workspace";
-    case MemCategory::Data: return "data";
-    case MemCategory::Count: break;
+    case MemCategory::Master:
+      return "master_fp32";
+    case MemCategory::HalfCopy:
+      return "half_copies";
+    case MemCategory::Gradient:
+      return "gradients";
+    case MemCategory::Optimizer:
+      return "adam_moments";
+    case MemCategory::Activation:
+      return "activations";
+    case MemCategory::Workspace:
+      return "workspace";
+    case MemCategory::Data:
+      return "data";
+    case MemCategory::Count:
+      break;
   }
   return "?";
 }

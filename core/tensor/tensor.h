@@ -81,7 +81,9 @@ class Tensor {
 
   void* data() const { return storage_ ? storage_->ptr : nullptr; }
   template <typename T>
-  T* as() const { return static_cast<T*>(data()); }
+  T* as() const {
+    return static_cast<T*>(data());
+  }
 
   // The same memory seen with another shape of no more elements than the storage holds.
   Tensor view(Shape shape) const;

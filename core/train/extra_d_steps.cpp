@@ -24,7 +24,8 @@ void Trainer::allocate_extra_real() {
 void Trainer::set_extra_real_dtype(DType dt) {
   const Shape img{cfg_.batch, cfg_.model.res, cfg_.model.res, cfg_.model.channels};
   for (size_t k = 0; k < extra_real_.size(); ++k) {
-    if (dt == DType::F32) extra_real_[k] = extra_real_f32_[k];
+    if (dt == DType::F32)
+      extra_real_[k] = extra_real_f32_[k];
     else if (extra_real_[k].dtype() != dt || extra_real_[k].same_storage(extra_real_f32_[k]))
       extra_real_[k] = backend_.empty(img, dt, MemCategory::Data);
   }

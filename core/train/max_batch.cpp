@@ -16,7 +16,7 @@ constexpr int kMaxTries = 6;  // verification runs per precision before giving u
 }  // namespace
 
 MaxBatchProbe measure_peak(const std::function<std::unique_ptr<Backend>()>& new_backend, TrainerConfig c, Precision p,
-                      int batch) {
+                           int batch) {
   std::unique_ptr<Backend> owned = new_backend();
   Backend& backend = *owned;
   MaxBatchProbe r;
@@ -123,9 +123,12 @@ MaxBatchResult find_max_batch(const TrainerConfig& tc, const std::vector<Precisi
       const double excess = r.verified.oom ? 0.1 * budget : peak - budget;
       b -= std::max<int64_t>(1, static_cast<int64_t>(std::ceil(1.05 * excess / std::max(r.fit.per_image, 1.0))));
     }
-    if (r.predicted == 0) r.problem = "not even a batch of 2 fits";
-    else if (r.fits == 0 && stopped()) r.problem = "stopped before the check";
-    else if (r.fits == 0) r.problem = "no batch verified within " + std::to_string(kMaxTries) + " tries";
+    if (r.predicted == 0)
+      r.problem = "not even a batch of 2 fits";
+    else if (r.fits == 0 && stopped())
+      r.problem = "stopped before the check";
+    else if (r.fits == 0)
+      r.problem = "no batch verified within " + std::to_string(kMaxTries) + " tries";
     res.rows.push_back(r);
   }
   res.stopped = stopped();

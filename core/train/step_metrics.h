@@ -17,14 +17,14 @@ enum StepSlot : int {
   kSlotLossDReal,
   kSlotLossDFake,
   kSlotLossG,
-  kSlotDReal,      // mean D(x) on real images
-  kSlotDFake,      // mean D(G(z)) before D's update
-  kSlotDFakeG,     // mean D(G(z)) after D's update (the G step)
-  kSlotScaleD,     // loss scale used for D this step
+  kSlotDReal,   // mean D(x) on real images
+  kSlotDFake,   // mean D(G(z)) before D's update
+  kSlotDFakeG,  // mean D(G(z)) after D's update (the G step)
+  kSlotScaleD,  // loss scale used for D this step
   kSlotScaleG,
   kSlotFoundInfD,
   kSlotSumSqD,
-  kSlotZerosD,                             // counts take two slots, [lo, hi] (ew::count_load)
+  kSlotZerosD,  // counts take two slots, [lo, hi] (ew::count_load)
   kSlotSubnormalsD = kSlotZerosD + 2,
   kSlotCountD = kSlotSubnormalsD + 2,
   kSlotFoundInfG = kSlotCountD + 2,
@@ -32,7 +32,7 @@ enum StepSlot : int {
   kSlotZerosG,
   kSlotSubnormalsG = kSlotZerosG + 2,
   kSlotCountG = kSlotSubnormalsG + 2,
-  kSlotReplacedD = kSlotCountG + 2,         // count: gradient values nan_to_num replaced (AmpStrategy::NanToNum)
+  kSlotReplacedD = kSlotCountG + 2,  // count: gradient values nan_to_num replaced (AmpStrategy::NanToNum)
   kSlotReplacedG = kSlotReplacedD + 2,
   kSlotCount = kSlotReplacedG + 2
 };
@@ -48,8 +48,8 @@ struct StepMetrics {
   int skipped_d = 0, skipped_g = 0;
   double underflow_d = 0, underflow_g = 0;  // fraction of gradient values zero or subnormal
   double step_ms = 0, images_per_s = 0;
-  double memory_mb = 0;                     // backend memory in use after the step
-  double time_s = 0;                        // seconds since the run (or resume) started
+  double memory_mb = 0;  // backend memory in use after the step
+  double time_s = 0;     // seconds since the run (or resume) started
   // Sample quality, filled on evaluation steps only (NaN otherwise; an empty CSV cell).
   double swd = NAN, fd = NAN;
   // Gradient values nan_to_num replaced (the nan_to_num strategy; 0 otherwise).

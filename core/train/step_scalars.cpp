@@ -10,12 +10,13 @@ StepScalarsLayout::StepScalarsLayout(int tensors, int tensors_d, int extra_d_ste
     : tensors_(tensors), tensors_d_(tensors_d), extra_d_steps_(extra_d_steps) {}
 
 NetworkSlots StepScalarsLayout::d() const {
-  return {kSlotScaleD, kSlotFoundInfD, kSlotSumSqD, kSlotZerosD, kSlotSubnormalsD, kSlotCountD, kSlotReplacedD, tensor(0)};
+  return {kSlotScaleD,      kSlotFoundInfD, kSlotSumSqD,    kSlotZerosD,
+          kSlotSubnormalsD, kSlotCountD,    kSlotReplacedD, tensor(0)};
 }
 
 NetworkSlots StepScalarsLayout::g() const {
-  return {kSlotScaleG, kSlotFoundInfG, kSlotSumSqG, kSlotZerosG, kSlotSubnormalsG, kSlotCountG, kSlotReplacedG,
-          tensor(tensors_d_)};
+  return {kSlotScaleG,      kSlotFoundInfG, kSlotSumSqG,    kSlotZerosG,
+          kSlotSubnormalsG, kSlotCountG,    kSlotReplacedG, tensor(tensors_d_)};
 }
 
 void StepScalarsLayout::decode(const float* s, const std::vector<int64_t>* tensor_numel, StepMetrics& m) const {

@@ -33,7 +33,7 @@ class StepScalarsLayout {
   StepScalarsLayout(int tensors, int tensors_d, int extra_d_steps);
 
   int tensor(int k) const { return kSlotCount + kTensorStatSlots * k; }  // k-th gradient tensor's first slot
-  int extra_d(int k) const { return head() + kExtraDSlots * k; }        // k-th extra D step's first slot
+  int extra_d(int k) const { return head() + kExtraDSlots * k; }         // k-th extra D step's first slot
   int head() const { return tensor(tensors_); }  // the slots every D step and the G step rewrite
   int size() const { return extra_d(extra_d_steps_); }
   NetworkSlots d() const;

@@ -65,8 +65,7 @@ Trainer::~Trainer() {
   try {
     backend_.synchronize();
     backend_.drop_capture();
-  } catch (...) {
-  }
+  } catch (...) {}
 }
 
 void Trainer::set_precision(Precision p) {
@@ -85,7 +84,8 @@ void Trainer::set_precision(Precision p) {
     real_ = backend_.empty(img, dt, MemCategory::Data);
   }
   set_extra_real_dtype(dt);
-  if (!z_.defined() || z_.dtype() != dt) z_ = backend_.empty(Shape{cfg_.batch, 1, 1, cfg_.model.latent}, dt, MemCategory::Data);
+  if (!z_.defined() || z_.dtype() != dt)
+    z_ = backend_.empty(Shape{cfg_.batch, 1, 1, cfg_.model.latent}, dt, MemCategory::Data);
   graph_.invalidate();
 }
 
@@ -112,8 +112,12 @@ void Trainer::set_iteration(int64_t it) {
 
 void Trainer::forward_backward_d(const Tensor& images, LossRole role, int loss_slot, int prob_slot) {
   // D's weight gradients: the fake batch's are added to the real batch's.
-  Context ctx{.backend = backend_, .dtype = compute_dtype(precision_), .mode = Mode::Train, .param_grads = true,
-              .accumulate = role == LossRole::DFake, .staged_running_stats = true};
+  Context ctx{.backend = backend_,
+              .dtype = compute_dtype(precision_),
+              .mode = Mode::Train,
+              .param_grads = true,
+              .accumulate = role == LossRole::DFake,
+              .staged_running_stats = true};
   const Tensor& logits = d_->forward(ctx, images);
   backend_.gan_loss(cfg_.loss, role, logits, scaler_d_->active_state(), dlogits_, scalars_, loss_slot, prob_slot);
   d_->backward(ctx, dlogits_, InputGrad::Skip);
@@ -134,8 +138,12 @@ void Trainer::d_step(const Tensor& real, const Tensor& fake) {
 
 void Trainer::g_step(Context& gctx, const Tensor& fake) {
   // Through the updated D, without D's weight gradients.
-  Context dctx{.backend = backend_, .dtype = gctx.dtype, .mode = Mode::Train, .param_grads = false,
-               .accumulate = false, .staged_running_stats = true};
+  Context dctx{.backend = backend_,
+               .dtype = gctx.dtype,
+               .mode = Mode::Train,
+               .param_grads = false,
+               .accumulate = false,
+               .staged_running_stats = true};
   const Tensor& logits = d_->forward(dctx, fake);
   backend_.gan_loss(cfg_.loss, LossRole::G, logits, g_net_.scaler->active_state(), dlogits_, scalars_, kSlotLossG,
                     kSlotDFakeG);
@@ -149,10 +157,13 @@ void Trainer::g_step(Context& gctx, const Tensor& fake) {
   if (!ema_.empty()) {
     std::vector<Tensor> masters;
     for (Parameter* p : g_->parameters()) masters.push_back(p->master);
-    backend_.ema_update(ema_, masters, cfg_.ema_decay, cfg_.ema_rampup, adam_g_->step_count(), scalars_, kSlotFoundInfG);
+    backend_.ema_update(ema_, masters, cfg_.ema_decay, cfg_.ema_rampup, adam_g_->step_count(), scalars_,
+                        kSlotFoundInfG);
   }
-  if (cfg_.shared_scaler) g_net_.scaler->update(backend_, scalars_, {kSlotFoundInfD, kSlotFoundInfG});
-  else g_net_.scaler->update(backend_, scalars_, {kSlotFoundInfG});
+  if (cfg_.shared_scaler)
+    g_net_.scaler->update(backend_, scalars_, {kSlotFoundInfD, kSlotFoundInfG});
+  else
+    g_net_.scaler->update(backend_, scalars_, {kSlotFoundInfG});
 }
 
 void Trainer::check_gradients(const NetworkStep& n, int sync_first, int sync_last) {
@@ -175,7 +186,11 @@ void Trainer::enqueue_step_body() {
   const DType dt = compute_dtype(precision_);
   // Batch-norm running statistics are staged and committed only for networks whose step counts:
   // a skipped step changes no weight and no running average.
-  Context gctx{.backend = backend_, .dtype = dt, .mode = Mode::Train, .param_grads = true, .accumulate = false,
+  Context gctx{.backend = backend_,
+               .dtype = dt,
+               .mode = Mode::Train,
+               .param_grads = true,
+               .accumulate = false,
                .staged_running_stats = true};
   backend_.fill(scalars_, 0.0f);
   enqueue_extra_d_steps(gctx);  // n_dis > 1 only; they clear scalars_head_ before the last D step
@@ -279,23 +294,23 @@ std::vector<float> Trainer::generate(const std::vector<float>& latents, int n) {
   Tensor img32;
   Context ctx{.backend = backend_, .dtype = dt, .mode = Mode::Sample, .param_grads = false, .accumulate = false};
   with_generator_weights([&] {
-  for (int i0 = 0; i0 < n; i0 += cfg_.batch) {
-    const int m = std::min(cfg_.batch, n - i0);
-    Tensor zv = z32.view(Shape{m, 1, 1, nz});
-    backend_.upload(zv, latents.data() + static_cast<size_t>(i0) * nz, static_cast<size_t>(m) * nz * 4);
-    Tensor zcv = zc.view(Shape{m, 1, 1, nz});
-    if (!zcv.same_storage(zv)) backend_.cast(zv, zcv);
-    const Tensor& img = g_->forward(ctx, zcv);
-    if (img.dtype() == DType::F32) {
-      backend_.download(img, out.data() + static_cast<size_t>(i0) * res * res * nc, img.nbytes());
-    } else {
-      if (!img32.defined() || img32.capacity_bytes() < static_cast<size_t>(img.numel()) * 4u)
-        img32 = backend_.empty(img.shape(), DType::F32, MemCategory::Workspace);
-      Tensor v = img32.view(img.shape());
-      backend_.cast(img, v);
-      backend_.download(v, out.data() + static_cast<size_t>(i0) * res * res * nc, v.nbytes());
+    for (int i0 = 0; i0 < n; i0 += cfg_.batch) {
+      const int m = std::min(cfg_.batch, n - i0);
+      Tensor zv = z32.view(Shape{m, 1, 1, nz});
+      backend_.upload(zv, latents.data() + static_cast<size_t>(i0) * nz, static_cast<size_t>(m) * nz * 4);
+      Tensor zcv = zc.view(Shape{m, 1, 1, nz});
+      if (!zcv.same_storage(zv)) backend_.cast(zv, zcv);
+      const Tensor& img = g_->forward(ctx, zcv);
+      if (img.dtype() == DType::F32) {
+        backend_.download(img, out.data() + static_cast<size_t>(i0) * res * res * nc, img.nbytes());
+      } else {
+        if (!img32.defined() || img32.capacity_bytes() < static_cast<size_t>(img.numel()) * 4u)
+          img32 = backend_.empty(img.shape(), DType::F32, MemCategory::Workspace);
+        Tensor v = img32.view(img.shape());
+        backend_.cast(img, v);
+        backend_.download(v, out.data() + static_cast<size_t>(i0) * res * res * nc, v.nbytes());
+      }
     }
-  }
   });
   return out;
 }

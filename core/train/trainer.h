@@ -1,6 +1,7 @@
 // The training step: n_dis discriminator updates (each on its own real batch + a detached
 // generated batch; 1 for DCGAN, 5 in SNGAN's recipe) then one generator update (non-saturating
-// or hinge loss), each network with its own loss scaler and Adam, in the chosen precision. This is docs/DESIGN.md's "mixed-precision training step" in code:
+// or hinge loss), each network with its own loss scaler and Adam, in the chosen precision. This is docs/DESIGN.md's
+// "mixed-precision training step" in code:
 //
 //   z ~ N(0, 1)                      (Philox stream of this iteration, drawn on the device)
 //   fake = G(z)
@@ -19,10 +20,10 @@
 #include <memory>
 #include <vector>
 
-#include "core/nn/layer_policy.h"
 #include "core/amp/loss_scaler.h"
 #include "core/amp/precision.h"
 #include "core/models/model_family.h"
+#include "core/nn/layer_policy.h"
 #include "core/optim/adam.h"
 #include "core/train/step_graph.h"
 #include "core/train/step_metrics.h"
@@ -44,16 +45,16 @@ struct TrainerConfig {
   Precision precision = Precision::FP32;
   LossKind loss = LossKind::BCEWithLogits;
   AdamConfig adam_g, adam_d;
-  int n_dis = 1;            // D steps per G step (SNGAN: 5); see extra_d_steps.cpp
-  float ema_decay = 0.0f;   // generator EMA (0: off); see Backend::ema_update
+  int n_dis = 1;           // D steps per G step (SNGAN: 5); see extra_d_steps.cpp
+  float ema_decay = 0.0f;  // generator EMA (0: off); see Backend::ema_update
   float ema_rampup = 0.0f;
   ew::ScalerConfig scaler;
-  LayerPolicy layer_policy;        // layers kept in FP32 in half modes (core/nn/layer_policy.h)
+  LayerPolicy layer_policy;                      // layers kept in FP32 in half modes (core/nn/layer_policy.h)
   AmpStrategy amp_strategy = AmpStrategy::Auto;  // loss scaling, nan_to_num or neither (core/amp/precision.h)
-  bool shared_scaler = false;      // one scaler for both networks (as one GradScaler would)
-  bool bf16_loss_scaling = false;  // bf16 trains without scaling unless asked
-  bool use_graphs = true;          // replay the step as a CUDA graph where the backend can
-  bool tensor_stats = true;        // per-tensor gradient statistics (off only to measure their cost)
+  bool shared_scaler = false;                    // one scaler for both networks (as one GradScaler would)
+  bool bf16_loss_scaling = false;                // bf16 trains without scaling unless asked
+  bool use_graphs = true;                        // replay the step as a CUDA graph where the backend can
+  bool tensor_stats = true;                      // per-tensor gradient statistics (off only to measure their cost)
   uint64_t seed = 0;
 };
 
@@ -64,7 +65,7 @@ struct NetworkStep {
   Sequential* model = nullptr;
   Adam* adam = nullptr;
   LossScaler* scaler = nullptr;  // G's is D's with TrainerConfig::shared_scaler
-  NetworkSlots slot{};  // not "slots": Qt defines that word as a macro
+  NetworkSlots slot{};           // not "slots": Qt defines that word as a macro
 };
 
 // A named device tensor of the trainer's state (for checkpoints).
@@ -92,7 +93,7 @@ class Trainer {
   double elapsed_s() const;                         // seconds since the trainer was made (time_s)
   void set_iteration(int64_t it);                   // after loading a checkpoint
   Precision precision() const { return precision_; }
-  void set_precision(Precision p);                  // between steps; nothing is lost
+  void set_precision(Precision p);  // between steps; nothing is lost
   // Which layers stay FP32 (between steps, like the precision); an unknown layer name throws
   // Error and changes nothing.
   void set_layer_policy(const LayerPolicy& policy);
@@ -164,19 +165,19 @@ class Trainer {
   std::unique_ptr<Sequential> g_, d_;
   std::unique_ptr<Adam> adam_g_, adam_d_;
   std::unique_ptr<LossScaler> scaler_d_, scaler_g_;  // scaler_g_ null when shared
-  NetworkStep d_net_, g_net_;  // the two halves of the step, over the owners above
+  NetworkStep d_net_, g_net_;                        // the two halves of the step, over the owners above
   // The step's buffers. B batch, H = W = res, C image channels, nz latent size, T gradient
   // tensors (D's, then G's); "compute" is the precision's dtype (FP32, FP16 or BF16).
-  std::vector<Tensor> ema_;  // per G parameter, its shape, FP32: G's EMA (empty: off)
+  std::vector<Tensor> ema_;                          // per G parameter, its shape, FP32: G's EMA (empty: off)
   std::vector<Tensor> extra_real_f32_, extra_real_;  // n_dis - 1 of [B,H,W,C], FP32 / compute
-  Tensor real_f32_;  // [B,H,W,C] FP32: the last D step's real batch as uploaded, in [-1, 1]
-  Tensor real_;      // [B,H,W,C] compute (real_f32_ itself in FP32)
-  Tensor z_;         // [B,1,1,nz] compute: latents, drawn on the device from counter_
-  Tensor dlogits_;   // [B,1] FP32: d(S * loss)/d(logits), written by each gan_loss
+  Tensor real_f32_;           // [B,H,W,C] FP32: the last D step's real batch as uploaded, in [-1, 1]
+  Tensor real_;               // [B,H,W,C] compute (real_f32_ itself in FP32)
+  Tensor z_;                  // [B,1,1,nz] compute: latents, drawn on the device from counter_
+  Tensor dlogits_;            // [B,1] FP32: d(S * loss)/d(logits), written by each gan_loss
   StepScalarsLayout layout_;  // where each result sits in scalars_ (step_scalars.h)
   Tensor scalars_;            // [layout_.size()] FP32: the step's results
-  Tensor counter_;   // [2] FP32 [lo, hi] count (ew::count_load): iterations on the device
-  Tensor hist_;      // [ew::kHistBins] FP32: a gradient exponent histogram
+  Tensor counter_;            // [2] FP32 [lo, hi] count (ew::count_load): iterations on the device
+  Tensor hist_;               // [ew::kHistBins] FP32: a gradient exponent histogram
   int64_t iteration_ = 0;
   std::vector<TensorName> tensor_names_;
   std::vector<int64_t> tensor_numel_;  // each gradient tensor's size, in tensor_names_ order

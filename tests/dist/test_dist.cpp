@@ -95,9 +95,7 @@ struct Ranks {
   }
 };
 
-TEST(DataParallel, RunsUnderTwoRanks) {
-  ASSERT_EQ(comm().size(), 2) << "run as mpirun -np 2";
-}
+TEST(DataParallel, RunsUnderTwoRanks) { ASSERT_EQ(comm().size(), 2) << "run as mpirun -np 2"; }
 
 TEST(DataParallel, ThirtyStepsLeaveBitIdenticalWeightsAndScaleHistories) {
   Ranks r(small_config(Precision::FP16));
@@ -138,7 +136,8 @@ class Planter final : public StepSync {
     inner_.before_check(grads);
   }
   void after_check(Tensor& scalars, int found_inf_slot, int first, int end) override {
-    if (plant_flag && found_inf_slot == kSlotFoundInfG && comm().rank() == 1) scalars.as<float>()[found_inf_slot] = 1.0f;
+    if (plant_flag && found_inf_slot == kSlotFoundInfG && comm().rank() == 1)
+      scalars.as<float>()[found_inf_slot] = 1.0f;
     if (found_inf_slot == kSlotFoundInfG) plant_flag = false;
     inner_.after_check(scalars, found_inf_slot, first, end);
   }

@@ -104,10 +104,12 @@ class TestCompare : public UiTestCase {
     QCOMPARE(cv->cell(1, QStringLiteral("Largest batch")),
              QStringLiteral("%1 (%2×)").arg(r.fits(Precision::FP16)).arg(r.ratio(Precision::FP16), 0, 'f', 2));
     const QString line = QString::fromStdString(max_batch_ratio_line(r, Precision::FP16));
-    QVERIFY2(cv->statusText().contains(line + QStringLiteral(" within 16 MiB (memory budget)")), qPrintable(cv->statusText()));
+    QVERIFY2(cv->statusText().contains(line + QStringLiteral(" within 16 MiB (memory budget)")),
+             qPrintable(cv->statusText()));
     QVERIFY2(cv->statusText().contains(QStringLiteral("the speed of FP32")), qPrintable(cv->statusText()));
     int measured = 0;
-    for (const QList<QVariant>& a : progress) measured += a.at(0).toString().startsWith(QStringLiteral("largest batch: "));
+    for (const QList<QVariant>& a : progress)
+      measured += a.at(0).toString().startsWith(QStringLiteral("largest batch: "));
     QVERIFY2(measured >= 6, qPrintable(QString::number(measured)));  // two probes and a check per precision
     QVERIFY(cv->tableAsText().contains(QStringLiteral("\tLargest batch\t")));
     // The AMP run's generator still answers Sample now (its session made way for the search).
@@ -142,12 +144,15 @@ class TestCompare : public UiTestCase {
     // Stop as the first measurement reports, in the worker's thread (a direct connection): a
     // queued Stop could arrive after a fast host had finished the FP32 search.
     std::atomic<bool> stopped{false};
-    connect(w.worker(), &TrainingWorker::workProgress, w.worker(), [&](const QString& what, int, int) {
-      if (!stopped && what.startsWith(QStringLiteral("largest batch: "))) {
-        stopped = true;
-        w.worker()->requestStop();
-      }
-    }, Qt::DirectConnection);
+    connect(
+        w.worker(), &TrainingWorker::workProgress, w.worker(),
+        [&](const QString& what, int, int) {
+          if (!stopped && what.startsWith(QStringLiteral("largest batch: "))) {
+            stopped = true;
+            w.worker()->requestStop();
+          }
+        },
+        Qt::DirectConnection);
     QSignalSpy done(&w, &MainWindow::comparisonDone);
     QVERIFY(w.runComparison());
     QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, 2 * kTimeout);
@@ -158,7 +163,8 @@ class TestCompare : public UiTestCase {
     QCOMPARE(cv->tableRows(), 2);
     QCOMPARE(cv->cell(0, QStringLiteral("Largest batch")), QStringLiteral("–"));
     QCOMPARE(cv->cell(1, QStringLiteral("Largest batch")), QStringLiteral("–"));
-    QVERIFY2(cv->statusText().contains(QStringLiteral("the largest-batch search was stopped")), qPrintable(cv->statusText()));
+    QVERIFY2(cv->statusText().contains(QStringLiteral("the largest-batch search was stopped")),
+             qPrintable(cv->statusText()));
   }
 
   // The verdict (speed, this CPU's half support, the largest batch) is read in full: wrapped in

@@ -66,7 +66,7 @@ class TestPlots : public UiTestCase {
       p->replot(QCustomPlot::rpImmediateRefresh);
       const int top = p->axisRect()->rect().top();
       for (int i = 0; i < 3; ++i) {
-        QCOMPARE(p->verticalMarkerGlyph(i).size(), 1);  // a glyph, not "FP32 → FP16 AMP"
+        QCOMPARE(p->verticalMarkerGlyph(i).size(), 1);                               // a glyph, not "FP32 → FP16 AMP"
         QVERIFY2(p->verticalMarkerGlyphBottom(i).y() <= top + 0.5, qPrintable(id));  // above the data
       }
       const QString hover = p->hoverTextAt(19.5);
@@ -213,8 +213,8 @@ class TestPlots : public UiTestCase {
     panel.setHistory(std::vector<StepMetrics>(all.begin(), all.begin() + 2000));
     // The axes follow the history at once; every chart is drawn soon after, one per pass.
     QCOMPARE(panel.plot(QStringLiteral("losses"))->xAxis->range().upper >= 2000, true);
-    QTRY_VERIFY_WITH_TIMEOUT(std::all_of(plots.begin(), plots.end(), [&](const LivePlot* p) { return count(p, 0) > 0; }),
-                             3000);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        std::all_of(plots.begin(), plots.end(), [&](const LivePlot* p) { return count(p, 0) > 0; }), 3000);
     // Live rows: one every 5 ms for 1.5 s.
     const size_t live_from = seen.size();
     size_t next = 2000;
@@ -238,7 +238,8 @@ class TestPlots : public UiTestCase {
     for (const QString& id : panel.plotIds()) {
       const auto n = count(panel.plot(id), live_from);
       QVERIFY2(n >= 5, qPrintable(QStringLiteral("%1: %2 replots").arg(id).arg(n)));
-      QVERIFY2(n <= live_ms / 50 + 3, qPrintable(QStringLiteral("%1: %2 replots in %3 ms").arg(id).arg(n).arg(live_ms)));
+      QVERIFY2(n <= live_ms / 50 + 3,
+               qPrintable(QStringLiteral("%1: %2 replots in %3 ms").arg(id).arg(n).arg(live_ms)));
     }
   }
 
@@ -255,7 +256,8 @@ class TestPlots : public UiTestCase {
     (*big)[77777].loss_d = 9.5;  // one spike: thinning must keep it
     (*big)[33333].loss_d = -4.0;
     auto small = std::make_shared<std::vector<StepMetrics>>(rows(300));
-    panel.setOverlays({{QStringLiteral("big"), overlay_color(0), {big}}, {QStringLiteral("small"), overlay_color(1), {small}}});
+    panel.setOverlays(
+        {{QStringLiteral("big"), overlay_color(0), {big}}, {QStringLiteral("small"), overlay_color(1), {small}}});
     LivePlot* losses = panel.plot(QStringLiteral("losses"));
     const QCPGraph* g = losses->series(QStringLiteral("big · loss D"));
     QVERIFY(g);
@@ -273,7 +275,8 @@ class TestPlots : public UiTestCase {
     QCOMPARE(losses->pointCount(QStringLiteral("loss D (raw)")), 50);
     for (LivePlot* p : panel.allPlots())
       for (int i = 0; i < p->graphCount(); ++i)
-        if (p->graph(i)->name().startsWith(QStringLiteral("big")) || p->graph(i)->name().startsWith(QStringLiteral("small")))
+        if (p->graph(i)->name().startsWith(QStringLiteral("big")) ||
+            p->graph(i)->name().startsWith(QStringLiteral("small")))
           QVERIFY2(p->graph(i)->pen().style() == Qt::SolidLine, qPrintable(p->graph(i)->name()));
     // The D(x) chart's two curves of one run stay apart by shade.
     LivePlot* dout = panel.plot(QStringLiteral("d_outputs"));
@@ -321,7 +324,8 @@ class TestPlots : public UiTestCase {
                      Qt::NoModifier);
     QApplication::sendEvent(losses, &move);
     const double key = losses->xAxis->pixelToCoord(mid.x());
-    for (const QString& id : panel.plotIds()) QVERIFY2(std::fabs(panel.plot(id)->crosshair() - key) < 1e-9, qPrintable(id));
+    for (const QString& id : panel.plotIds())
+      QVERIFY2(std::fabs(panel.plot(id)->crosshair() - key) < 1e-9, qPrintable(id));
     QVERIFY(losses->saveTo(path(QStringLiteral("cross.png")), 800, 500));
     QCOMPARE(rgb32(QImage(path(QStringLiteral("cross.png")))), rgb32(QImage(path(QStringLiteral("nocross.png")))));
     panel.setCrosshair(false);

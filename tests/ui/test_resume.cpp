@@ -132,7 +132,8 @@ class TestResume : public UiTestCase {
     engine_run(dir, tiny(path(QStringLiteral("unused")), 10));
     MainWindow w(no_settings());
     w.setErrorPresenter([](const UiError& e) { QFAIL(qPrintable(e.text())); });
-    w.setConfirmer([](const QString&, const QString& t) -> bool { qFatal("unexpected question: %s", qPrintable(t));
+    w.setConfirmer([](const QString&, const QString& t) -> bool {
+      qFatal("unexpected question: %s", qPrintable(t));
       return false;
     });
     w.show();
@@ -240,7 +241,8 @@ class TestResume : public UiTestCase {
     for (float n : file[2].counts) total += n;
     QCOMPARE(file[2].step, int64_t{10});
     QCOMPARE(file[2].network, 'G');
-    for (int bin = 0; bin < ew::kHistBins; ++bin) QVERIFY(std::fabs(g->fraction(bin) - file[2].counts[bin] / total) < 1e-9);
+    for (int bin = 0; bin < ew::kHistBins; ++bin)
+      QVERIFY(std::fabs(g->fraction(bin) - file[2].counts[bin] / total) < 1e-9);
     QVERIFY(p->showHistogramStep(26));  // the nearest stored: 25
     QCOMPARE(g->step(), int64_t{25});
     // Another run (or a new one) starts empty.
@@ -273,7 +275,8 @@ class TestResume : public UiTestCase {
     c.steps = 40;
     w.configPanel()->setConfig(c);
     QSignalSpy finished(&w, &MainWindow::runFinished);
-    const bool resumed = w.resumeRunAsBranch(run, QDir(run).filePath(QStringLiteral("checkpoints/step_000010.safetensors")));
+    const bool resumed =
+        w.resumeRunAsBranch(run, QDir(run).filePath(QStringLiteral("checkpoints/step_000010.safetensors")));
     QVERIFY2(resumed, shown.isEmpty() ? "no error shown" : qPrintable(shown.first().text()));
     QTRY_VERIFY_WITH_TIMEOUT(finished.count() == 1, kTimeout);
     QVERIFY2(shown.isEmpty(), shown.isEmpty() ? "" : qPrintable(shown.first().text()));

@@ -81,12 +81,26 @@ class TestRuns : public UiTestCase {
     QCOMPARE(w.currentRunDir(), QFileInfo(dir).absoluteFilePath());
     QProcess cli;
     cli.setProgram(QStringLiteral(AMPGAN_CLI_PATH));
-    cli.setArguments({QStringLiteral("train"), QStringLiteral("--dataset"), QStringLiteral("synthetic"),
-                      QStringLiteral("--synthetic-count"), QStringLiteral("256"), QStringLiteral("--width"),
-                      QStringLiteral("8"), QStringLiteral("--batch"), QStringLiteral("8"), QStringLiteral("--steps"),
-                      QStringLiteral("100000"), QStringLiteral("--backend"), QStringLiteral("cpu"),
-                      QStringLiteral("--sample-every"), QStringLiteral("10"), QStringLiteral("--checkpoint-every"),
-                      QStringLiteral("0"), QStringLiteral("--out"), dir, QStringLiteral("--quiet")});
+    cli.setArguments({QStringLiteral("train"),
+                      QStringLiteral("--dataset"),
+                      QStringLiteral("synthetic"),
+                      QStringLiteral("--synthetic-count"),
+                      QStringLiteral("256"),
+                      QStringLiteral("--width"),
+                      QStringLiteral("8"),
+                      QStringLiteral("--batch"),
+                      QStringLiteral("8"),
+                      QStringLiteral("--steps"),
+                      QStringLiteral("100000"),
+                      QStringLiteral("--backend"),
+                      QStringLiteral("cpu"),
+                      QStringLiteral("--sample-every"),
+                      QStringLiteral("10"),
+                      QStringLiteral("--checkpoint-every"),
+                      QStringLiteral("0"),
+                      QStringLiteral("--out"),
+                      dir,
+                      QStringLiteral("--quiet")});
     cli.setProcessChannelMode(QProcess::ForwardedChannels);
     cli.start();
     QVERIFY(cli.waitForStarted());
@@ -254,7 +268,8 @@ class TestRuns : public UiTestCase {
     const std::vector<ConfigDifference> d = panel->tickedDiff();
     QStringList keys;
     for (const ConfigDifference& x : d) keys << x.key;
-    QVERIFY2(keys.contains(QStringLiteral("seed")) && keys.contains(QStringLiteral("lr_g")), qPrintable(keys.join(',')));
+    QVERIFY2(keys.contains(QStringLiteral("seed")) && keys.contains(QStringLiteral("lr_g")),
+             qPrintable(keys.join(',')));
     QVERIFY(!keys.contains(QStringLiteral("width")));
     const auto same = config_diff(runs[0].config, runs[0].config);
     QVERIFY(same.empty());

@@ -89,7 +89,8 @@ class TestSettings : public UiTestCase {
     QTest::keyClick(batch, Qt::Key_Return);
     QCOMPARE(w.configPanel()->config().batch, 100000);
     QVERIFY(refused.count() >= 1);
-    QVERIFY2(refused.last().at(0).toString().contains(QStringLiteral("65536")), qPrintable(refused.last().at(0).toString()));
+    QVERIFY2(refused.last().at(0).toString().contains(QStringLiteral("65536")),
+             qPrintable(refused.last().at(0).toString()));
     QVERIFY(!w.startTraining());
     QCOMPARE(shown.size(), 1);
     QVERIFY2(shown[0].text().contains(QStringLiteral("100000")) && shown[0].text().contains(QStringLiteral("Batch")),
@@ -148,7 +149,8 @@ class TestSettings : public UiTestCase {
       QVERIFY2(c.to_json() != base.to_json() || c.out_dir != base.out_dir, qPrintable(key));
       p.setConfig(c);
       const RunConfig r = p.config();
-      QVERIFY2(r.to_json() == c.to_json(), qPrintable(key + QStringLiteral(": ") + QString::fromStdString(r.to_json().dump())));
+      QVERIFY2(r.to_json() == c.to_json(),
+               qPrintable(key + QStringLiteral(": ") + QString::fromStdString(r.to_json().dump())));
       QCOMPARE(r.out_dir, c.out_dir);
       QCOMPARE(r.runs_root, c.runs_root);
       if (s.panel != PanelGroup::None && s.widget != PanelWidget::Custom) {
@@ -208,10 +210,10 @@ class TestSettings : public UiTestCase {
     p.setConfig(c);
     QVERIFY(p.applyPreset(tiny_preset));
     const RunConfig r = p.config(), d;
-    QCOMPARE(r.width, 8);          // named
-    QCOMPARE(r.eval_every, 0);     // named
+    QCOMPARE(r.width, 8);       // named
+    QCOMPARE(r.eval_every, 0);  // named
     QCOMPARE(r.steps, int64_t{300});
-    QCOMPARE(r.lr_g, d.lr_g);      // not named: the default again
+    QCOMPARE(r.lr_g, d.lr_g);  // not named: the default again
     QCOMPARE(r.seed, d.seed);
     QCOMPARE(r.scaler.growth_interval, d.scaler.growth_interval);
     QVERIFY(r.loss == d.loss);

@@ -38,7 +38,8 @@ class TestTraining : public UiTestCase {
     w.configPanel()->setConfig(tiny(path(QStringLiteral("runs1")), 1000000));
     QSignalSpy started(&w, &MainWindow::runStarted);
     QVERIFY(w.startTraining());
-    QTRY_VERIFY_WITH_TIMEOUT(w.plots()->plot(QStringLiteral("losses"))->pointCount(QStringLiteral("loss D")) >= 20, kTimeout);
+    QTRY_VERIFY_WITH_TIMEOUT(w.plots()->plot(QStringLiteral("losses"))->pointCount(QStringLiteral("loss D")) >= 20,
+                             kTimeout);
     QCOMPARE(started.count(), 1);
     const QString run_dir = w.currentRunDir();
     QVERIFY(QDir(run_dir).exists());
@@ -73,7 +74,8 @@ class TestTraining : public UiTestCase {
     for (const QString& id : w.plots()->plotIds()) QCOMPARE(w.plots()->plot(id)->verticalMarkerCount(), 1);
     QCOMPARE(rows[first_fp16].scale_d, 65536.0);
     bool logged = false;
-    for (int i = 0; i < w.eventLog()->rowCount(); ++i) logged |= w.eventLog()->rowText(i).contains(QStringLiteral("FP16 AMP"));
+    for (int i = 0; i < w.eventLog()->rowCount(); ++i)
+      logged |= w.eventLog()->rowText(i).contains(QStringLiteral("FP16 AMP"));
     QVERIFY(logged);
 
     // Stop: the run is finished cleanly (checkpoint, stop event).
@@ -182,7 +184,8 @@ class TestTraining : public UiTestCase {
     QVERIFY(box->isVisible());
     QVERIFY(box->text().contains(e.what));
     bool logged = false;
-    for (int i = 0; i < w.eventLog()->rowCount(); ++i) logged |= w.eventLog()->rowText(i).contains(QStringLiteral("error"));
+    for (int i = 0; i < w.eventLog()->rowCount(); ++i)
+      logged |= w.eventLog()->rowText(i).contains(QStringLiteral("error"));
     QVERIFY(logged);
     // No half-made run folder was left behind.
     QVERIFY(!QDir(path(QStringLiteral("runs3"))).exists() || QDir(path(QStringLiteral("runs3"))).isEmpty());
@@ -219,7 +222,8 @@ class TestTraining : public UiTestCase {
     QTRY_VERIFY_WITH_TIMEOUT(!w.busy(), kTimeout);
     QVERIFY2(shown.isEmpty(), shown.isEmpty() ? "" : qPrintable(shown.first().text()));
     bool noted = false;
-    for (int i = 0; i < w.eventLog()->rowCount(); ++i) noted |= w.eventLog()->rowText(i).contains(QStringLiteral("cancelled"));
+    for (int i = 0; i < w.eventLog()->rowCount(); ++i)
+      noted |= w.eventLog()->rowText(i).contains(QStringLiteral("cancelled"));
     QVERIFY(noted);
     QVERIFY(!QDir(path(QStringLiteral("runs-cancel/never"))).exists());
     QVERIFY(w.plots()->rows().empty());
@@ -243,8 +247,8 @@ class TestTraining : public UiTestCase {
     const QString root = path(QStringLiteral("runs-cuda"));
     w.configPanel()->setConfig(tiny(root, 5));
     QString err, text;
-    const auto o = parse_app_options({QStringLiteral("ampgan-studio"), QStringLiteral("--backend"), QStringLiteral("cuda")},
-                                     &err, &text);
+    const auto o = parse_app_options(
+        {QStringLiteral("ampgan-studio"), QStringLiteral("--backend"), QStringLiteral("cuda")}, &err, &text);
     QVERIFY2(o.has_value(), qPrintable(err));
     w.applyOptions(*o);
     QCOMPARE(w.configPanel()->config().backend, std::string("cuda"));
@@ -304,7 +308,9 @@ class TestTraining : public UiTestCase {
     QVERIFY(logged(QStringLiteral("cancelled")));
     // The run stopped at the evaluating step: no half-trained classifier was cached (they go in
     // classifiers/; the cache folder also holds the CPU kernel choices).
-    QVERIFY(QDir(path(QStringLiteral("classifier-cache/classifiers"))).entryList(QDir::Files | QDir::NoDotAndDotDot).isEmpty());
+    QVERIFY(QDir(path(QStringLiteral("classifier-cache/classifiers")))
+                .entryList(QDir::Files | QDir::NoDotAndDotDot)
+                .isEmpty());
     QCOMPARE(w.plots()->rows().back().step, int64_t{3});
   }
 

@@ -123,7 +123,8 @@ class TestViews : public UiTestCase {
     QCOMPARE(clicked.at(0).at(1).toLongLong(), static_cast<qint64>(pt->key));
     QCOMPARE(w.tabs()->currentWidget(), static_cast<QWidget*>(w.layersView()));
     QCOMPARE(w.layersView()->selectedStep(), static_cast<int64_t>(pt->key));
-    QVERIFY2(w.layersView()->selectedLayer().startsWith(QStringLiteral("D.")), qPrintable(w.layersView()->selectedLayer()));
+    QVERIFY2(w.layersView()->selectedLayer().startsWith(QStringLiteral("D.")),
+             qPrintable(w.layersView()->selectedLayer()));
     auto* table = w.layersView()->findChild<QTableWidget*>(QStringLiteral("layersTable"));
     QVERIFY(table && !table->selectedItems().isEmpty());
     QCOMPARE(table->selectedItems().first()->text(), w.layersView()->selectedLayer());

@@ -26,8 +26,10 @@ class TestWindow : public UiTestCase {
     MainWindow w(no_settings());
     // First opened within the screen (offscreen: 800x600), not at a fixed 1600x1000.
     const QRect avail = w.screen()->availableGeometry();
-    QVERIFY2(w.width() <= std::max(avail.width(), 800) && w.height() <= std::max(avail.height(), 600),
-             qPrintable(QStringLiteral("%1x%2 on %3x%4").arg(w.width()).arg(w.height()).arg(avail.width()).arg(avail.height())));
+    QVERIFY2(
+        w.width() <= std::max(avail.width(), 800) && w.height() <= std::max(avail.height(), 600),
+        qPrintable(
+            QStringLiteral("%1x%2 on %3x%4").arg(w.width()).arg(w.height()).arg(avail.width()).arg(avail.height())));
     AppOptions o;
     o.size = QSize(1024, 700);
     w.applyOptions(o);
@@ -75,13 +77,13 @@ class TestWindow : public UiTestCase {
 
   void commandLineOptions() {
     QString err, text;
-    auto o = parse_app_options({QStringLiteral("ampgan-studio"), QStringLiteral("--start"), QStringLiteral("--dataset"),
-                                QStringLiteral("fashion-mnist"), QStringLiteral("--width"), QStringLiteral("32"),
-                                QStringLiteral("--precision"), QStringLiteral("bf16"), QStringLiteral("--steps"),
-                                QStringLiteral("500"), QStringLiteral("--res"), QStringLiteral("64"),
-                                QStringLiteral("--out"), QStringLiteral("/tmp/x"), QStringLiteral("--batch"),
-                                QStringLiteral("16"), QStringLiteral("--backend"), QStringLiteral("cpu")},
-                               &err, &text);
+    auto o = parse_app_options(
+        {QStringLiteral("ampgan-studio"), QStringLiteral("--start"), QStringLiteral("--dataset"),
+         QStringLiteral("fashion-mnist"), QStringLiteral("--width"), QStringLiteral("32"),
+         QStringLiteral("--precision"), QStringLiteral("bf16"), QStringLiteral("--steps"), QStringLiteral("500"),
+         QStringLiteral("--res"), QStringLiteral("64"), QStringLiteral("--out"), QStringLiteral("/tmp/x"),
+         QStringLiteral("--batch"), QStringLiteral("16"), QStringLiteral("--backend"), QStringLiteral("cpu")},
+        &err, &text);
     QVERIFY2(o.has_value(), qPrintable(err));
     QVERIFY(o->start);
     RunConfig c;

@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include <qcustomplot.h>
 #include <QCoreApplication>
 #include <QCryptographicHash>
 #include <QDir>
@@ -12,7 +13,6 @@
 #include <QSettings>
 #include <QSignalSpy>
 #include <QtTest>
-#include <qcustomplot.h>
 
 #include "core/run/session.h"
 #include "ui/views/sample_view.h"
@@ -134,7 +134,7 @@ std::vector<StepMetrics> rows(int n, int switch_at, int switches) {
     m.memory_mb = 40;
     m.time_s = 0.1 * s;
     if (s % 10 == 0) {
-      m.swd = 20.0 / s;    // SWD ×1e3: tens
+      m.swd = 20.0 / s;   // SWD ×1e3: tens
       m.fd = 4000.0 / s;  // FD: thousands
     }
     out.push_back(m);
@@ -148,7 +148,8 @@ QMap<QString, QByteArray> contents_under(const QString& dir) {
   while (it.hasNext()) {
     const QString f = it.next();
     QFile file(f);
-    if (file.open(QIODevice::ReadOnly)) out.insert(f, QCryptographicHash::hash(file.readAll(), QCryptographicHash::Sha1));
+    if (file.open(QIODevice::ReadOnly))
+      out.insert(f, QCryptographicHash::hash(file.readAll(), QCryptographicHash::Sha1));
   }
   return out;
 }

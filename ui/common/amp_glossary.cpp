@@ -54,55 +54,65 @@ QString bf16_vs_fp16() {
 }
 
 QString growth_factor() {
-  return QStringLiteral("<b>Growth factor</b>: after <i>growth interval</i> clean steps in a row, the "
-                        "loss scale is multiplied by this (PyTorch's GradScaler: 2).");
+  return QStringLiteral(
+      "<b>Growth factor</b>: after <i>growth interval</i> clean steps in a row, the "
+      "loss scale is multiplied by this (PyTorch's GradScaler: 2).");
 }
 
 QString backoff_factor() {
-  return QStringLiteral("<b>Backoff factor</b>: on an overflow the step is skipped and the loss scale is "
-                        "multiplied by this (GradScaler: 0.5).");
+  return QStringLiteral(
+      "<b>Backoff factor</b>: on an overflow the step is skipped and the loss scale is "
+      "multiplied by this (GradScaler: 0.5).");
 }
 
 QString growth_interval() {
-  return QStringLiteral("<b>Growth interval</b>: clean (overflow-free) steps before the loss scale grows "
-                        "(GradScaler: 2000). Small values probe the overflow limit often: more skipped "
-                        "steps, a scale closer to the limit.");
+  return QStringLiteral(
+      "<b>Growth interval</b>: clean (overflow-free) steps before the loss scale grows "
+      "(GradScaler: 2000). Small values probe the overflow limit often: more skipped "
+      "steps, a scale closer to the limit.");
 }
 
 QString min_max_scale() {
-  return QStringLiteral("<b>Floor and ceiling</b>: the loss scale never leaves [floor, ceiling]. A floor "
-                        "stops a scale that keeps backing off from collapsing to 0 (which trains nothing).");
+  return QStringLiteral(
+      "<b>Floor and ceiling</b>: the loss scale never leaves [floor, ceiling]. A floor "
+      "stops a scale that keeps backing off from collapsing to 0 (which trains nothing).");
 }
 
 QString shared_scaler() {
-  return QStringLiteral("<b>Scaler per network or shared</b>: G and D each get their own loss scale by "
-                        "default, because their gradients differ in size. <i>Shared</i> uses one scale for "
-                        "both, as a single GradScaler would; an overflow in either backs it off.");
+  return QStringLiteral(
+      "<b>Scaler per network or shared</b>: G and D each get their own loss scale by "
+      "default, because their gradients differ in size. <i>Shared</i> uses one scale for "
+      "both, as a single GradScaler would; an overflow in either backs it off.");
 }
 
 QString bf16_loss_scaling() {
-  return QStringLiteral("Use dynamic loss scaling in BF16 too. BF16's exponent range matches FP32's, so "
-                        "scaling is normally unnecessary and off.");
+  return QStringLiteral(
+      "Use dynamic loss scaling in BF16 too. BF16's exponent range matches FP32's, so "
+      "scaling is normally unnecessary and off.");
 }
 
 QString cuda_graphs() {
-  return QStringLiteral("Capture the whole training step once as a CUDA graph and replay it: a small "
-                        "GAN's step is ~100 kernel launches, and replaying saves their launch overhead. "
-                        "Has no effect on the CPU.");
+  return QStringLiteral(
+      "Capture the whole training step once as a CUDA graph and replay it: a small "
+      "GAN's step is ~100 kernel launches, and replaying saves their launch overhead. "
+      "Has no effect on the CPU.");
 }
 
 QString precision_mode(int p) {
   switch (static_cast<Precision>(p)) {
     case Precision::FP32:
       return QStringLiteral("<b>FP32</b>: everything in 32-bit floats, TF32 forbidden: the fair baseline.");
-    case Precision::TF32: return tf32();
+    case Precision::TF32:
+      return tf32();
     case Precision::FP16:
-      return QStringLiteral("<b>FP16 AMP</b>: convolutions and matrix products in FP16 (FP32 accumulation), "
-                            "batch norm, loss and reductions in FP32, FP32 master weights, dynamic loss "
-                            "scaling against underflow.");
+      return QStringLiteral(
+          "<b>FP16 AMP</b>: convolutions and matrix products in FP16 (FP32 accumulation), "
+          "batch norm, loss and reductions in FP32, FP32 master weights, dynamic loss "
+          "scaling against underflow.");
     case Precision::BF16:
-      return QStringLiteral("<b>BF16 AMP</b>: like FP16 AMP but in bfloat16, whose FP32-sized exponent needs "
-                            "no loss scaling.");
+      return QStringLiteral(
+          "<b>BF16 AMP</b>: like FP16 AMP but in bfloat16, whose FP32-sized exponent needs "
+          "no loss scaling.");
   }
   return {};
 }
@@ -117,26 +127,30 @@ QString exponent_histogram() {
 }
 
 QString gradient_norm() {
-  return QStringLiteral("<b>Gradient norm</b>: L2 norm of the unscaled gradients (g / S) of all weights of "
-                        "the network, on a log axis. Missing on skipped steps (their gradients held inf/NaN).");
+  return QStringLiteral(
+      "<b>Gradient norm</b>: L2 norm of the unscaled gradients (g / S) of all weights of "
+      "the network, on a log axis. Missing on skipped steps (their gradients held inf/NaN).");
 }
 
 QString d_outputs() {
-  return QStringLiteral("<b>D(x)</b>: the discriminator's mean probability that real images are real. "
-                        "<b>D(G(z))</b>: the same for generated images (before D's update). In a healthy "
-                        "GAN both hover in the middle; D(x) near 1 with D(G(z)) near 0 means D is winning.");
+  return QStringLiteral(
+      "<b>D(x)</b>: the discriminator's mean probability that real images are real. "
+      "<b>D(G(z))</b>: the same for generated images (before D's update). In a healthy "
+      "GAN both hover in the middle; D(x) near 1 with D(G(z)) near 0 means D is winning.");
 }
 
 QString sample_quality() {
-  return QStringLiteral("<b>Sample quality</b> (lower is better), computed every N steps (Settings: Every N steps &gt; Evaluation): "
-                        "SWD, the sliced Wasserstein distance between generated and real image patches "
-                        "(&times;10<sup>3</sup>); FD, the Fréchet distance between classifier features of "
-                        "generated and real images (labelled datasets only).");
+  return QStringLiteral(
+      "<b>Sample quality</b> (lower is better), computed every N steps (Settings: Every N steps &gt; Evaluation): "
+      "SWD, the sliced Wasserstein distance between generated and real image patches "
+      "(&times;10<sup>3</sup>); FD, the Fréchet distance between classifier features of "
+      "generated and real images (labelled datasets only).");
 }
 
 QString smoothing() {
-  return QStringLiteral("Exponential moving average of the curves (0 = raw values, 0.99 = very smooth). "
-                        "The raw values stay visible, faint.");
+  return QStringLiteral(
+      "Exponential moving average of the curves (0 = raw values, 0.99 = very smooth). "
+      "The raw values stay visible, faint.");
 }
 
 QString html() {

@@ -7,7 +7,7 @@
 namespace ampgan::ui::glossary {
 
 QString loss_scale();
-QString overflow();        // overflow / skipped step
+QString overflow();  // overflow / skipped step
 QString underflow();
 QString master_weights();
 QString tf32();

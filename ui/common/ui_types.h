@@ -19,9 +19,9 @@
 #include "core/common/error.h"
 #include "core/io/image_io.h"
 #include "core/run/histograms_log.h"
-#include "core/train/max_batch.h"
-#include "core/settings/run_config.h"
 #include "core/run/run_event.h"
+#include "core/settings/run_config.h"
+#include "core/train/max_batch.h"
 #include "core/train/step_metrics.h"
 
 namespace ampgan::ui {
@@ -48,12 +48,12 @@ struct UiBatch {
   std::vector<HistogramRow> hist_history;  // with replace_history: the run's histograms.csv
   std::vector<RunEvent> events;
   std::vector<SampleShot> samples;
-  bool has_histograms = false;   // latest histograms only; older ones in the interval are dropped
+  bool has_histograms = false;  // latest histograms only; older ones in the interval are dropped
   int64_t hist_step = 0;
   std::vector<float> hist_g, hist_d;
   int64_t step = 0, total_steps = 0;  // where the run is now
   double elapsed_s = 0;
-  MemoryStats memory;            // backend memory now (current and peak per category)
+  MemoryStats memory;  // backend memory now (current and peak per category)
 };
 using UiBatchPtr = std::shared_ptr<const UiBatch>;
 
@@ -106,7 +106,7 @@ struct ModelLayerRow {
   QString type;     // "Conv2d"
   int block = 0;
   qint64 parameters = 0;
-  QString dtype;    // "f32", "f16", "bf16"
+  QString dtype;                // "f32", "f16", "bf16"
   bool fp32_by_policy = false;  // kept in FP32 while its network runs in half
 };
 
@@ -120,7 +120,7 @@ struct ModelDescription {
 QImage to_qimage(const io::Image8& img);
 io::Image8 from_qimage(const QImage& img);
 
-QString format_scale(double s);          // 65536 -> "2^16"
+QString format_scale(double s);           // 65536 -> "2^16"
 QString format_duration(double seconds);  // 75 -> "1m15s"
 QString format_bytes(double bytes);       // 1.5e6 -> "1.4 MiB"
 

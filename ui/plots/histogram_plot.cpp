@@ -189,10 +189,10 @@ QString HistogramPlot::hoverText(double key) const {
     range = QStringLiteral("inf or NaN (overflow)");
   } else {
     const int e = bin + ew::kHistMinExp;
-    const QString where = e < kF16MinSub       ? QStringLiteral("below FP16's range: becomes 0 in FP16")
-                          : e < kF16MinNormal  ? QStringLiteral("FP16 subnormal: reduced precision")
-                          : e < kF16Overflow   ? QStringLiteral("FP16 normal range")
-                                               : QStringLiteral("FP16 overflow: becomes inf");
+    const QString where = e < kF16MinSub      ? QStringLiteral("below FP16's range: becomes 0 in FP16")
+                          : e < kF16MinNormal ? QStringLiteral("FP16 subnormal: reduced precision")
+                          : e < kF16Overflow  ? QStringLiteral("FP16 normal range")
+                                              : QStringLiteral("FP16 overflow: becomes inf");
     range = QStringLiteral("2^%1 ≤ |g| < 2^%2\n%3").arg(e).arg(e + 1).arg(where);
   }
   if (total_ <= 0) return range;

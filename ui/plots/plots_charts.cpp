@@ -40,9 +40,10 @@ QHBoxLayout* PlotsPanel::makeToolbar() {
   connect(slider_, &QSlider::valueChanged, this, [this](int v) { setSmoothing(v / 100.0); });
   QToolButton* reset = makeViewButton();
   auto* hint = new QLabel(tr("wheel: zoom · drag: pan · double-click: reset · right-click: more"));
-  hint->setToolTip(tr("Charts: the mouse wheel zooms, dragging pans, a double-click shows the whole run again, a "
-                      "double-click on a title maximises that chart (and restores the grid), right-click for a log "
-                      "axis, saving as PNG/PDF or copying. Hover for values; hover a title for what it shows."));
+  hint->setToolTip(
+      tr("Charts: the mouse wheel zooms, dragging pans, a double-click shows the whole run again, a "
+         "double-click on a title maximises that chart (and restores the grid), right-click for a log "
+         "axis, saving as PNG/PDF or copying. Hover for values; hover a title for what it shows."));
   hint->setMinimumWidth(40);
   hint->setStyleSheet(QStringLiteral("color: gray"));
   // The gradient histograms over time: a step of the run's stored sets (hidden until two).
@@ -51,9 +52,10 @@ QHBoxLayout* PlotsPanel::makeToolbar() {
   hist_slider_->setObjectName(QStringLiteral("histogramStep"));
   hist_slider_->setMinimumWidth(50);  // the bar must fit a 1024 px window with both docks open
   hist_slider_->setMaximumWidth(160);
-  hist_slider_->setToolTip(tr("Which step the two gradient-exponent histograms show, of those the run stored "
-                              "(histograms.csv in its folder, every N steps as set under Histograms); at the right "
-                              "end they follow the newest"));
+  hist_slider_->setToolTip(
+      tr("Which step the two gradient-exponent histograms show, of those the run stored "
+         "(histograms.csv in its folder, every N steps as set under Histograms); at the right "
+         "end they follow the newest"));
   hist_label_ = new QLabel;
   connect(hist_slider_, &QSlider::valueChanged, this, [this](int v) { showHistEntry(v); });
   bar->addWidget(smooth_caption);
@@ -76,8 +78,9 @@ QToolButton* PlotsPanel::makeViewButton() {
   reset->setObjectName(QStringLiteral("plotsViewButton"));
   reset->setText(tr("Reset views"));
   reset->setPopupMode(QToolButton::MenuButtonPopup);
-  reset->setToolTip(tr("Show the whole run in every chart again (zooming or panning a chart stops it following the "
-                       "run; double-click a chart to reset only that one). The arrow: x axis and crosshair."));
+  reset->setToolTip(
+      tr("Show the whole run in every chart again (zooming or panning a chart stops it following the "
+         "run; double-click a chart to reset only that one). The arrow: x axis and crosshair."));
   connect(reset, &QToolButton::clicked, this, &PlotsPanel::resetViews);
   auto* view_menu = new QMenu(reset);
   x_time_ = view_menu->addAction(tr("x: wall time (else the step)"));
@@ -114,12 +117,16 @@ void PlotsPanel::addTrainingCharts() {
   auto loss = makePlot(QStringLiteral("losses"), tr("Losses"),
                        tr("<b>Losses</b> of the discriminator (real + fake) and the generator (non-saturating). "
                           "Faint: raw; bold: smoothed."));
-  addCurve(loss, tr("loss D"), color_d(), [](const StepMetrics& m) { return m.loss_d; }, true);
-  addCurve(loss, tr("loss G"), color_g(), [](const StepMetrics& m) { return m.loss_g; }, true);
+  addCurve(
+      loss, tr("loss D"), color_d(), [](const StepMetrics& m) { return m.loss_d; }, true);
+  addCurve(
+      loss, tr("loss G"), color_g(), [](const StepMetrics& m) { return m.loss_g; }, true);
 
   auto dout = makePlot(QStringLiteral("d_outputs"), tr("D(x) and D(G(z))"), glossary::d_outputs());
-  addCurve(dout, tr("D(x)"), QColor(44, 160, 44), [](const StepMetrics& m) { return m.d_real; }, true);
-  addCurve(dout, tr("D(G(z))"), QColor(148, 103, 189), [](const StepMetrics& m) { return m.d_fake; }, true);
+  addCurve(
+      dout, tr("D(x)"), QColor(44, 160, 44), [](const StepMetrics& m) { return m.d_real; }, true);
+  addCurve(
+      dout, tr("D(G(z))"), QColor(148, 103, 189), [](const StepMetrics& m) { return m.d_fake; }, true);
 
   // SWD and FD get a chart each: on two autoscaled axes of one chart their curves lay on top of
   // each other and read as one.
@@ -152,20 +159,25 @@ void PlotsPanel::addAmpCharts() {
   }
   scale->setAxisLabels(tr("loss scale S"));
   connect(scale, &LivePlot::markerClicked, this, [this](QCPGraph* g, double key) {
-    if (g == over_d_ || g == over_g_) emit overflowClicked(g == over_d_ ? QStringLiteral("D") : QStringLiteral("G"),
-                                                           static_cast<qint64>(std::llround(key)));
+    if (g == over_d_ || g == over_g_)
+      emit overflowClicked(g == over_d_ ? QStringLiteral("D") : QStringLiteral("G"),
+                           static_cast<qint64>(std::llround(key)));
   });
 
   auto norms = makePlot(QStringLiteral("grad_norms"), tr("Gradient norms"), glossary::gradient_norm());
   norms->setLogY(10);
   norms->setLogToggleAllowed(true);
-  addCurve(norms, tr("|g| D"), color_d(), [](const StepMetrics& m) { return m.grad_norm_d; }, true, true);
-  addCurve(norms, tr("|g| G"), color_g(), [](const StepMetrics& m) { return m.grad_norm_g; }, true, true);
+  addCurve(
+      norms, tr("|g| D"), color_d(), [](const StepMetrics& m) { return m.grad_norm_d; }, true, true);
+  addCurve(
+      norms, tr("|g| G"), color_g(), [](const StepMetrics& m) { return m.grad_norm_g; }, true, true);
 
   auto under = makePlot(QStringLiteral("underflow"), tr("Underflowed gradients"), glossary::underflow());
   under->setLogToggleAllowed(true);
-  addCurve(under, tr("D %"), color_d(), [](const StepMetrics& m) { return 100.0 * m.underflow_d; }, false);
-  addCurve(under, tr("G %"), color_g(), [](const StepMetrics& m) { return 100.0 * m.underflow_g; }, false);
+  addCurve(
+      under, tr("D %"), color_d(), [](const StepMetrics& m) { return 100.0 * m.underflow_d; }, false);
+  addCurve(
+      under, tr("G %"), color_g(), [](const StepMetrics& m) { return 100.0 * m.underflow_g; }, false);
   under->setAxisLabels(tr("% of gradient values"));
 
   hist_g_ = new HistogramPlot(QStringLiteral("G"), color_g());
@@ -182,9 +194,11 @@ void PlotsPanel::addCostChart() {
                        tr("<b>Images/s</b>: training images per second (one D and one G update per batch). "
                           "<b>Memory</b>: what the backend has allocated after the step (weights, half "
                           "copies, gradients, Adam moments, activations, workspace)."));
-  addCurve(perf, tr("images/s"), QColor(255, 127, 14), [](const StepMetrics& m) { return m.images_per_s; }, true);
-  addCurve(perf, tr("memory MiB (right)"), QColor(127, 127, 127), [](const StepMetrics& m) { return m.memory_mb; },
-           false, false, true);
+  addCurve(
+      perf, tr("images/s"), QColor(255, 127, 14), [](const StepMetrics& m) { return m.images_per_s; }, true);
+  addCurve(
+      perf, tr("memory MiB (right)"), QColor(127, 127, 127), [](const StepMetrics& m) { return m.memory_mb; }, false,
+      false, true);
   perf->setAxisLabels(tr("images/s"), tr("MiB"));
 }
 

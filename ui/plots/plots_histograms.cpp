@@ -79,14 +79,15 @@ void PlotsPanel::showHistEntry(int index) {
   if (!e.g.empty()) hist_g_->setHistogram(e.step, e.g, e.precision, e.scale_g);
   if (!e.d.empty()) hist_d_->setHistogram(e.step, e.d, e.precision, e.scale_d);
   hist_label_->setText(tr("step %1").arg(e.step));
-  hist_label_->setToolTip(index + 1 == static_cast<int>(hists_.size()) ? tr("the newest histograms stored")
-                                                                       : tr("%1 of %2 stored").arg(index + 1).arg(hists_.size()));
+  hist_label_->setToolTip(index + 1 == static_cast<int>(hists_.size())
+                              ? tr("the newest histograms stored")
+                              : tr("%1 of %2 stored").arg(index + 1).arg(hists_.size()));
 }
 
 bool PlotsPanel::showHistogramStep(int64_t step) {
   if (hists_.empty()) return false;
-  const auto it = std::lower_bound(hists_.begin(), hists_.end(), step,
-                                   [](const HistEntry& e, int64_t s) { return e.step < s; });
+  const auto it =
+      std::lower_bound(hists_.begin(), hists_.end(), step, [](const HistEntry& e, int64_t s) { return e.step < s; });
   int i = static_cast<int>(it - hists_.begin());
   if (i == static_cast<int>(hists_.size()) || (i > 0 && step - hists_[i - 1].step < it->step - step)) --i;
   hist_slider_->setValue(i);  // shows it (valueChanged)

@@ -18,8 +18,9 @@ struct Point {
 };
 
 // One member's curve, smoothed like the live one when it is smoothed.
-std::vector<Point> member_curve(const std::vector<StepMetrics>& rows, const std::function<double(const StepMetrics&)>& get,
-                                bool positive_only, double alpha) {
+std::vector<Point> member_curve(const std::vector<StepMetrics>& rows,
+                                const std::function<double(const StepMetrics&)>& get, bool positive_only,
+                                double alpha) {
   std::vector<Point> out;
   out.reserve(rows.size());
   double ema = 0;
@@ -97,10 +98,10 @@ void PlotsPanel::drawOverlays() {
   for (const Curve& c : curves_)
     specs.push_back({c.plot, (c.ema ? c.ema : c.raw)->name(), c.get, c.positive_only, c.ema != nullptr,
                      c.raw->valueAxis() == c.plot->yAxis2});
-  specs.push_back({plots_.value(QStringLiteral("quality")), swd_->name(), [](const StepMetrics& m) { return m.swd; }, false,
+  specs.push_back({plots_.value(QStringLiteral("quality")), swd_->name(), [](const StepMetrics& m) { return m.swd; },
+                   false, false, false});
+  specs.push_back({plots_.value(QStringLiteral("fd")), fd_->name(), [](const StepMetrics& m) { return m.fd; }, false,
                    false, false});
-  specs.push_back({plots_.value(QStringLiteral("fd")), fd_->name(), [](const StepMetrics& m) { return m.fd; }, false, false,
-                   false});
   QHash<LivePlot*, int> nth;
   for (const Spec& s : specs) {
     const int k = nth[s.plot]++;

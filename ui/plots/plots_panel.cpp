@@ -228,8 +228,10 @@ void PlotsPanel::onTick() {
     break;
   }
   int interval;
-  if (spent >= 0) interval = catch_up_ ? 0 : std::clamp(static_cast<int>(3 * spent), 1, 500);
-  else if (wait >= 0) interval = static_cast<int>(wait);
+  if (spent >= 0)
+    interval = catch_up_ ? 0 : std::clamp(static_cast<int>(3 * spent), 1, 500);
+  else if (wait >= 0)
+    interval = static_cast<int>(wait);
   else {
     catch_up_ = false;  // everything shown is drawn
     interval = min_interval_ms_;
@@ -249,10 +251,10 @@ void PlotsPanel::setEvaluationInterval(int every) {
   // "Set Evaluation under Settings" would mislead a run that evaluates but has not yet.
   for (const char* id : {"quality", "fd"})
     plots_.value(QString::fromLatin1(id))
-      ->setEmptyText(every > 0 ? tr("First evaluation at step %1\n(the first one on a dataset also trains\nthe "
-                                    "feature classifier: see the status bar)")
-                                     .arg(every)
-                               : tr("No evaluation yet: set\nEvery N steps > Evaluation\nunder Settings"));
+        ->setEmptyText(every > 0 ? tr("First evaluation at step %1\n(the first one on a dataset also trains\nthe "
+                                      "feature classifier: see the status bar)")
+                                       .arg(every)
+                                 : tr("No evaluation yet: set\nEvery N steps > Evaluation\nunder Settings"));
 }
 
 void PlotsPanel::toggleMaximized(LivePlot* p) {

@@ -1,9 +1,8 @@
 // The live charts of one run, in a grid of up to 3 columns: losses, D outputs, sample quality
 // (SWD and FD, a chart each); loss scale with overflow markers, gradient norms, underflow; the G
-// and D gradient-exponent histograms and throughput/memory. Rows arrive in batches (TrainingWorker); the panel appends them to every
-// chart (addData), marks precision switches on every time chart, and replots dirty, visible
-// charts from one timer, one chart per event-loop pass, each at most 20 times a second,
-// whatever the step rate.
+// and D gradient-exponent histograms and throughput/memory. Rows arrive in batches (TrainingWorker); the panel appends
+// them to every chart (addData), marks precision switches on every time chart, and replots dirty, visible charts from
+// one timer, one chart per event-loop pass, each at most 20 times a second, whatever the step rate.
 #pragma once
 
 #include <deque>
@@ -172,8 +171,8 @@ class PlotsPanel : public QWidget {
   qint64 replots_ = 0;
   LivePlot* maximized_ = nullptr;
   int min_interval_ms_ = 50;
-  int next_ = 0;  // where the next tick's round-robin starts
-  bool catch_up_ = false;  // drawing every chart after a history load, back to back
+  int next_ = 0;                                // where the next tick's round-robin starts
+  bool catch_up_ = false;                       // drawing every chart after a history load, back to back
   QHash<const LivePlot*, qint64> last_replot_;  // clock_ ms of each chart's last refresh
   QElapsedTimer clock_;
   QTimer timer_;

@@ -51,9 +51,12 @@ struct Copier {
     while (!in.atEnd()) {
       const QByteArray line = in.readLine();
       qint64 at = 0;
-      if (header) header = false;
-      else if (json) at = QJsonDocument::fromJson(line).object().value(QStringLiteral("step")).toInteger(0);
-      else at = line.left(line.indexOf(',')).toLongLong();
+      if (header)
+        header = false;
+      else if (json)
+        at = QJsonDocument::fromJson(line).object().value(QStringLiteral("step")).toInteger(0);
+      else
+        at = line.left(line.indexOf(',')).toLongLong();
       if (at <= step && out.write(line) != line.size()) return false;
       if (!tick(line.size())) return false;
     }
@@ -72,9 +75,13 @@ QString make_branch(const QString& run_dir, const QString& checkpoint, QString* 
     return {};
   }
   const QDir src(run_dir);
-  QString dest = QStringLiteral("%1-branch-step%2").arg(QDir::cleanPath(QFileInfo(run_dir).absoluteFilePath())).arg(step);
+  QString dest =
+      QStringLiteral("%1-branch-step%2").arg(QDir::cleanPath(QFileInfo(run_dir).absoluteFilePath())).arg(step);
   for (int n = 2; QFileInfo::exists(dest); ++n)
-    dest = QStringLiteral("%1-branch-step%2-%3").arg(QDir::cleanPath(QFileInfo(run_dir).absoluteFilePath())).arg(step).arg(n);
+    dest = QStringLiteral("%1-branch-step%2-%3")
+               .arg(QDir::cleanPath(QFileInfo(run_dir).absoluteFilePath()))
+               .arg(step)
+               .arg(n);
   const QDir out(dest);
   const QDir samples(src.filePath(QString::fromLatin1(RunFolder::kSamples)));
   QStringList grids;
@@ -90,7 +97,9 @@ QString make_branch(const QString& run_dir, const QString& checkpoint, QString* 
 
   bool ok = c.tick(0) && QDir().mkpath(out.filePath(QString::fromLatin1(RunFolder::kCheckpoints))) &&
             QDir().mkpath(out.filePath(QString::fromLatin1(RunFolder::kSamples)));
-  if (ok) ok = c.copyFile(src.filePath(QString::fromLatin1(RunFolder::kConfig)), out.filePath(QString::fromLatin1(RunFolder::kConfig)));
+  if (ok)
+    ok = c.copyFile(src.filePath(QString::fromLatin1(RunFolder::kConfig)),
+                    out.filePath(QString::fromLatin1(RunFolder::kConfig)));
   for (const char* f : kLogs) {
     const QString name = QString::fromLatin1(f);
     if (ok && QFileInfo::exists(src.filePath(name))) ok = c.copyLog(src.filePath(name), out.filePath(name), step);

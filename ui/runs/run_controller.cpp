@@ -43,9 +43,7 @@ void RunController::setCurrent(const QString& dir, Origin origin) {
   emit currentRunChanged(dir_);
 }
 
-QString RunController::exportBase() const {
-  return hasRun() && origin_ != Origin::Watched ? dir_ : QDir::homePath();
-}
+QString RunController::exportBase() const { return hasRun() && origin_ != Origin::Watched ? dir_ : QDir::homePath(); }
 
 bool RunController::canSample() const { return samePath(generator_dir_, dir_); }
 
@@ -53,8 +51,8 @@ QString RunController::title() const {
   if (!hasRun()) return tr("AMP GAN Studio");
   // A comparison's runs are <compare folder>/fp32 and .../fp16: name both parts.
   const QFileInfo fi(dir_);
-  const QString name = origin_ == Origin::Compared ? QFileInfo(fi.path()).fileName() + QLatin1Char('/') + fi.fileName()
-                                                   : fi.fileName();
+  const QString name =
+      origin_ == Origin::Compared ? QFileInfo(fi.path()).fileName() + QLatin1Char('/') + fi.fileName() : fi.fileName();
   return tr("AMP GAN Studio — %1").arg(name);
 }
 
@@ -64,7 +62,9 @@ QString RunController::gridExportPath(int64_t step) const {
 }
 
 QString RunController::samplesExportDir() const {
-  return origin_ == Origin::Watched ? QDir::homePath() : hasRun() ? QDir(dir_).filePath(QStringLiteral("exported")) : QDir::homePath();
+  return origin_ == Origin::Watched ? QDir::homePath()
+         : hasRun()                 ? QDir(dir_).filePath(QStringLiteral("exported"))
+                                    : QDir::homePath();
 }
 
 QString RunController::metricsExportPath() const {
@@ -106,7 +106,7 @@ int64_t last_logged_step(const QString& csv) {
 }  // namespace
 
 std::optional<RunController::LaterHistory> RunController::laterHistory(const QString& run_dir,
-                                                                        const QString& checkpoint) {
+                                                                       const QString& checkpoint) {
   const QDir ckpts(QDir(run_dir).filePath(QString::fromLatin1(RunFolder::kCheckpoints)));
   const QStringList files = ckpts.entryList({QStringLiteral("step_*.safetensors")}, QDir::Files, QDir::Name);
   int64_t from = -1;

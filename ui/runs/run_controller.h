@@ -54,8 +54,8 @@ class RunController : public QObject {
   // What resuming `run_dir` from `checkpoint` (empty: the newest) would drop: metrics rows and
   // checkpoints after the checkpoint's step. nullopt when nothing would be lost.
   struct LaterHistory {
-    int64_t from_step = 0;          // the checkpoint's step
-    int64_t last_logged_step = 0;   // metrics.csv's last step
+    int64_t from_step = 0;         // the checkpoint's step
+    int64_t last_logged_step = 0;  // metrics.csv's last step
     int later_checkpoints = 0;
   };
   static std::optional<LaterHistory> laterHistory(const QString& run_dir, const QString& checkpoint);

@@ -41,8 +41,7 @@ RunRecord read_run_record(const QString& dir) {
   std::vector<StepMetrics> rows;
   try {
     rows = RunFolder(dir.toStdString()).read_metrics();
-  } catch (const std::exception&) {
-  }
+  } catch (const std::exception&) {}
   if (!rows.empty()) {
     // The same arithmetic as the Compare table and `ampgan compare` (core/run/run_summary).
     const RunSummary sum = summarize(rows);
@@ -66,7 +65,8 @@ std::vector<RunRecord> scan_runs_folder(const QString& root) {
   const QDir d(root);
   for (const QString& sub : d.entryList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name)) {
     const QString dir = d.filePath(sub);
-    if (QFileInfo(QDir(dir).filePath(QString::fromLatin1(RunFolder::kMetrics))).isFile()) out.push_back(read_run_record(dir));
+    if (QFileInfo(QDir(dir).filePath(QString::fromLatin1(RunFolder::kMetrics))).isFile())
+      out.push_back(read_run_record(dir));
     // A comparison folder holds its two runs one level down (fp32/, fp16/ ...).
     else
       for (const QString& inner : QDir(dir).entryList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name)) {
@@ -77,7 +77,8 @@ std::vector<RunRecord> scan_runs_folder(const QString& root) {
         }
       }
   }
-  std::stable_sort(out.begin(), out.end(), [](const RunRecord& a, const RunRecord& b) { return a.started > b.started; });
+  std::stable_sort(out.begin(), out.end(),
+                   [](const RunRecord& a, const RunRecord& b) { return a.started > b.started; });
   return out;
 }
 
@@ -112,7 +113,8 @@ std::vector<ConfigDifference> config_diff(const nlohmann::json& a, const nlohman
     if (k == "out_dir" || k == "runs_root") continue;
     const bool in_a = a.is_object() && a.contains(k), in_b = b.is_object() && b.contains(k);
     if (in_a && in_b && a[k] == b[k]) continue;
-    out.push_back({QString::fromStdString(k), in_a ? cell(a[k]) : QStringLiteral("–"), in_b ? cell(b[k]) : QStringLiteral("–")});
+    out.push_back(
+        {QString::fromStdString(k), in_a ? cell(a[k]) : QStringLiteral("–"), in_b ? cell(b[k]) : QStringLiteral("–")});
   }
   return out;
 }

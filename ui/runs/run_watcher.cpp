@@ -83,7 +83,8 @@ void RunWatcher::pollNow() {
     const QString cfg = QDir(dir_).filePath(QString::fromLatin1(RunFolder::kConfig));
     if (QFileInfo(cfg).isFile()) {
       try {
-        const RunConfig c = RunConfig::from_json(nlohmann::json::parse(io::read_file(cfg.toStdString())), cfg.toStdString());
+        const RunConfig c =
+            RunConfig::from_json(nlohmann::json::parse(io::read_file(cfg.toStdString())), cfg.toStdString());
         have_config_ = true;
         emit configRead(c);
       } catch (const std::exception&) {
@@ -122,8 +123,7 @@ void RunWatcher::pollMetrics() {
     if (cells.size() != header_.size()) continue;
     try {
       rows.push_back(StepMetrics::from_csv_row(header_, cells));
-    } catch (const Error&) {
-    }
+    } catch (const Error&) {}
   }
   if (!rows.empty() || (restarted && !header_.empty())) {
     rows_seen_ += static_cast<int64_t>(rows.size());
@@ -140,8 +140,7 @@ void RunWatcher::pollEvents() {
   for (const QByteArray& line : events_.read(kMaxBytesPerPoll, &restarted, &more)) {
     try {
       events.push_back(RunEvent::from_json(nlohmann::json::parse(line.toStdString())));
-    } catch (const std::exception&) {
-    }
+    } catch (const std::exception&) {}
   }
   if (!events.empty()) emit eventsArrived(events);
 }

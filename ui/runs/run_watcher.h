@@ -16,8 +16,8 @@
 #include <QTimer>
 
 #include "core/run/histograms_log.h"
-#include "core/settings/run_config.h"
 #include "core/run/run_event.h"
+#include "core/settings/run_config.h"
 #include "core/train/step_metrics.h"
 #include "ui/common/ui_types.h"
 

@@ -23,14 +23,28 @@
 namespace ampgan::ui {
 
 QColor overlay_color(int n) {
-  static const QColor palette[] = {QColor(255, 127, 14), QColor(44, 160, 44),  QColor(148, 103, 189),
+  static const QColor palette[] = {QColor(255, 127, 14), QColor(44, 160, 44),   QColor(148, 103, 189),
                                    QColor(140, 86, 75),  QColor(227, 119, 194), QColor(188, 189, 34),
                                    QColor(23, 190, 207), QColor(127, 127, 127)};
   return palette[n % 8];
 }
 
 namespace {
-enum Column { kName, kModel, kPrecision, kSteps, kLossD, kLossG, kSwd, kFd, kIps, kOverflows, kStarted, kSeed, kColumns };
+enum Column {
+  kName,
+  kModel,
+  kPrecision,
+  kSteps,
+  kLossD,
+  kLossG,
+  kSwd,
+  kFd,
+  kIps,
+  kOverflows,
+  kStarted,
+  kSeed,
+  kColumns
+};
 
 QTableWidgetItem* number_item(double v, bool integer = false) {
   auto* it = new QTableWidgetItem;
@@ -77,8 +91,9 @@ RunsPanel::RunsPanel(QWidget* parent) : QWidget(parent) {
   refresh->setObjectName(QStringLiteral("runsRefresh"));
   connect(refresh, &QPushButton::clicked, this, &RunsPanel::rescan);
   group_ = new QCheckBox(tr("Group seeds"));
-  group_->setToolTip(tr("Ticked runs whose settings differ only in the seed are drawn as one curve, their mean, with "
-                        "a band of ± one standard deviation"));
+  group_->setToolTip(
+      tr("Ticked runs whose settings differ only in the seed are drawn as one curve, their mean, with "
+         "a band of ± one standard deviation"));
   connect(group_, &QCheckBox::toggled, this, &RunsPanel::ticksChanged);
   auto* open = new QPushButton(tr("Open"));
   open->setToolTip(tr("Open the selected run as the current run (its curves, samples and generator)"));
@@ -234,7 +249,8 @@ int RunsPanel::indexOf(const QString& name) const {
 
 void RunsPanel::setTicked(const QString& name, bool on) {
   for (int r = 0; r < table_->rowCount(); ++r)
-    if (QTableWidgetItem* it = table_->item(r, kName); it && it->text() == name) it->setCheckState(on ? Qt::Checked : Qt::Unchecked);
+    if (QTableWidgetItem* it = table_->item(r, kName); it && it->text() == name)
+      it->setCheckState(on ? Qt::Checked : Qt::Unchecked);
 }
 
 QStringList RunsPanel::tickedNames() const {
@@ -322,13 +338,14 @@ void RunsPanel::updateDiff() {
 
 void RunsPanel::setSampleStep(int64_t step) {
   const auto it = std::lower_bound(sample_steps_.begin(), sample_steps_.end(), step);
-  step_slider_->setValue(static_cast<int>(std::min<std::ptrdiff_t>(it - sample_steps_.begin(),
-                                                                    static_cast<std::ptrdiff_t>(sample_steps_.size()) - 1)));
+  step_slider_->setValue(static_cast<int>(
+      std::min<std::ptrdiff_t>(it - sample_steps_.begin(), static_cast<std::ptrdiff_t>(sample_steps_.size()) - 1)));
 }
 
 void RunsPanel::updateSamples() {
   const QStringList t = tickedNames();
-  const int64_t step = sample_steps_.empty() ? 0 : sample_steps_[std::clamp<size_t>(step_slider_->value(), 0, sample_steps_.size() - 1)];
+  const int64_t step =
+      sample_steps_.empty() ? 0 : sample_steps_[std::clamp<size_t>(step_slider_->value(), 0, sample_steps_.size() - 1)];
   step_label_->setText(sample_steps_.empty() ? QString() : QString::number(step));
   for (int k = 0; k < 2; ++k) {
     QImage img;

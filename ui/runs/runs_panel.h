@@ -41,10 +41,10 @@ class RunsPanel : public QWidget {
   void setTicked(const QString& name, bool on);  // by run name (table order may change)
   QStringList tickedNames() const;
   void setGroupSeeds(bool on);
-  std::vector<RunOverlay> overlays() const;  // what the ticks and grouping ask for
+  std::vector<RunOverlay> overlays() const;          // what the ticks and grouping ask for
   std::vector<ConfigDifference> tickedDiff() const;  // the first two ticked runs
-  void setSampleStep(int64_t step);  // the side-by-side slider
-  QImage sideBySide(int which) const;  // 0 or 1: the grid shown for the first/second ticked run
+  void setSampleStep(int64_t step);                  // the side-by-side slider
+  QImage sideBySide(int which) const;                // 0 or 1: the grid shown for the first/second ticked run
 
  signals:
   void overlaysChanged(const std::vector<ampgan::ui::RunOverlay>& overlays);

@@ -61,8 +61,9 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
     auto* row = new QHBoxLayout;
     row->addWidget(new QLabel(tr("Preset")));
     preset_ = new QComboBox;
-    preset_->setToolTip(tr("Fill in a ready-made configuration (resources/presets.json); every field can be "
-                           "changed afterwards"));
+    preset_->setToolTip(
+        tr("Fill in a ready-made configuration (resources/presets.json); every field can be "
+           "changed afterwards"));
     connect(preset_, &QComboBox::activated, this, [this](int i) {
       if (i > 0) applyPreset(preset_->itemText(i));
     });
@@ -79,8 +80,10 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
         continue;
       }
       QWidget* w = make_setting_field(*row);
-      if (row->type == SettingType::Bool) f->addRow(w);  // a check box carries its label
-      else f->addRow(setting_text(row->label), w);
+      if (row->type == SettingType::Bool)
+        f->addRow(w);  // a check box carries its label
+      else
+        f->addRow(setting_text(row->label), w);
       fields_.emplace_back(row, w);
       if (!row->live) locked_while_running_ << w;
     }
@@ -125,7 +128,10 @@ QStringList ConfigPanel::rangeProblems() const {
   // Hidden fields (the image count of a dataset that is not synthetic) do not count.
   for (const RangedSpinBox* b : findChildren<RangedSpinBox*>())
     if (!b->isHidden() && !b->valueInRange())
-      out << tr("%1: %2 is outside the allowed range %3").arg(b->property("fieldName").toString()).arg(b->value()).arg(b->rangeText());
+      out << tr("%1: %2 is outside the allowed range %3")
+                 .arg(b->property("fieldName").toString())
+                 .arg(b->value())
+                 .arg(b->rangeText());
   for (const ScientificSpinBox* b : findChildren<ScientificSpinBox*>())
     if (!b->isHidden() && !b->valueInRange())
       out << tr("%1: %2 is outside the allowed range %3")
@@ -135,21 +141,28 @@ QStringList ConfigPanel::rangeProblems() const {
 
 QGroupBox* ConfigPanel::group(PanelGroup g) {
   switch (g) {
-    case PanelGroup::Data: return new QGroupBox(tr("Data"));
-    case PanelGroup::Model: return new QGroupBox(tr("Model"));
-    case PanelGroup::Optimiser: return new QGroupBox(tr("Optimiser (Adam)"));
-    case PanelGroup::Precision: return new QGroupBox(tr("Precision"));
+    case PanelGroup::Data:
+      return new QGroupBox(tr("Data"));
+    case PanelGroup::Model:
+      return new QGroupBox(tr("Model"));
+    case PanelGroup::Optimiser:
+      return new QGroupBox(tr("Optimiser (Adam)"));
+    case PanelGroup::Precision:
+      return new QGroupBox(tr("Precision"));
     case PanelGroup::Scaler: {
       auto* box = new QGroupBox(tr("Dynamic loss scaler"));
       box->setToolTip(glossary::loss_scale());
       return box;
     }
-    case PanelGroup::Device: return new QGroupBox(tr("Device"));
+    case PanelGroup::Device:
+      return new QGroupBox(tr("Device"));
     case PanelGroup::Bookkeeping:
-    case PanelGroup::None: break;
+    case PanelGroup::None:
+      break;
   }
   auto* box = new QGroupBox(tr("Every N steps"));
-  box->setToolTip(tr("How often the run writes sample grids and checkpoints, evaluates sample quality and sends gradient histograms"));
+  box->setToolTip(tr(
+      "How often the run writes sample grids and checkpoints, evaluates sample quality and sends gradient histograms"));
   return box;
 }
 
@@ -158,9 +171,10 @@ void ConfigPanel::addCustom(const Setting& s, QFormLayout* f) {
   if (key == "dataset") {
     dataset_ = new QComboBox;
     for (const auto& d : kDatasets) dataset_->addItem(tr(d[1]), QString::fromLatin1(d[0]));
-    dataset_->setToolTip(tr("Synthetic shapes need no files; Fashion-MNIST and MNIST are read from "
-                            "/usr/share/datasets (Debian's dataset-fashion-mnist) or $AMPGAN_FASHION_MNIST_DIR; "
-                            "a folder of PNG/JPEG images is centre-cropped and resized."));
+    dataset_->setToolTip(
+        tr("Synthetic shapes need no files; Fashion-MNIST and MNIST are read from "
+           "/usr/share/datasets (Debian's dataset-fashion-mnist) or $AMPGAN_FASHION_MNIST_DIR; "
+           "a folder of PNG/JPEG images is centre-cropped and resized."));
     connect(dataset_, &QComboBox::currentIndexChanged, this, &ConfigPanel::datasetChanged);
     f->addRow(setting_text(s.label), dataset_);
     folder_row_ = new QWidget;
@@ -183,8 +197,9 @@ void ConfigPanel::addCustom(const Setting& s, QFormLayout* f) {
       precision_->addItem(QString::fromLatin1(precision_label(p)), static_cast<int>(p));
       precision_->setItemData(precision_->count() - 1, glossary::precision_mode(static_cast<int>(p)), Qt::ToolTipRole);
     }
-    precision_->setToolTip(glossary::master_weights() + QStringLiteral("<br><br>") + glossary::bf16_vs_fp16() +
-                           tr("<br><br>Can be switched while training (Ctrl+1…4): the switch is marked on every plot."));
+    precision_->setToolTip(
+        glossary::master_weights() + QStringLiteral("<br><br>") + glossary::bf16_vs_fp16() +
+        tr("<br><br>Can be switched while training (Ctrl+1…4): the switch is marked on every plot."));
     connect(precision_, &QComboBox::currentIndexChanged, this, [this] { emit precisionEdited(precision()); });
     precision_->setObjectName(QString::fromLatin1(s.object_name));
     f->addRow(setting_text(s.label), precision_);
@@ -280,8 +295,9 @@ void ConfigPanel::fillDevices() {
     device_->addItem(label, QStringLiteral("cuda:%1").arg(g.index));
     if (!g.usable) {
       model->item(device_->count() - 1)->setEnabled(false);
-      model->item(device_->count() - 1)->setToolTip(tr("not usable by this build (compute capability 7.5 or newer "
-                                                       "is needed)"));
+      model->item(device_->count() - 1)
+          ->setToolTip(tr("not usable by this build (compute capability 7.5 or newer "
+                          "is needed)"));
     } else {
       gpu_usable_ = true;
     }
@@ -292,8 +308,7 @@ void ConfigPanel::fillDevices() {
   } else {
     QString reason = QString::fromStdString(why);
     if (reason.isEmpty())
-      reason = cuda_backend_compiled() ? tr("no usable NVIDIA GPU was found")
-                                       : tr("this build has no CUDA backend");
+      reason = cuda_backend_compiled() ? tr("no usable NVIDIA GPU was found") : tr("this build has no CUDA backend");
     device_note_->setText(tr("No usable GPU: %1. Training runs on the CPU, which is slower but shows the same "
                              "overflows, underflow and loss scaling: it rounds exactly where a GPU does.")
                               .arg(reason));
@@ -380,7 +395,8 @@ void ConfigPanel::setConfig(const RunConfig& c) {
   }
   for (const auto& [s, w] : fields_) show_setting(w, *s, c);
   precision_->setCurrentIndex(precision_->findData(static_cast<int>(c.precision)));
-  const QString dev_key = c.backend == "cuda" ? QStringLiteral("cuda:%1").arg(c.gpu) : QString::fromStdString(c.backend);
+  const QString dev_key =
+      c.backend == "cuda" ? QStringLiteral("cuda:%1").arg(c.gpu) : QString::fromStdString(c.backend);
   int dev = device_->findData(dev_key);
   if (dev < 0 && c.backend == "cuda") {
     // A GPU asked for (--backend cuda, a saved setting) that is not here: keep the request, so

@@ -40,7 +40,7 @@ class ConfigPanel : public QWidget {
   void setRunning(bool running);
   Precision precision() const;
   LayerPolicy layerPolicy() const;  // the policy shown: FP32 layers, half blocks, activation clamp
-  void setPrecision(Precision p);         // no edit signal
+  void setPrecision(Precision p);   // no edit signal
   // --out of the command line: the next run goes exactly there (once).
   void setOutDir(const QString& dir) { out_dir_ = dir; }
   void clearOutDir() { out_dir_.clear(); }

@@ -79,9 +79,12 @@ void DatasetPreview::start() {
       const data::ImageSet set = data::load_dataset(spec, lo);
       r.ok = true;
       QString ch = set.channels == 1 ? QObject::tr("grey") : QObject::tr("colour");
-      r.info = spec == "synthetic"
-                   ? QObject::tr("synthetic shapes, %1×%1 %2 (generated)").arg(set.res).arg(ch)
-                   : QObject::tr("%1: %2 images, %3×%3 %4").arg(QString::fromStdString(set.name)).arg(set.count).arg(set.res).arg(ch);
+      r.info = spec == "synthetic" ? QObject::tr("synthetic shapes, %1×%1 %2 (generated)").arg(set.res).arg(ch)
+                                   : QObject::tr("%1: %2 images, %3×%3 %4")
+                                         .arg(QString::fromStdString(set.name))
+                                         .arg(set.count)
+                                         .arg(set.res)
+                                         .arg(ch);
       for (const std::string& w : set.warnings) r.info += QStringLiteral("\n⚠ ") + QString::fromStdString(w);
       // Images spread over the set, not just its first few.
       const int n = std::min(kThumbs, set.count);

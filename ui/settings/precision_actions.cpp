@@ -20,8 +20,9 @@ PrecisionActions::PrecisionActions(QWidget* owner, ConfigPanel* panel) : QObject
   group_->setExclusive(true);
   box_ = new QComboBox;
   box_->setObjectName(QStringLiteral("toolbarPrecision"));
-  box_->setToolTip(tr("Precision; switching it while training takes effect at the next step and is marked on every "
-                      "plot (Ctrl+1…4)"));
+  box_->setToolTip(
+      tr("Precision; switching it while training takes effect at the next step and is marked on every "
+         "plot (Ctrl+1…4)"));
   for (int i = 0; i < 4; ++i) {
     const Precision p = kModes[i];
     const QString label = QString::fromLatin1(precision_label(p));
@@ -39,7 +40,8 @@ PrecisionActions::PrecisionActions(QWidget* owner, ConfigPanel* panel) : QObject
     box_->setItemData(i, glossary::precision_mode(static_cast<int>(p)), Qt::ToolTipRole);
   }
   group_->actions().first()->setChecked(true);
-  connect(group_, &QActionGroup::triggered, this, [this](QAction* a) { emit picked(static_cast<Precision>(a->data().toInt())); });
+  connect(group_, &QActionGroup::triggered, this,
+          [this](QAction* a) { emit picked(static_cast<Precision>(a->data().toInt())); });
   connect(box_, &QComboBox::activated, this,
           [this](int i) { emit picked(static_cast<Precision>(box_->itemData(i).toInt())); });
   connect(panel_, &ConfigPanel::precisionEdited, this, [this](Precision p) { emit picked(p); });

@@ -65,7 +65,8 @@ std::vector<const Setting*> panel_rows(PanelGroup g) {
   std::vector<const Setting*> rows;
   for (const Setting& s : settings())
     if (s.panel == g) rows.push_back(&s);
-  std::stable_sort(rows.begin(), rows.end(), [](const Setting* a, const Setting* b) { return a->panel_order < b->panel_order; });
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const Setting* a, const Setting* b) { return a->panel_order < b->panel_order; });
   return rows;
 }
 
@@ -104,9 +105,12 @@ void show_setting(QWidget* field, const Setting& s, const RunConfig& c) {
   } else if (auto* box = qobject_cast<QComboBox*>(field)) {
     box->setCurrentIndex(std::max(0, box->findData(QString::fromStdString(choice_text(v)))));
   } else if (auto* spin = qobject_cast<QSpinBox*>(field)) {
-    if (s.widget == PanelWidget::Pow2) spin->setValue(exponent_of(v.get<double>()));
-    else if (s.type == SettingType::Unsigned) spin->setValue(static_cast<int>(std::min<uint64_t>(v.get<uint64_t>(), INT_MAX)));
-    else spin->setValue(static_cast<int>(std::clamp<int64_t>(v.get<int64_t>(), INT_MIN, INT_MAX)));
+    if (s.widget == PanelWidget::Pow2)
+      spin->setValue(exponent_of(v.get<double>()));
+    else if (s.type == SettingType::Unsigned)
+      spin->setValue(static_cast<int>(std::min<uint64_t>(v.get<uint64_t>(), INT_MAX)));
+    else
+      spin->setValue(static_cast<int>(std::clamp<int64_t>(v.get<int64_t>(), INT_MIN, INT_MAX)));
   } else if (auto* d = qobject_cast<QDoubleSpinBox*>(field)) {
     d->setValue(v.get<double>());
   } else if (auto* e = qobject_cast<QLineEdit*>(field)) {
@@ -122,9 +126,12 @@ void read_setting(const QWidget* field, const Setting& s, RunConfig& c) {
     const std::string text = box->currentData().toString().toStdString();
     v = s.type == SettingType::Int ? nlohmann::json(std::stoll(text)) : nlohmann::json(text);
   } else if (auto* spin = qobject_cast<const QSpinBox*>(field)) {
-    if (s.widget == PanelWidget::Pow2) v = std::ldexp(1.0f, spin->value());
-    else if (s.type == SettingType::Unsigned) v = static_cast<uint64_t>(std::max(0, spin->value()));
-    else v = static_cast<int64_t>(spin->value());
+    if (s.widget == PanelWidget::Pow2)
+      v = std::ldexp(1.0f, spin->value());
+    else if (s.type == SettingType::Unsigned)
+      v = static_cast<uint64_t>(std::max(0, spin->value()));
+    else
+      v = static_cast<int64_t>(spin->value());
   } else if (auto* d = qobject_cast<const QDoubleSpinBox*>(field)) {
     v = static_cast<float>(d->value());
   } else if (auto* e = qobject_cast<const QLineEdit*>(field)) {

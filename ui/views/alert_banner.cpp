@@ -9,8 +9,9 @@ namespace ampgan::ui {
 AlertBanner::AlertBanner(QWidget* parent) : QFrame(parent) {
   setObjectName(QStringLiteral("alertBanner"));
   setFrameShape(QFrame::StyledPanel);
-  setStyleSheet(QStringLiteral("#alertBanner { background: #fff3cd; border: 1px solid #d39e00; }"
-                               "#alertBanner QLabel { color: #5c4400; }"));
+  setStyleSheet(
+      QStringLiteral("#alertBanner { background: #fff3cd; border: 1px solid #d39e00; }"
+                     "#alertBanner QLabel { color: #5c4400; }"));
   auto* h = new QHBoxLayout(this);
   h->setContentsMargins(8, 4, 4, 4);
   label_ = new QLabel;

@@ -10,11 +10,11 @@
 #include <QGridLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
-#include <QScrollBar>
 #include <QLabel>
 #include <QPushButton>
-#include <QSpinBox>
 #include <QScrollArea>
+#include <QScrollBar>
+#include <QSpinBox>
 #include <QSplitter>
 #include <QTableWidget>
 #include <QVBoxLayout>
@@ -29,8 +29,8 @@ namespace ampgan::ui {
 
 namespace {
 
-const QColor kBaseline(31, 119, 180);   // FP32: solid blue
-const QColor kAmp(255, 127, 14);        // AMP: dashed orange
+const QColor kBaseline(31, 119, 180);  // FP32: solid blue
+const QColor kAmp(255, 127, 14);       // AMP: dashed orange
 constexpr double kEma = 0.9;
 constexpr const char* kVerdictFile = "verdict.txt";  // beside compare.tsv in the comparison's folder
 
@@ -87,8 +87,9 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
 QHBoxLayout* CompareView::makeControls() {
   auto* bar = new QHBoxLayout;
   auto* intro = new QLabel(tr("Train the settings twice: <b>FP32</b> and"));
-  intro->setToolTip(tr("Both runs use the settings on the left (same seed, same data order, same initial "
-                       "weights); only the precision differs. Each run gets its own folder."));
+  intro->setToolTip(
+      tr("Both runs use the settings on the left (same seed, same data order, same initial "
+         "weights); only the precision differs. Each run gets its own folder."));
   bar->addWidget(intro);
   amp_box_ = new QComboBox;
   for (Precision p : {Precision::FP16, Precision::BF16, Precision::TF32})
@@ -107,10 +108,11 @@ QHBoxLayout* CompareView::makeControls() {
   // on purpose.
   max_batch_box_ = new QCheckBox(tr("Largest batch"));
   max_batch_box_->setObjectName(QStringLiteral("compareMaxBatch"));
-  max_batch_box_->setToolTip(tr("After the two runs, find the largest batch that fits the memory budget in FP32 and in "
-                                "the AMP mode: peak memory at the batch and twice it, a linear prediction, checked by "
-                                "running two steps there. The budget: on the CPU the Memory budget setting (Device), "
-                                "on a GPU 90% of its free memory. Stop ends it."));
+  max_batch_box_->setToolTip(
+      tr("After the two runs, find the largest batch that fits the memory budget in FP32 and in "
+         "the AMP mode: peak memory at the batch and twice it, a linear prediction, checked by "
+         "running two steps there. The budget: on the CPU the Memory budget setting (Device), "
+         "on a GPU 90% of its free memory. Stop ends it."));
   bar->addWidget(max_batch_box_);
   run_btn_ = new QPushButton(tr("Run comparison"));
   run_btn_->setToolTip(tr("Ctrl+R. Stop (Ctrl+.) ends it early; each run keeps its own folder."));
@@ -139,13 +141,15 @@ QTableWidget* CompareView::makeTable() {
     table_->horizontalHeaderItem(column(QString::fromUtf8(header)))->setToolTip(tip);
   };
   header_tip("Images/s (median)", tr("Median over the run, warm-up steps left out"));
-  header_tip("Peak memory", tr("Peak of all backend memory over the run; the next columns are each category's own peak"));
+  header_tip("Peak memory",
+             tr("Peak of all backend memory over the run; the next columns are each category's own peak"));
   header_tip("Largest batch", tr("The largest batch within the memory budget, verified by running two steps there, and "
                                  "its ratio to FP32's (tick Largest batch)"));
   header_tip("Final loss D", tr("Mean over the last steps (a tenth of the run, at most 50)"));
   header_tip("Overflows D/G", glossary::overflow());
   // Header, two rows and the horizontal scroll bar, without a vertical one.
-  table_->setMinimumHeight(table_->horizontalHeader()->sizeHint().height() + 2 * table_->verticalHeader()->defaultSectionSize() +
+  table_->setMinimumHeight(table_->horizontalHeader()->sizeHint().height() +
+                           2 * table_->verticalHeader()->defaultSectionSize() +
                            table_->horizontalScrollBar()->sizeHint().height() + 2 * table_->frameWidth() + 4);
   table_->setVerticalScrollBarPolicy(Qt::ScrollBarAsNeeded);
   return table_;
@@ -164,8 +168,9 @@ QWidget* CompareView::makeChartsAndSamples() {
   addOverlayPlot(QStringLiteral("images_per_s"), tr("Images/s"), 0, tr("images/s"));
   addOverlayPlot(QStringLiteral("memory"), tr("Memory"), 0, tr("MiB"));
   plots_.value(QStringLiteral("loss_scale"))->setTitleToolTip(glossary::loss_scale());
-  const QStringList order = {QStringLiteral("loss_d"), QStringLiteral("loss_g"), QStringLiteral("loss_scale"),
-                             QStringLiteral("grad_norm_g"), QStringLiteral("images_per_s"), QStringLiteral("memory")};
+  const QStringList order = {QStringLiteral("loss_d"),       QStringLiteral("loss_g"),
+                             QStringLiteral("loss_scale"),   QStringLiteral("grad_norm_g"),
+                             QStringLiteral("images_per_s"), QStringLiteral("memory")};
   for (int i = 0; i < order.size(); ++i) grid->addWidget(plots_.value(order[i]), i / 3, i % 3);
   // The newest sample grid of each run, side by side with the curves: same latents, same seed.
   auto* bottom = new QWidget;
@@ -278,8 +283,7 @@ void CompareView::onRows(RunTag tag, const std::vector<StepMetrics>& rows) {
     }
     r.rows.push_back(m);
   }
-  if (!rows.empty())
-    status_->setText(tr("run %1 of 2 (%2): step %3").arg(i + 1).arg(r.label).arg(rows.back().step));
+  if (!rows.empty()) status_->setText(tr("run %1 of 2 (%2): step %3").arg(i + 1).arg(r.label).arg(rows.back().step));
 }
 
 void CompareView::onSample(RunTag tag, const SampleShot& shot) {
@@ -320,10 +324,13 @@ void CompareView::onFinished(bool complete) {
       parts << p;
   // The largest batch's verdict names its budget; a stopped search says so.
   if (max_batch_)
-    if (const std::string fits = compare_max_batch_verdict(*max_batch_, amp_); !fits.empty()) parts << QString::fromStdString(fits);
+    if (const std::string fits = compare_max_batch_verdict(*max_batch_, amp_); !fits.empty())
+      parts << QString::fromStdString(fits);
   verdict_ = parts.join(QLatin1Char('\n'));
-  if (!verdict_.isEmpty()) status_->setText((complete ? tr("done: %1") : tr("stopped: %1")).arg(verdict_));
-  else status_->setText(complete ? tr("done") : tr("stopped before both runs finished"));
+  if (!verdict_.isEmpty())
+    status_->setText((complete ? tr("done: %1") : tr("stopped: %1")).arg(verdict_));
+  else
+    status_->setText(complete ? tr("done") : tr("stopped before both runs finished"));
   status_->setToolTip(verdict_);
   writeSummaryFiles();
 }
@@ -341,7 +348,8 @@ void CompareView::writeSummaryFiles() {
     if (!verdict_.isEmpty()) io::write_file_atomic(root / kVerdictFile, verdict_.toStdString() + "\n");
   } catch (const std::exception& e) {
     // The runs are on disk whatever happens here; only the summary is missing, and the line says so.
-    status_->setText(status_->text() + QLatin1Char('\n') + tr("(the summary was not written: %1)").arg(QString::fromUtf8(e.what())));
+    status_->setText(status_->text() + QLatin1Char('\n') +
+                     tr("(the summary was not written: %1)").arg(QString::fromUtf8(e.what())));
   }
 }
 
@@ -370,7 +378,9 @@ void CompareView::setRow(int row, int i, const CompareRun& baseline) {
     if (col > 0 && col != kNumColumns - 1) it->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
     table_->setItem(row, col, it);
   }
-  auto tip = [&](const char* header, const QString& text) { table_->item(row, column(QString::fromUtf8(header)))->setToolTip(text); };
+  auto tip = [&](const char* header, const QString& text) {
+    table_->item(row, column(QString::fromUtf8(header)))->setToolTip(text);
+  };
   tip("Final loss D", tr("mean of the last %1 steps").arg(s.last_n));
   tip("Final loss G", tr("mean of the last %1 steps").arg(s.last_n));
   if (std::isnan(s.swd)) tip("SWD", tr("no evaluation ran: set an eval interval"));
@@ -384,7 +394,8 @@ void CompareView::setRow(int row, int i, const CompareRun& baseline) {
                                    .arg(QString::fromStdString(max_batch_->budget_from))
                                    .arg(m->predicted)
                              : QString::fromStdString(m->problem));
-  else tip("Largest batch", tr("not searched: tick Largest batch"));
+  else
+    tip("Largest batch", tr("not searched: tick Largest batch"));
   tip("Folder", r.dir);
 }
 
@@ -416,7 +427,8 @@ QString CompareView::tableAsText() const {
   lines << h.join(QLatin1Char('\t'));
   for (int r = 0; r < table_->rowCount(); ++r) {
     QStringList cells;
-    for (int c = 0; c < table_->columnCount(); ++c) cells << (table_->item(r, c) ? table_->item(r, c)->text() : QString());
+    for (int c = 0; c < table_->columnCount(); ++c)
+      cells << (table_->item(r, c) ? table_->item(r, c)->text() : QString());
     lines << cells.join(QLatin1Char('\t'));
   }
   // The verdict below the rows, one sentence a line in the first column.

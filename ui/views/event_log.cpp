@@ -124,8 +124,10 @@ void EventLog::updateGroup(Group& g) {
   QStringList parts;
   if (overflows > 0) {
     QString o = overflows == 1 ? tr("1 overflow") : tr("%1 overflows").arg(overflows);
-    if (g.over_d && g.over_g) o += tr(" (D %1, G %2)").arg(g.over_d).arg(g.over_g);
-    else o += g.over_d ? tr(" in D") : tr(" in G");
+    if (g.over_d && g.over_g)
+      o += tr(" (D %1, G %2)").arg(g.over_d).arg(g.over_g);
+    else
+      o += g.over_d ? tr(" in D") : tr(" in G");
     o += tr(": inf/NaN gradients, step skipped");
     parts << o;
   }
@@ -136,7 +138,8 @@ void EventLog::updateGroup(Group& g) {
   };
   if (g.from_d > 0) scales << change("S_D", g.from_d, g.to_d);
   if (g.from_g > 0) scales << change("S_G", g.from_g, g.to_g);
-  if (!scales.isEmpty()) parts << (overflows == 0 ? tr("loss scale grew: ") : QString()) + scales.join(QStringLiteral(", "));
+  if (!scales.isEmpty())
+    parts << (overflows == 0 ? tr("loss scale grew: ") : QString()) + scales.join(QStringLiteral(", "));
   QString text = steps + QStringLiteral(": ") + parts.join(QStringLiteral("; "));
   if (!g.prefix.isEmpty()) text = QStringLiteral("[%1] ").arg(g.prefix) + text;
   g.item->setText(kStep, QString::number(g.first));
@@ -196,8 +199,9 @@ void EventLog::addEvents(const std::vector<RunEvent>& events, const QString& pre
 void EventLog::addNote(const QString& kind, const QString& text, int64_t step) {
   const bool was_at_end = atEnd();
   group_open_ = false;
-  const QString category = kind == QLatin1String("error") || kind == QLatin1String("warning") ? QStringLiteral("problem")
-                                                                                              : QStringLiteral("run");
+  const QString category = kind == QLatin1String("error") || kind == QLatin1String("warning")
+                               ? QStringLiteral("problem")
+                               : QStringLiteral("run");
   addRow(step, 0, kind, text, category);
   scrollIfAtEnd(was_at_end);
 }

@@ -51,7 +51,8 @@ class EventLog : public QWidget {
     double from_d = 0, to_d = 0, from_g = 0, to_g = 0;  // 0: unchanged
     double skip_scale = 0;
   };
-  QTreeWidgetItem* addRow(int64_t step, double time_s, const QString& kind, const QString& text, const QString& category);
+  QTreeWidgetItem* addRow(int64_t step, double time_s, const QString& kind, const QString& text,
+                          const QString& category);
   void updateGroup(Group& g);
   void applyFilter(QTreeWidgetItem* item) const;
   void scrollIfAtEnd(bool was_at_end);

@@ -1,5 +1,6 @@
 #include "ui/views/layers_view.h"
 
+#include <qcustomplot.h>
 #include <QDir>
 #include <QHeaderView>
 #include <QLabel>
@@ -9,7 +10,6 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <qcustomplot.h>
 
 #include "core/common/error.h"
 #include "core/run/run_folder.h"
@@ -26,8 +26,9 @@ LayersView::LayersView(QWidget* parent) : QWidget(parent) {
   setObjectName(QStringLiteral("layersView"));
   auto* v = new QVBoxLayout(this);
   v->setContentsMargins(4, 4, 4, 4);
-  caption_ = new QLabel(tr("No layers.csv yet: per-layer gradient statistics appear every "
-                           "'layers every' steps and on every overflow."));
+  caption_ =
+      new QLabel(tr("No layers.csv yet: per-layer gradient statistics appear every "
+                    "'layers every' steps and on every overflow."));
   caption_->setWordWrap(true);
   v->addWidget(caption_);
   auto* split = new QSplitter(Qt::Vertical);
@@ -49,8 +50,8 @@ LayersView::LayersView(QWidget* parent) : QWidget(parent) {
   split->addWidget(plot_);
   table_ = new QTableWidget(0, 7);
   table_->setObjectName(QStringLiteral("layersTable"));
-  table_->setHorizontalHeaderLabels({tr("Layer"), tr("Tensor"), tr("Values"), tr("max |g / S|"), tr("log2"),
-                                     tr("inf/NaN"), tr("underflow")});
+  table_->setHorizontalHeaderLabels(
+      {tr("Layer"), tr("Tensor"), tr("Values"), tr("max |g / S|"), tr("log2"), tr("inf/NaN"), tr("underflow")});
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
   table_->verticalHeader()->hide();
@@ -137,7 +138,8 @@ void LayersView::rebuild() {
   }
   auto yt = QSharedPointer<QCPAxisTickerText>::create();
   for (int i = 0; i < ny; ++i)
-    yt->addTick(ny - 1 - i, QString::fromStdString(names_[static_cast<size_t>(i)].layer + "." + names_[static_cast<size_t>(i)].tensor));
+    yt->addTick(ny - 1 - i, QString::fromStdString(names_[static_cast<size_t>(i)].layer + "." +
+                                                   names_[static_cast<size_t>(i)].tensor));
   plot_->yAxis->setTicker(yt);
   auto xt = QSharedPointer<QCPAxisTickerText>::create();
   const int every = std::max(1, nx / 12);
@@ -210,10 +212,13 @@ void LayersView::fillTable() {
     const int i = table_->rowCount();
     table_->insertRow(i);
     const double l2 = log2_or_neg_inf(r.stat.max_abs);
-    const QStringList cells = {QString::fromStdString(r.name.layer), QString::fromStdString(r.name.tensor),
-                               QString::number(r.name.numel), QString::number(r.stat.max_abs, 'g', 4),
+    const QStringList cells = {QString::fromStdString(r.name.layer),
+                               QString::fromStdString(r.name.tensor),
+                               QString::number(r.name.numel),
+                               QString::number(r.stat.max_abs, 'g', 4),
                                std::isfinite(l2) ? QString::number(l2, 'f', 1) : QStringLiteral("-"),
-                               QString::number(r.stat.nonfinite), QString::number(100.0 * r.stat.underflow, 'f', 1) + "%"};
+                               QString::number(r.stat.nonfinite),
+                               QString::number(100.0 * r.stat.underflow, 'f', 1) + "%"};
     for (int c = 0; c < cells.size(); ++c) {
       auto* item = new QTableWidgetItem(cells[c]);
       if (r.stat.nonfinite > 0) item->setBackground(QColor(255, 200, 255));

@@ -51,9 +51,9 @@ class LayersView : public QWidget {
   QTableWidget* table_ = nullptr;
   QLabel* caption_ = nullptr;
   std::vector<LayerRow> rows_;
-  uint64_t offset_ = 0;  // bytes of layers.csv already in rows_
-  std::vector<int64_t> steps_;      // columns
-  std::vector<TensorName> names_;   // rows of the heatmap, in file order (D's, then G's)
+  uint64_t offset_ = 0;            // bytes of layers.csv already in rows_
+  std::vector<int64_t> steps_;     // columns
+  std::vector<TensorName> names_;  // rows of the heatmap, in file order (D's, then G's)
   int64_t selected_ = -1;
   QString selected_layer_;
   QCPItemRect* highlight_ = nullptr;  // the selected layer's rows on the heatmap

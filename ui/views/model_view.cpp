@@ -16,7 +16,8 @@ ModelView::ModelView(QWidget* parent) : QWidget(parent) {
   v->addWidget(caption_);
   table_ = new QTableWidget(0, 6);
   table_->setObjectName(QStringLiteral("modelTable"));
-  table_->setHorizontalHeaderLabels({tr("Network"), tr("Layer"), tr("Type"), tr("Block"), tr("Dtype"), tr("Parameters")});
+  table_->setHorizontalHeaderLabels(
+      {tr("Network"), tr("Layer"), tr("Type"), tr("Block"), tr("Dtype"), tr("Parameters")});
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   table_->horizontalHeader()->setStretchLastSection(true);
   table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
@@ -32,7 +33,8 @@ void ModelView::setDescription(const ModelDescription& d) {
   for (const ModelLayerRow& r : d.layers) {
     const int i = table_->rowCount();
     table_->insertRow(i);
-    const QStringList cells = {r.network, r.name, r.type, QString::number(r.block), r.dtype, QString::number(r.parameters)};
+    const QStringList cells = {
+        r.network, r.name, r.type, QString::number(r.block), r.dtype, QString::number(r.parameters)};
     for (int c = 0; c < cells.size(); ++c) {
       auto* item = new QTableWidgetItem(cells[c]);
       if (c >= 3) item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);

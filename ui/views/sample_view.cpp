@@ -34,8 +34,9 @@ SampleView::SampleView(QWidget* parent) : QWidget(parent) {
   scroll_->setWidgetResizable(true);
   scroll_->setAlignment(Qt::AlignCenter);
   scroll_->setFrameShape(QFrame::NoFrame);
-  canvas_->setToolTip(tr("8 × 8 samples from fixed latent vectors: each cell follows the same z through "
-                         "training. Ctrl+wheel zooms."));
+  canvas_->setToolTip(
+      tr("8 × 8 samples from fixed latent vectors: each cell follows the same z through "
+         "training. Ctrl+wheel zooms."));
   canvas_->on_wheel_zoom = [this](int dir) {
     const int z = zoom_ == 0 ? 1 : zoom_;
     setZoom(std::clamp(z + dir, 1, 8));
@@ -82,8 +83,9 @@ SampleView::SampleView(QWidget* parent) : QWidget(parent) {
   row->addStretch(1);
   sample_now_ = new QPushButton(tr("Sample now"));
   sample_now_->setObjectName(QStringLiteral("sampleNow"));
-  sample_now_->setToolTip(tr("Generate the grid from the current weights, between two steps, without waiting "
-                             "for the next sample interval"));
+  sample_now_->setToolTip(
+      tr("Generate the grid from the current weights, between two steps, without waiting "
+         "for the next sample interval"));
   sample_now_->setEnabled(false);
   connect(sample_now_, &QPushButton::clicked, this, &SampleView::sampleNowRequested);
   row->addWidget(sample_now_);
@@ -114,8 +116,10 @@ void SampleView::addShot(const SampleShot& shot) {
     slider_->setRange(0, count() - 1);
     slider_->setEnabled(count() > 1);
   }
-  if (follow_->isChecked() || current_ < 0) showIndex(count() - 1);
-  else updateLabel();
+  if (follow_->isChecked() || current_ < 0)
+    showIndex(count() - 1);
+  else
+    updateLabel();
 }
 
 void SampleView::setShots(const std::vector<SampleShot>& shots) {

@@ -31,7 +31,7 @@ class SampleView : public QWidget {
   explicit SampleView(QWidget* parent = nullptr);
 
   void clear();
-  void addShot(const SampleShot& shot);            // a new grid: shown if following the latest
+  void addShot(const SampleShot& shot);                 // a new grid: shown if following the latest
   void setShots(const std::vector<SampleShot>& shots);  // an opened run's grids (paths)
   int count() const { return static_cast<int>(entries_.size()); }
   int currentIndex() const { return current_; }

@@ -73,8 +73,8 @@ QString RangedSpinBox::rangeText() const {
 
 void RangedSpinBox::stepBy(int steps) {
   const long long v = static_cast<long long>(value()) + static_cast<long long>(steps) * singleStep();
-  setValue(static_cast<int>(std::clamp<long long>(v, static_cast<long long>(allowedMin()),
-                                                  static_cast<long long>(allowedMax()))));
+  setValue(static_cast<int>(
+      std::clamp<long long>(v, static_cast<long long>(allowedMin()), static_cast<long long>(allowedMax()))));
   selectAll();
 }
 

@@ -34,7 +34,10 @@ class WheelGuard : public QObject {
 // Shared by the two spin boxes: the allowed range and the out-of-range mark.
 class RangeCheck {
  public:
-  void setAllowed(double lo, double hi) { lo_ = lo; hi_ = hi; }
+  void setAllowed(double lo, double hi) {
+    lo_ = lo;
+    hi_ = hi;
+  }
   double allowedMin() const { return lo_; }
   double allowedMax() const { return hi_; }
   bool inRange(double v) const { return v >= lo_ && v <= hi_; }

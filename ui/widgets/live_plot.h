@@ -27,8 +27,8 @@ class LivePlot : public QCustomPlot {
  public:
   explicit LivePlot(const QString& title, QWidget* parent = nullptr);
 
-  QCPGraph* addSeries(const QString& name, const QColor& color, Qt::PenStyle style = Qt::SolidLine,
-                      double width = 1.6, bool right_axis = false, bool in_legend = true);
+  QCPGraph* addSeries(const QString& name, const QColor& color, Qt::PenStyle style = Qt::SolidLine, double width = 1.6,
+                      bool right_axis = false, bool in_legend = true);
   // Data goes through these (not the graph directly): they keep each series' key/value range
   // up to date, so following the run costs O(series), not O(points), per replot.
   void append(QCPGraph* g, double key, double value);
@@ -37,8 +37,8 @@ class LivePlot : public QCustomPlot {
   void setKeptOnClear(QCPGraph* g) { kept_ << g; }
   void removeSeries(QCPGraph* g);
   // Points only (no line): overflow markers and the like.
-  QCPGraph* addMarkers(const QString& name, const QColor& color, QCPScatterStyle::ScatterShape shape,
-                       double size = 7, bool right_axis = false);
+  QCPGraph* addMarkers(const QString& name, const QColor& color, QCPScatterStyle::ScatterShape shape, double size = 7,
+                       bool right_axis = false);
   void setAxisLabels(const QString& y, const QString& y2 = {});
   // 0: linear; 2: log axis with "2^k" labels; 10: log axis. Non-positive values are not drawn.
   void setLogY(int base);

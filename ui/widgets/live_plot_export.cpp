@@ -44,7 +44,8 @@ bool LivePlot::saveTo(const QString& path, int width, int height, int dpi) {
   // QCustomPlot's size is in logical pixels, multiplied by scale: at 144 dpi, 1600 px is 1066.7
   // logical ones, which no whole number gives exactly. Drawn a little larger, then cut to the
   // pixels asked for (the cut is the margin's last pixel).
-  const int w = static_cast<int>(std::ceil(width / scale - 1e-9)), h = static_cast<int>(std::ceil(height / scale - 1e-9));
+  const int w = static_cast<int>(std::ceil(width / scale - 1e-9)),
+            h = static_cast<int>(std::ceil(height / scale - 1e-9));
   QImage img = toPixmap(w, h, scale).toImage().copy(0, 0, width, height);
   const int per_metre = static_cast<int>(std::lround(dpi / 0.0254));
   img.setDotsPerMeterX(per_metre);
@@ -85,8 +86,7 @@ void LivePlot::contextMenuEvent(QContextMenuEvent* e) {
     QString name = title().toLower();
     name.replace(QRegularExpression(QStringLiteral("[^a-z0-9]+")), QStringLiteral("-"));
     const QString path = QFileDialog::getSaveFileName(this, tr("Save plot"), name + ext, filter);
-    if (!path.isEmpty() && !saveTo(path))
-      QToolTip::showText(QCursor::pos(), tr("Could not write %1").arg(path), this);
+    if (!path.isEmpty() && !saveTo(path)) QToolTip::showText(QCursor::pos(), tr("Could not write %1").arg(path), this);
   };
   menu.addAction(tr("Save as PNG…"), this, [=] { save(tr("PNG images (*.png)"), QStringLiteral(".png")); });
   menu.addAction(tr("Save as PDF…"), this, [=] { save(tr("PDF documents (*.pdf)"), QStringLiteral(".pdf")); });

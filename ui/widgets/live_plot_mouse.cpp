@@ -106,7 +106,8 @@ void LivePlot::mousePressEvent(QMouseEvent* e) {
     QCPGraph* g = graph(i);
     if (!g->visible() || g->lineStyle() != QCPGraph::lsNone || g->data()->isEmpty()) continue;
     const double k0 = g->keyAxis()->pixelToCoord(pos.x() - best_d), k1 = g->keyAxis()->pixelToCoord(pos.x() + best_d);
-    for (auto it = g->data()->findBegin(std::min(k0, k1)); it != g->data()->constEnd() && it->key <= std::max(k0, k1); ++it) {
+    for (auto it = g->data()->findBegin(std::min(k0, k1)); it != g->data()->constEnd() && it->key <= std::max(k0, k1);
+         ++it) {
       const QPointF p = g->coordsToPixels(it->key, it->value);
       const double d = std::hypot(p.x() - pos.x(), p.y() - pos.y());
       if (d < best_d) best = g, best_d = d, best_key = it->key;  // ties: the series added first

@@ -32,7 +32,8 @@ bool export_plots_pdf(const QList<LivePlot*>& plots, const QString& path, const 
   return painter.end();
 }
 
-bool export_plots_grid_png(const QList<LivePlot*>& plots, const QString& path, int columns, const PlotExportSize& size) {
+bool export_plots_grid_png(const QList<LivePlot*>& plots, const QString& path, int columns,
+                           const PlotExportSize& size) {
   if (plots.isEmpty() || size.width <= 0 || size.height <= 0) return false;
   columns = std::clamp(columns, 1, static_cast<int>(plots.size()));
   const int rows = (static_cast<int>(plots.size()) + columns - 1) / columns;
@@ -41,7 +42,8 @@ bool export_plots_grid_png(const QList<LivePlot*>& plots, const QString& path, i
   sheet.fill(Qt::white);
   QPainter p(&sheet);
   for (int i = 0; i < plots.size(); ++i) {
-    const QPixmap pix = plots[i]->exportPixmap(static_cast<int>(size.width / scale), static_cast<int>(size.height / scale), scale);
+    const QPixmap pix =
+        plots[i]->exportPixmap(static_cast<int>(size.width / scale), static_cast<int>(size.height / scale), scale);
     p.drawPixmap(QRect((i % columns) * size.width, (i / columns) * size.height, size.width, size.height), pix);
   }
   p.end();

@@ -13,7 +13,7 @@ class LivePlot;
 struct PlotExportSize {
   int width = 1600;  // pixels of one chart (PNG) or of one page (PDF, at 96 dpi)
   int height = 1000;
-  int dpi = 96;      // PNG metadata and the scale of fonts and lines (96: 1:1)
+  int dpi = 96;  // PNG metadata and the scale of fonts and lines (96: 1:1)
 };
 
 bool export_plots_pdf(const QList<LivePlot*>& plots, const QString& path, const PlotExportSize& size);

@@ -51,7 +51,8 @@ void Log2Ticker::generate(const QCPRange& range, const QLocale&, QChar, int, QVe
                           QVector<double>* subTicks, QVector<QString>* tickLabels) {
   if (!startLogTicks(range, ticks, subTicks, tickLabels)) return;
   const double lo = range.lower, hi = range.upper;
-  const int e0 = static_cast<int>(std::ceil(std::log2(lo) - 1e-9)), e1 = static_cast<int>(std::floor(std::log2(hi) + 1e-9));
+  const int e0 = static_cast<int>(std::ceil(std::log2(lo) - 1e-9)),
+            e1 = static_cast<int>(std::floor(std::log2(hi) + 1e-9));
   if (e1 < e0) {
     // Narrower than one octave, no power of two inside: three plain numbers.
     for (int i = 1; i <= 3; ++i) ticks << lo + (hi - lo) * i / 4;

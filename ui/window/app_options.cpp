@@ -114,7 +114,9 @@ std::optional<AppOptions> parse_app_options(const QStringList& args, QString* er
   auto opt = [&](const char* name, const char* value, const QString& desc) {
     p.addOption(QCommandLineOption(QString::fromLatin1(name), desc, QString::fromLatin1(value)));
   };
-  auto flag = [&](const char* name, const QString& desc) { p.addOption(QCommandLineOption(QString::fromLatin1(name), desc)); };
+  auto flag = [&](const char* name, const QString& desc) {
+    p.addOption(QCommandLineOption(QString::fromLatin1(name), desc));
+  };
   flag("start", QObject::tr("Start training as soon as the window is open."));
   flag("compare", QObject::tr("Start a comparison (FP32 vs --compare-amp) as soon as the window is open."));
   opt("compare-amp", "P", QObject::tr("AMP mode of --compare: fp16 (default), bf16 or tf32."));
@@ -122,23 +124,29 @@ std::optional<AppOptions> parse_app_options(const QStringList& args, QString* er
   for (const Setting& s : ampgan::settings()) {
     if (!s.flag) continue;
     const QString help = QString::fromUtf8(s.help).replace(QLatin1Char('\n'), QLatin1Char(' '));
-    if (s.meta) opt(s.flag, s.meta, help);
-    else flag(s.flag, help);
+    if (s.meta)
+      opt(s.flag, s.meta, help);
+    else
+      flag(s.flag, help);
   }
   opt("init-scale-exp", "K", QObject::tr("Initial loss scale 2^K."));
   opt("switch-at", "STEP", QObject::tr("Demo: switch precision once this step is reached (see --switch-to)."));
   opt("switch-to", "P", QObject::tr("Demo: the precision --switch-at switches to (default fp16)."));
-  opt("screenshot", "PNG", QObject::tr("Demo: save a picture of the window once --screenshot-step is reached (without --start or --compare: once the window has opened)."));
+  opt("screenshot", "PNG",
+      QObject::tr("Demo: save a picture of the window once --screenshot-step is reached (without --start or --compare: "
+                  "once the window has opened)."));
   opt("screenshot-step", "N", QObject::tr("Demo: the step of --screenshot (default: the end of the run)."));
   flag("quit-after-screenshot", QObject::tr("Demo: close the window (cleanly) after --screenshot."));
   opt("size", "WxH", QObject::tr("Window size, e.g. 1600x1000."));
   opt("tab", "T", QObject::tr("Tab shown first: live, compare, runs, layers or model."));
   flag("fresh", QObject::tr("Ignore the saved settings and window layout."));
   opt("runs", "DIR", QObject::tr("Show the runs folder DIR in the Runs tab (default: the Settings' runs folder)."));
-  opt("overlay", "RUNS", QObject::tr("Draw these runs of the runs folder (names, comma-separated) over the Live charts."));
+  opt("overlay", "RUNS",
+      QObject::tr("Draw these runs of the runs folder (names, comma-separated) over the Live charts."));
   flag("group-seeds", QObject::tr("With --overlay: runs that differ only in the seed as their mean ± sd."));
-  opt("watch", "DIR", QObject::tr("Follow the run folder DIR live and read-only (a run that ampgan train, an MPI job or another "
-                                  "machine writes)."));
+  opt("watch", "DIR",
+      QObject::tr("Follow the run folder DIR live and read-only (a run that ampgan train, an MPI job or another "
+                  "machine writes)."));
 
   if (!p.parse(args)) {
     *error = p.errorText() + QObject::tr("\nRun ampgan-studio --help for the options.");

@@ -15,8 +15,8 @@
 namespace ampgan::ui {
 
 struct AppOptions {
-  bool start = false;          // start training at once
-  bool compare = false;        // start a comparison at once (FP32 vs --compare-amp)
+  bool start = false;    // start training at once
+  bool compare = false;  // start a comparison at once (FP32 vs --compare-amp)
   Precision compare_amp = Precision::FP16;
   // Settings given on the command line, one option per row of the settings table (as for
   // ampgan train), applied over the saved ones: JSON key -> value, checked while parsing.
@@ -25,16 +25,16 @@ struct AppOptions {
   // Demo helpers: switch precision once at a step; take a screenshot; window size; quit.
   std::optional<int64_t> switch_at;
   std::optional<Precision> switch_to;
-  QString screenshot;          // grab the window into this PNG ...
-  int64_t screenshot_step = 0; // ... once training reached this step (or the comparison finished)
+  QString screenshot;           // grab the window into this PNG ...
+  int64_t screenshot_step = 0;  // ... once training reached this step (or the comparison finished)
   bool quit_after_screenshot = false;
-  QSize size;                  // initial window size (empty: saved geometry)
-  QString tab;                 // "live", "compare" or "runs": the tab shown first
-  bool fresh_settings = false; // ignore saved settings (demos, screenshots)
-  QString watch;               // follow this run folder (another process writes it), read-only
-  QString runs;                // show this runs folder in the Runs tab
-  QStringList overlay;         // runs of that folder drawn over the Live charts
-  bool group_seeds = false;    // ... with seed groups as mean ± sd
+  QSize size;                   // initial window size (empty: saved geometry)
+  QString tab;                  // "live", "compare" or "runs": the tab shown first
+  bool fresh_settings = false;  // ignore saved settings (demos, screenshots)
+  QString watch;                // follow this run folder (another process writes it), read-only
+  QString runs;                 // show this runs folder in the Runs tab
+  QStringList overlay;          // runs of that folder drawn over the Live charts
+  bool group_seeds = false;     // ... with seed groups as mean ± sd
 
   // Applies the run settings to cfg in the table's order, with --model's recipe (validate() is
   // the caller's business).

@@ -103,7 +103,9 @@ ExportPlotsDialog::ExportPlotsDialog(const QString& folder, QWidget* parent) : Q
   path_->setMinimumWidth(360);
   f->addRow(tr("Save as"), path_row(path_, this, false, tr("PDF or PNG (*.pdf *.png)")));
   connect(kind_, &QComboBox::currentIndexChanged, this, [this](int k) {
-    const QString name = k == 0 ? QStringLiteral("plots.pdf") : k == 1 ? QStringLiteral("plots.png") : QStringLiteral("plots");
+    const QString name = k == 0   ? QStringLiteral("plots.pdf")
+                         : k == 1 ? QStringLiteral("plots.png")
+                                  : QStringLiteral("plots");
     path_->setText(QDir(QFileInfo(path_->text()).path()).filePath(name));
   });
   auto spin = [](int lo, int hi, int v, const QString& suffix) {

@@ -141,11 +141,16 @@ void MainWindow::applyOptions(const AppOptions& o) {
     if (o.runs.isEmpty())
       runs_panel_->setRunsFolder(QFileInfo(QString::fromStdString(config_->config().runs_root)).absoluteFilePath());
   }
-  if (o.tab == QStringLiteral("runs")) tabs_->setCurrentWidget(runs_panel_);
-  else if (o.tab == QStringLiteral("layers")) tabs_->setCurrentWidget(layers_);
-  else if (o.tab == QStringLiteral("model")) tabs_->setCurrentWidget(model_);
-  else if (o.tab == QStringLiteral("compare") || o.compare) tabs_->setCurrentWidget(compare_);
-  else if (o.tab == QStringLiteral("live") || o.start) tabs_->setCurrentWidget(plots_);
+  if (o.tab == QStringLiteral("runs"))
+    tabs_->setCurrentWidget(runs_panel_);
+  else if (o.tab == QStringLiteral("layers"))
+    tabs_->setCurrentWidget(layers_);
+  else if (o.tab == QStringLiteral("model"))
+    tabs_->setCurrentWidget(model_);
+  else if (o.tab == QStringLiteral("compare") || o.compare)
+    tabs_->setCurrentWidget(compare_);
+  else if (o.tab == QStringLiteral("live") || o.start)
+    tabs_->setCurrentWidget(plots_);
   // Without --start or --compare no step comes to trigger --screenshot: picture the window once
   // it has settled (the first paint, a runs folder's scan on its thread).
   if (!o.screenshot.isEmpty() && !o.start && !o.compare) QTimer::singleShot(1500, this, [this] { takeScreenshot(); });
@@ -191,8 +196,8 @@ bool MainWindow::startTraining(bool paused, int steps) {
   saveSettings();  // a crash later still leaves the settings of this run
   state_ = State::Loading;
   updateActions();
-  QMetaObject::invokeMethod(worker_, [w = worker_, cfg, paused, steps] { w->startRun(cfg, paused, steps); },
-                            Qt::QueuedConnection);
+  QMetaObject::invokeMethod(
+      worker_, [w = worker_, cfg, paused, steps] { w->startRun(cfg, paused, steps); }, Qt::QueuedConnection);
   return true;
 }
 
@@ -257,8 +262,8 @@ bool MainWindow::runComparison() {
                                             .arg(QString::fromLatin1(precision_label(amp)))
                                             .arg(cfg.steps)
                                             .arg(max_batch ? tr(", then the largest batch of each") : QString()));
-  QMetaObject::invokeMethod(worker_, [w = worker_, cfg, amp, max_batch] { w->runComparison(cfg, amp, max_batch); },
-                            Qt::QueuedConnection);
+  QMetaObject::invokeMethod(
+      worker_, [w = worker_, cfg, amp, max_batch] { w->runComparison(cfg, amp, max_batch); }, Qt::QueuedConnection);
   return true;
 }
 
@@ -284,7 +289,8 @@ void MainWindow::openRun(const QString& dir) {
     return;
   }
   stopWatching();
-  QMetaObject::invokeMethod(worker_, [w = worker_, dir] { w->openRun(dir); }, Qt::QueuedConnection);
+  QMetaObject::invokeMethod(
+      worker_, [w = worker_, dir] { w->openRun(dir); }, Qt::QueuedConnection);
 }
 
 bool MainWindow::resumeRun(const QString& dir, const QString& checkpoint) {
@@ -331,14 +337,15 @@ void MainWindow::onBranchCopied(const QString& branch, const QString& ckpt, cons
     return;
   }
   if (cancelled) {
-    log_->addNote(QStringLiteral("info"), tr("branch cancelled: nothing was left behind, %1 is as it was").arg(branch_source_));
+    log_->addNote(QStringLiteral("info"),
+                  tr("branch cancelled: nothing was left behind, %1 is as it was").arg(branch_source_));
   } else if (branch.isEmpty()) {
-    report(tr("making a branch of the run"), error, tr("check that the run's folder can be read and its parent written"));
+    report(tr("making a branch of the run"), error,
+           tr("check that the run's folder can be read and its parent written"));
   } else {
-    log_->addNote(QStringLiteral("info"), tr("branch of %1 at step %2: %3")
-                                              .arg(branch_source_)
-                                              .arg(RunController::checkpointStep(ckpt))
-                                              .arg(branch));
+    log_->addNote(
+        QStringLiteral("info"),
+        tr("branch of %1 at step %2: %3").arg(branch_source_).arg(RunController::checkpointStep(ckpt)).arg(branch));
     resumeRun(branch, ckpt);
   }
 }
@@ -368,7 +375,8 @@ void MainWindow::updateActions() {
   stop_->setEnabled(!idle && state_ != State::Stopping);
   compare_act_->setEnabled(idle);
   compare_->setBusy(!idle);
-  checkpoint_->setEnabled(has_session_ && !watch && !comparing_ && state_ != State::Stopping && state_ != State::Loading);
+  checkpoint_->setEnabled(has_session_ && !watch && !comparing_ && state_ != State::Stopping &&
+                          state_ != State::Loading);
   // Sampling only from the current run's own generator (never a previously trained one).
   const bool can_sample = runs_->canSample();
   export_samples_->setEnabled(can_sample && state_ != State::Stopping && state_ != State::Loading);

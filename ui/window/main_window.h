@@ -160,7 +160,7 @@ class MainWindow : public QMainWindow {
   void maybeScreenshot(bool run_ended);
   void takeScreenshot();  // --screenshot now (once), then --quit-after-screenshot
 
-  void connectWatcher();  // main_window_watch.cpp
+  void connectWatcher();        // main_window_watch.cpp
   bool refusedWhileWatching();  // true (and a hint) while watching
   void chooseAndWatchRun();
   void chooseAndOpenRun();
@@ -188,16 +188,17 @@ class MainWindow : public QMainWindow {
   PrecisionActions* precision_ = nullptr;  // the one exclusive precision choice
   QAction *start_ = nullptr, *pause_ = nullptr, *step_act_ = nullptr, *stop_ = nullptr, *compare_act_ = nullptr,
           *checkpoint_ = nullptr, *export_grid_ = nullptr, *export_samples_ = nullptr, *export_csv_ = nullptr,
-          *export_plots_ = nullptr, *open_ = nullptr, *resume_ = nullptr, *resume_ckpt_ = nullptr, *resume_branch_ = nullptr, *quit_ = nullptr;
+          *export_plots_ = nullptr, *open_ = nullptr, *resume_ = nullptr, *resume_ckpt_ = nullptr,
+          *resume_branch_ = nullptr, *quit_ = nullptr;
   StatusFields* status_ = nullptr;  // the status bar's fields
   StatusProgress* progress_ = nullptr;
 
   TrainingWorker::State state_ = TrainingWorker::State::Idle;
   bool has_session_ = false;
   RunController* runs_ = nullptr;  // the current run every view refers to
-  RunExports* exports_ = nullptr;   // grid, CSV and chart exports of that run
-  RunWatcher* watcher_ = nullptr;   // a run another process writes, when watching one
-  BranchCopy* branch_ = nullptr;    // copying a run into a branch folder (then resuming there)
+  RunExports* exports_ = nullptr;  // grid, CSV and chart exports of that run
+  RunWatcher* watcher_ = nullptr;  // a run another process writes, when watching one
+  BranchCopy* branch_ = nullptr;   // copying a run into a branch folder (then resuming there)
   QString branch_source_;
   QAction *watch_ = nullptr, *unwatch_ = nullptr;
   bool closing_ = false;

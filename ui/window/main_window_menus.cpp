@@ -72,8 +72,10 @@ void MainWindow::buildViews() {
   connect(tabs_, &QTabWidget::currentChanged, this, [this] {
     if (tabs_->currentWidget() != runs_panel_) return;
     const QString root = QString::fromStdString(config_->config().runs_root);
-    if (runs_panel_->runsFolder().isEmpty() && !root.isEmpty()) runs_panel_->setRunsFolder(QFileInfo(root).absoluteFilePath());
-    else if (runs_stale_) runs_panel_->rescan();
+    if (runs_panel_->runsFolder().isEmpty() && !root.isEmpty())
+      runs_panel_->setRunsFolder(QFileInfo(root).absoluteFilePath());
+    else if (runs_stale_)
+      runs_panel_->rescan();
     runs_stale_ = false;
   });
   layers_ = new LayersView;
@@ -135,12 +137,13 @@ void MainWindow::buildActions() {
     addAction(a);  // shortcuts work even when the toolbar is hidden
     return a;
   };
-  start_ = make("actionStart", tr("Start"), QKeySequence(Qt::CTRL | Qt::Key_Return), tr("Start training with these settings"));
+  start_ = make("actionStart", tr("Start"), QKeySequence(Qt::CTRL | Qt::Key_Return),
+                tr("Start training with these settings"));
   connect(start_, &QAction::triggered, this, [this] { startTraining(); });
   pause_ = make("actionPause", tr("Pause"), QKeySequence(Qt::Key_Space), tr("Pause or resume training between steps"));
   connect(pause_, &QAction::triggered, this, &MainWindow::togglePause);
   step_act_ = make("actionStep", tr("Step"), QKeySequence(Qt::Key_F10),
-               tr("Train exactly one iteration (one D and one G update), then pause"));
+                   tr("Train exactly one iteration (one D and one G update), then pause"));
   connect(step_act_, &QAction::triggered, this, &MainWindow::stepOnce);
   stop_ = make("actionStop", tr("Stop"), QKeySequence(Qt::CTRL | Qt::Key_Period),
                tr("Stop after the current step; metrics, samples and a checkpoint are saved"));
@@ -170,8 +173,9 @@ void MainWindow::buildActions() {
   resume_ = make("actionResume", tr("Resume run"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Return),
                  tr("Continue the run shown from its newest checkpoint, up to the Steps setting"));
   connect(resume_, &QAction::triggered, this, [this] { resumeRun(runs_->dir()); });
-  watch_ = make("actionWatch", tr("Watch run folder…"), {},
-                tr("Follow a run that another process writes (ampgan train, an MPI job, a shared disk), live and read-only"));
+  watch_ = make(
+      "actionWatch", tr("Watch run folder…"), {},
+      tr("Follow a run that another process writes (ampgan train, an MPI job, a shared disk), live and read-only"));
   connect(watch_, &QAction::triggered, this, &MainWindow::chooseAndWatchRun);
   unwatch_ = make("actionStopWatching", tr("Stop watching"), {}, tr("Stop following the watched run folder"));
   connect(unwatch_, &QAction::triggered, this, &MainWindow::stopWatching);
@@ -181,7 +185,8 @@ void MainWindow::buildActions() {
   resume_branch_ = make("actionResumeBranch", tr("Resume into a branch…"), {},
                         tr("Continue from a checkpoint in a new folder next to the run, which stays as it is"));
   connect(resume_branch_, &QAction::triggered, this, [this] { chooseAndResumeCheckpoint(true); });
-  quit_ = make("actionQuit", tr("Quit"), QKeySequence::Quit, tr("Close the window (a run is finished and saved first)"));
+  quit_ =
+      make("actionQuit", tr("Quit"), QKeySequence::Quit, tr("Close the window (a run is finished and saved first)"));
   connect(quit_, &QAction::triggered, this, &QWidget::close);
 
   precision_ = new PrecisionActions(this, config_);
@@ -249,17 +254,18 @@ void MainWindow::buildMenusAndToolbar() {
   tb->addAction(open_);
 }
 
-
 // ---- dialogs ----------------------------------------------------------------------------------
 
 void MainWindow::chooseAndWatchRun() {
-  const QString start = runs_->hasRun() ? QFileInfo(runs_->dir()).path() : QString::fromStdString(config_->config().runs_root);
+  const QString start =
+      runs_->hasRun() ? QFileInfo(runs_->dir()).path() : QString::fromStdString(config_->config().runs_root);
   const QString dir = QFileDialog::getExistingDirectory(this, tr("Watch a run folder"), start);
   if (!dir.isEmpty()) watchRun(dir);
 }
 
 void MainWindow::chooseAndOpenRun() {
-  const QString start = runs_->hasRun() ? QFileInfo(runs_->dir()).path() : QString::fromStdString(config_->config().runs_root);
+  const QString start =
+      runs_->hasRun() ? QFileInfo(runs_->dir()).path() : QString::fromStdString(config_->config().runs_root);
   const QString dir = QFileDialog::getExistingDirectory(this, tr("Open a run folder"), start);
   if (!dir.isEmpty()) openRun(dir);
 }
@@ -267,13 +273,15 @@ void MainWindow::chooseAndOpenRun() {
 void MainWindow::chooseAndResumeCheckpoint(bool branch) {
   const QString start = runs_->hasRun() ? QDir(runs_->dir()).filePath(QString::fromLatin1(RunFolder::kCheckpoints))
                                         : QString::fromStdString(config_->config().runs_root);
-  const QString ckpt = QFileDialog::getOpenFileName(this, tr("Resume from checkpoint"), start,
-                                                    tr("Checkpoints (*.safetensors)"));
+  const QString ckpt =
+      QFileDialog::getOpenFileName(this, tr("Resume from checkpoint"), start, tr("Checkpoints (*.safetensors)"));
   if (ckpt.isEmpty()) return;
   // <run>/checkpoints/step_NNNNNN.safetensors
   const QString run = QFileInfo(QFileInfo(ckpt).path()).path();
-  if (branch) resumeRunAsBranch(run, ckpt);
-  else resumeRun(run, ckpt);
+  if (branch)
+    resumeRunAsBranch(run, ckpt);
+  else
+    resumeRun(run, ckpt);
 }
 
 void MainWindow::chooseAndExportSamples() {

@@ -32,8 +32,10 @@ void MainWindow::connectWatcher() {
     updateStepText();
   });
   connect(watcher_, &RunWatcher::rowsArrived, this, [this](const std::vector<StepMetrics>& rows, bool replace) {
-    if (replace) plots_->setHistory(rows);
-    else plots_->appendRows(rows);
+    if (replace)
+      plots_->setHistory(rows);
+    else
+      plots_->appendRows(rows);
     if (rows.empty()) return;
     const StepMetrics& last = rows.back();
     step_ = last.step;
@@ -52,8 +54,9 @@ void MainWindow::connectWatcher() {
     status_->setState(w.isEmpty() ? tr("watching (no writer)") : tr("watching live"),
                       w.isEmpty() ? tr("No process holds the folder: the run ended, or has not started yet")
                                   : tr("Written by %1").arg(w));
-    log_->addNote(QStringLiteral("info"), w.isEmpty() ? tr("watched run: no process writes it now")
-                                                      : tr("watched run is written by %1").arg(w), step_);
+    log_->addNote(QStringLiteral("info"),
+                  w.isEmpty() ? tr("watched run: no process writes it now") : tr("watched run is written by %1").arg(w),
+                  step_);
   });
 }
 
@@ -72,9 +75,10 @@ void MainWindow::watchRun(const QString& dir) {
   status_->clearStep();
   const QString abs = QFileInfo(dir).absoluteFilePath();
   runs_->setCurrent(abs, RunController::Origin::Watched);
-  log_->addNote(QStringLiteral("info"),
-                tr("watching %1, read-only: its curves, events and samples appear as its writer adds them%2")
-                    .arg(abs, QFileInfo(abs).isDir() ? QString() : tr(" (the folder does not exist yet: waiting for it)")));
+  log_->addNote(
+      QStringLiteral("info"),
+      tr("watching %1, read-only: its curves, events and samples appear as its writer adds them%2")
+          .arg(abs, QFileInfo(abs).isDir() ? QString() : tr(" (the folder does not exist yet: waiting for it)")));
   watcher_->start(abs);
   tabs_->setCurrentWidget(plots_);
   updateActions();

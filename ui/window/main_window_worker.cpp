@@ -92,8 +92,10 @@ void MainWindow::connectWorker() {
   connect(worker_, &TrainingWorker::modelDescribed, model_, &ModelView::setDescription);
   // Clicking an overflow marker shows where that overflow started in the Layers view.
   connect(plots_, &PlotsPanel::overflowClicked, this, [this](const QString& network, qint64 step) {
-    if (layers_->selectOverflow(network, step)) tabs_->setCurrentWidget(layers_);
-    else statusBar()->showMessage(tr("layers.csv has no inf/NaN tensor of %1 at step %2").arg(network).arg(step), 4000);
+    if (layers_->selectOverflow(network, step))
+      tabs_->setCurrentWidget(layers_);
+    else
+      statusBar()->showMessage(tr("layers.csv has no inf/NaN tensor of %1 at step %2").arg(network).arg(step), 4000);
   });
   connect(worker_, &TrainingWorker::batchReady, this, &MainWindow::onBatch);
   connect(worker_, &TrainingWorker::runFinished, this, &MainWindow::onRunFinished);
@@ -107,7 +109,8 @@ void MainWindow::connectWorker() {
                        search ? tr("Stop the largest-batch search: the two runs' rows stay as they are") : QString());
     updateStepText();
   });
-  connect(worker_, &TrainingWorker::notice, this, [this](const QString& t) { log_->addNote(QStringLiteral("info"), t); });
+  connect(worker_, &TrainingWorker::notice, this,
+          [this](const QString& t) { log_->addNote(QStringLiteral("info"), t); });
   connect(worker_, &TrainingWorker::sessionAvailable, this, [this](bool on) {
     has_session_ = on;
     updateActions();
@@ -134,18 +137,22 @@ void MainWindow::connectWorker() {
   });
 }
 
-
 namespace {
 
 using State = TrainingWorker::State;
 
 QString state_name(State s) {
   switch (s) {
-    case State::Idle: return QObject::tr("idle");
-    case State::Loading: return QObject::tr("loading data…");
-    case State::Running: return QObject::tr("training");
-    case State::Paused: return QObject::tr("paused");
-    case State::Stopping: return QObject::tr("stopping: saving…");
+    case State::Idle:
+      return QObject::tr("idle");
+    case State::Loading:
+      return QObject::tr("loading data…");
+    case State::Running:
+      return QObject::tr("training");
+    case State::Paused:
+      return QObject::tr("paused");
+    case State::Stopping:
+      return QObject::tr("stopping: saving…");
   }
   return {};
 }
@@ -171,13 +178,12 @@ void MainWindow::onState(int s) {
   updateActions();
 }
 
-void MainWindow::onLoading(int done, int total) {
-  progress_->setLoadingProgress(done, total);
-}
+void MainWindow::onLoading(int done, int total) { progress_->setLoadingProgress(done, total); }
 
 void MainWindow::onRunStarted(const RunStartInfo& info) {
-  status_->setDevice(info.backend,
-                     info.backend_note.isEmpty() ? info.backend : info.backend + QStringLiteral("\n") + info.backend_note);
+  status_->setDevice(info.backend, info.backend_note.isEmpty()
+                                       ? info.backend
+                                       : info.backend + QStringLiteral("\n") + info.backend_note);
   total_ = info.config.steps;
   step_ = info.start_step;
   layers_every_ = info.config.layers_every;
@@ -192,7 +198,8 @@ void MainWindow::onRunStarted(const RunStartInfo& info) {
     plots_->setEvaluationInterval(info.config.eval_every);
     samples_->clear();
     runs_->setCurrent(info.dir, RunController::Origin::Compared);
-    log_->addNote(QStringLiteral("info"), tr("[%1] run folder: %2").arg(tag_label(info.tag, compare_->ampMode()), info.dir));
+    log_->addNote(QStringLiteral("info"),
+                  tr("[%1] run folder: %2").arg(tag_label(info.tag, compare_->ampMode()), info.dir));
     return;
   }
   runs_->setCurrent(info.dir, RunController::Origin::Trained);
@@ -203,8 +210,9 @@ void MainWindow::onRunStarted(const RunStartInfo& info) {
     samples_->clear();
     log_->clear();
   }
-  log_->addNote(QStringLiteral("info"), tr("%1 run folder: %2 · %3 · %4")
-                                            .arg(info.resumed ? tr("resumed") : tr("new"), info.dir, info.dataset, info.backend),
+  log_->addNote(QStringLiteral("info"),
+                tr("%1 run folder: %2 · %3 · %4")
+                    .arg(info.resumed ? tr("resumed") : tr("new"), info.dir, info.dataset, info.backend),
                 info.start_step);
   // The folder now exists: claim its runs folder (a warning if another studio uses it).
   if (const QString w = runs_->claimRunsFolder(QFileInfo(info.dir).path()); !w.isEmpty()) {
@@ -293,11 +301,12 @@ void MainWindow::onRunFinished(const RunEndInfo& info) {
     return;
   }
   runs_->setResumable(info.ok || info.reason != QStringLiteral("cancelled"));
-  const QString text = info.reason == QStringLiteral("finished")
-                           ? tr("run finished at step %1; samples and a checkpoint are in %2").arg(info.step).arg(info.dir)
-                           : tr("run ended at step %1 (%2); everything up to it is saved in %3")
-                                 .arg(info.step)
-                                 .arg(info.reason, info.dir);
+  const QString text =
+      info.reason == QStringLiteral("finished")
+          ? tr("run finished at step %1; samples and a checkpoint are in %2").arg(info.step).arg(info.dir)
+          : tr("run ended at step %1 (%2); everything up to it is saved in %3")
+                .arg(info.step)
+                .arg(info.reason, info.dir);
   log_->addNote(info.ok ? QStringLiteral("info") : QStringLiteral("warning"), text, info.step);
   runs_stale_ = true;
   emit runFinished(info.dir, info.reason);
@@ -356,14 +365,15 @@ void MainWindow::onRunOpened(const std::shared_ptr<const OpenedRun>& run) {
   status_->setDevice(config_->gpuUsable() ? tr("GPU available") : tr("CPU (no usable GPU)"), config_->deviceNote());
   status_->showRow(last);
   ips_ = 0;
-  log_->addNote(QStringLiteral("info"),
-                tr("opened %1: %2 steps, %3 sample grids, %4 checkpoints%5")
-                    .arg(run->dir)
-                    .arg(run->rows.size())
-                    .arg(run->samples.size())
-                    .arg(run->checkpoints.size())
-                    .arg(runs_->resumable() ? tr(" — raise Steps and press Resume run (Ctrl+Shift+Return) to continue it")
-                                        : QString()));
+  log_->addNote(
+      QStringLiteral("info"),
+      tr("opened %1: %2 steps, %3 sample grids, %4 checkpoints%5")
+          .arg(run->dir)
+          .arg(run->rows.size())
+          .arg(run->samples.size())
+          .arg(run->checkpoints.size())
+          .arg(runs_->resumable() ? tr(" — raise Steps and press Resume run (Ctrl+Shift+Return) to continue it")
+                                  : QString()));
   tabs_->setCurrentWidget(plots_);
   updateActions();
   emit runOpened(run->dir);

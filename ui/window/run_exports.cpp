@@ -76,7 +76,8 @@ bool RunExports::exportPlot(const QString& id, const QString& path, const PlotEx
   if (!p && id == QStringLiteral("hist_d")) p = p_.plots->histogram('D');
   if (!p) p = p_.compare->plot(id);
   if (!p || !p->saveTo(path, size.width, size.height, size.dpi)) {
-    p_.report(tr("exporting a plot"), tr("could not write %1").arg(path), tr("use a .png or .pdf name in a writable folder"));
+    p_.report(tr("exporting a plot"), tr("could not write %1").arg(path),
+              tr("use a .png or .pdf name in a writable folder"));
     return false;
   }
   return true;
@@ -93,8 +94,8 @@ void RunExports::chooseAndExportGrid() {
 }
 
 void RunExports::chooseAndExportCsv() {
-  const QString path = QFileDialog::getSaveFileName(p_.dialog_parent, tr("Export metrics"), p_.runs->metricsExportPath(),
-                                                    tr("CSV files (*.csv)"));
+  const QString path = QFileDialog::getSaveFileName(p_.dialog_parent, tr("Export metrics"),
+                                                    p_.runs->metricsExportPath(), tr("CSV files (*.csv)"));
   if (!path.isEmpty()) exportMetricsCsv(path);
 }
 
@@ -103,10 +104,11 @@ int RunExports::exportAllPlots(const QString& path, AllPlots kind, const PlotExp
   int n = 0;
   if (kind == AllPlots::Pngs) {
     QDir().mkpath(path);
-    for (LivePlot* p : plots) n += p->saveTo(QDir(path).filePath(p->objectName() + QStringLiteral(".png")), size.width,
-                                            size.height, size.dpi);
+    for (LivePlot* p : plots)
+      n += p->saveTo(QDir(path).filePath(p->objectName() + QStringLiteral(".png")), size.width, size.height, size.dpi);
   } else {
-    const bool ok = kind == AllPlots::Pdf ? export_plots_pdf(plots, path, size) : export_plots_grid_png(plots, path, 3, size);
+    const bool ok =
+        kind == AllPlots::Pdf ? export_plots_pdf(plots, path, size) : export_plots_grid_png(plots, path, 3, size);
     n = ok ? static_cast<int>(plots.size()) : 0;
   }
   if (n == 0) {

@@ -67,14 +67,16 @@ void StatusFields::setMemoryMb(double mb) { memory_->setText(mb > 0 ? format_byt
 void StatusFields::showRow(const StepMetrics* last) {
   precision_->setText(last ? QString::fromLatin1(precision_label(last->precision)) : QString());
   elapsed_->setText(last ? format_duration(last->time_s) : QString());
-  if (last) setImagesPerSecond(last->images_per_s);
-  else ips_->clear();
+  if (last)
+    setImagesPerSecond(last->images_per_s);
+  else
+    ips_->clear();
   setMemoryMb(last ? last->memory_mb : 0);
 }
 
 QString StatusFields::text() const {
-  return QStringList{state_->text(), device_->text(), precision_->text(), step_->text(), ips_->text(), elapsed_->text(),
-                     memory_->text()}
+  return QStringList{state_->text(), device_->text(),  precision_->text(), step_->text(),
+                     ips_->text(),   elapsed_->text(), memory_->text()}
       .join(QStringLiteral(" | "));
 }
 

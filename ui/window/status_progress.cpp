@@ -59,8 +59,9 @@ void StatusProgress::setWork(const QString& what, int done, int total, int64_t s
     logged_ = false;
     what_ = what;
     work_clock_.start();
-    cancel_->setToolTip(cancel_tip.isEmpty() ? tr("Cancel this work: the run stops after the step, without scores for it")
-                                             : cancel_tip);
+    cancel_->setToolTip(cancel_tip.isEmpty()
+                            ? tr("Cancel this work: the run stops after the step, without scores for it")
+                            : cancel_tip);
   }
   if (!working_) return;
   // Only work that takes a while is worth lines in the log (an evaluation every few hundred
@@ -68,7 +69,8 @@ void StatusProgress::setWork(const QString& what, int done, int total, int64_t s
   const bool slow = work_clock_.elapsed() > 1000;
   if (!end && slow && !logged_) {
     logged_ = true;
-    log_->addNote(QStringLiteral("info"), tr("%1… (progress in the status bar; Stop or Cancel ends it)").arg(what), step);
+    log_->addNote(QStringLiteral("info"), tr("%1… (progress in the status bar; Stop or Cancel ends it)").arg(what),
+                  step);
   }
   if (end) {
     working_ = false;
@@ -76,8 +78,10 @@ void StatusProgress::setWork(const QString& what, int done, int total, int64_t s
       log_->addNote(QStringLiteral("info"),
                     tr("%1: done in %2").arg(what_, format_duration(work_clock_.elapsed() / 1000.0)), step);
     what_.clear();
-    if (loading_) show(tr("loading %p%"), 0, 0);
-    else hide();
+    if (loading_)
+      show(tr("loading %p%"), 0, 0);
+    else
+      hide();
     return;
   }
   what_ = what;

@@ -22,7 +22,7 @@ class StatusProgress : public QObject {
  public:
   StatusProgress(QStatusBar* bar, EventLog* log, QObject* parent = nullptr);
 
-  void setLoading(bool on);               // indeterminate until loadingProgress arrives
+  void setLoading(bool on);  // indeterminate until loadingProgress arrives
   void setLoadingProgress(int done, int total);
   // From TrainingWorker::workProgress; done == total ends it.
   // cancel_tip: what Cancel does (default: the run stops after the step).

@@ -31,7 +31,8 @@ bool restore_window_settings(const WindowParts& w) {
       // Settings of an older version with keys that no longer exist: start from the defaults.
     }
   }
-  if (s.contains(QStringLiteral("window/geometry"))) w.window->restoreGeometry(s.value(QStringLiteral("window/geometry")).toByteArray());
+  if (s.contains(QStringLiteral("window/geometry")))
+    w.window->restoreGeometry(s.value(QStringLiteral("window/geometry")).toByteArray());
   if (s.contains(QStringLiteral("window/state")))
     restored_layout = w.window->restoreState(s.value(QStringLiteral("window/state")).toByteArray());
   w.plots->setSmoothing(s.value(QStringLiteral("plots/smoothing"), 0.9).toDouble());
@@ -47,7 +48,7 @@ bool restore_window_settings(const WindowParts& w) {
 void save_window_settings(const WindowParts& w) {
   QSettings s;
   RunConfig c = w.config->config();
-  c.out_dir.clear();  // --out is for one run
+  c.out_dir.clear();                     // --out is for one run
   const nlohmann::json j = c.to_json();  // a run's config.json keys; the runs folder is separate
   s.setValue(QStringLiteral("config/json"), QString::fromStdString(j.dump()));
   s.setValue(QStringLiteral("config/runs_root"), QString::fromStdString(c.runs_root));

@@ -87,9 +87,9 @@ void TrainingWorker::setSession(std::unique_ptr<Session> s) {
 void TrainingWorker::setSampler(std::unique_ptr<RunSampler> s) {
   sampler_ = std::move(s);
   if (!session_)
-    emit generatorAvailable(sampler_ != nullptr,
-                            sampler_ ? QString::fromStdString(sampler_->checkpoint().parent_path().parent_path().string())
-                                     : QString());
+    emit generatorAvailable(
+        sampler_ != nullptr,
+        sampler_ ? QString::fromStdString(sampler_->checkpoint().parent_path().parent_path().string()) : QString());
 }
 
 // ---- runs ----------------------------------------------------------------------------------
@@ -160,11 +160,12 @@ void TrainingWorker::describeModel() {
       d.layers.push_back(r);
     }
   const LayerPolicy& p = t.layer_policy();
-  d.policy = QStringLiteral("FP32 layers: %1; half blocks: %2; activation clamp: %3; AMP strategy: %4")
-                 .arg(p.fp32_layers.empty() ? QStringLiteral("none") : QString::fromStdString(join_layer_list(p.fp32_layers)),
-                      p.half_blocks < 0 ? QStringLiteral("all") : QString::number(p.half_blocks),
-                      p.conv_clamp > 0 ? QString::number(p.conv_clamp) : QStringLiteral("off"),
-                      QString::fromLatin1(amp_strategy_name(t.config().amp_strategy)));
+  d.policy =
+      QStringLiteral("FP32 layers: %1; half blocks: %2; activation clamp: %3; AMP strategy: %4")
+          .arg(p.fp32_layers.empty() ? QStringLiteral("none") : QString::fromStdString(join_layer_list(p.fp32_layers)),
+               p.half_blocks < 0 ? QStringLiteral("all") : QString::number(p.half_blocks),
+               p.conv_clamp > 0 ? QString::number(p.conv_clamp) : QStringLiteral("off"),
+               QString::fromLatin1(amp_strategy_name(t.config().amp_strategy)));
   emit modelDescribed(d);
 }
 
@@ -362,7 +363,8 @@ void TrainingWorker::openRun(const QString& run_dir) {
     auto run = std::make_shared<OpenedRun>();
     run->dir = run_dir;
     const fs::path dir = run_dir.toStdString();
-    if (!fs::is_directory(dir)) throw Error("no such run folder", dir.string(), "choose a folder under your runs folder");
+    if (!fs::is_directory(dir))
+      throw Error("no such run folder", dir.string(), "choose a folder under your runs folder");
     if (fs::exists(RunFolder(dir).config())) {
       run->config = RunConfig::from_json(nlohmann::json::parse(io::read_file(RunFolder(dir).config())),
                                          RunFolder(dir).config().string());

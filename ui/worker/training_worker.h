@@ -37,7 +37,7 @@ class RunSampler;
 struct MidRunSettings {
   Precision precision = Precision::FP32;
   std::optional<LayerPolicy> policy;  // FP32 layers, half blocks, activation clamp
-  float lr_g = 0, lr_d = 0;  // 0: keep the run's own
+  float lr_g = 0, lr_d = 0;           // 0: keep the run's own
 };
 
 class TrainingWorker : public QObject, private SessionListener {
@@ -51,10 +51,10 @@ class TrainingWorker : public QObject, private SessionListener {
   ~TrainingWorker() override;
 
   // ---- thread-safe; applied between steps (or at once when no run is going) ----
-  void requestStop();            // also cancels dataset loading
+  void requestStop();  // also cancels dataset loading
   void setPaused(bool paused);
   bool isPaused() const { return paused_.load(); }
-  void requestStep();            // one iteration while paused
+  void requestStep();  // one iteration while paused
   void requestPrecision(Precision p);
   void requestLayerPolicy(const LayerPolicy& policy);  // an unknown layer name is reported, training goes on
   void requestLearningRates(float lr_g, float lr_d);
@@ -133,14 +133,14 @@ class TrainingWorker : public QObject, private SessionListener {
   void on_histograms(int64_t step, const std::vector<float>& g, const std::vector<float>& d) override;
 
   void push(Command c);
-  void drainIdle();                 // queued after each push: serves commands when no loop runs
-  void drainCommands();             // worker thread, between steps
+  void drainIdle();      // queued after each push: serves commands when no loop runs
+  void drainCommands();  // worker thread, between steps
   void apply(const Command& c);
   bool stopRequested() const;
   void beginRun(RunTag tag, bool paused, int steps = 0);
   SessionOptions sessionOptions();
   void announce(RunTag tag, bool resumed);
-  QString loop();                   // steps until done or stopped; returns the reason
+  QString loop();  // steps until done or stopped; returns the reason
   void finishRun(const QString& reason);
   void flush(bool force);
   void setState(State s);

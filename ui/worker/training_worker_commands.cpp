@@ -37,8 +37,9 @@ void TrainingWorker::push(Command c) {
     // A newer value of the same setting replaces an unapplied older one.
     if (c.kind == Command::SetPrecision || c.kind == Command::SetLayerPolicy || c.kind == Command::SetLearningRates ||
         c.kind == Command::SetTotalSteps)
-      commands_.erase(std::remove_if(commands_.begin(), commands_.end(), [&](const Command& o) { return o.kind == c.kind; }),
-                      commands_.end());
+      commands_.erase(
+          std::remove_if(commands_.begin(), commands_.end(), [&](const Command& o) { return o.kind == c.kind; }),
+          commands_.end());
     commands_.push_back(std::move(c));
   }
   cv_.notify_all();
@@ -132,7 +133,8 @@ void TrainingWorker::apply(const Command& c) {
       UiError e;
       e.what = QStringLiteral("no run is loaded");
       e.hint = QStringLiteral("start or resume a run first");
-      e.during = c.kind == Command::Checkpoint ? QStringLiteral("saving a checkpoint") : QStringLiteral("exporting samples");
+      e.during =
+          c.kind == Command::Checkpoint ? QStringLiteral("saving a checkpoint") : QStringLiteral("exporting samples");
       emit failed(e);
     }
     return;  // settings changes with no run: the next run reads them from the panel anyway
@@ -148,8 +150,12 @@ void TrainingWorker::apply(const Command& c) {
         session_->set_layer_policy(c.policy);
         describeModel();
         break;
-      case Command::SetLearningRates: session_->set_learning_rates(c.lr_g, c.lr_d); break;
-      case Command::SetTotalSteps: session_->set_total_steps(c.steps); break;
+      case Command::SetLearningRates:
+        session_->set_learning_rates(c.lr_g, c.lr_d);
+        break;
+      case Command::SetTotalSteps:
+        session_->set_total_steps(c.steps);
+        break;
       case Command::Checkpoint: {
         const fs::path p = session_->save_checkpoint();
         emit exported(QStringLiteral("checkpoint"), QString::fromStdString(p.string()));
@@ -170,7 +176,7 @@ void TrainingWorker::apply(const Command& c) {
     }
   } catch (...) {
     static const char* const kDuring[] = {"switching precision", "setting learning rates", "setting the step target",
-                                          "saving a checkpoint", "exporting samples", "sampling"};
+                                          "saving a checkpoint", "exporting samples",      "sampling"};
     fail(QString::fromLatin1(kDuring[c.kind]));
   }
 }

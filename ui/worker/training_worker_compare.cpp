@@ -30,13 +30,14 @@ void TrainingWorker::runComparison(const RunConfig& base, Precision amp, bool ma
     } catch (...) {
       complete = false;
       const bool diverged = isDivergence();
-      if (cancel_loading_.load() && !run_started_ && isCancel()) emit notice(QStringLiteral("loading cancelled"));
-      else fail(QStringLiteral("comparing (%1 run)").arg(QString::fromLatin1(precision_label(modes[i]))));
+      if (cancel_loading_.load() && !run_started_ && isCancel())
+        emit notice(QStringLiteral("loading cancelled"));
+      else
+        fail(QStringLiteral("comparing (%1 run)").arg(QString::fromLatin1(precision_label(modes[i]))));
       if (session_ && run_started_ && !diverged) {
         try {
           session_->finish("error");
-        } catch (...) {
-        }
+        } catch (...) {}
       }
       flush(true);
       if (run_started_) {
@@ -71,9 +72,10 @@ bool TrainingWorker::findMaxBatch(const RunConfig& base, Precision amp, int chan
   emit workProgress(what, 0, 1);
   bool ok = false;
   try {
-    auto result = std::make_shared<const MaxBatchResult>(compare_max_batch(
-        base, amp, channels, &stop_,
-        [this](const std::string& step, int done, int total) { emit workProgress(QString::fromStdString(step), done, total); }));
+    auto result = std::make_shared<const MaxBatchResult>(
+        compare_max_batch(base, amp, channels, &stop_, [this](const std::string& step, int done, int total) {
+          emit workProgress(QString::fromStdString(step), done, total);
+        }));
     ok = !result->stopped;
     emit maxBatchFound(result);
     if (result->stopped) emit notice(QStringLiteral("the largest-batch search was stopped"));

@@ -16,8 +16,8 @@ using cpu::kTile;
 using cpu::require;
 using cpu::tiles;
 
-void CpuBackend::grad_stats(const std::vector<Tensor>& grads, const Tensor& scaler_state,
-                            Tensor& scalars, const GradStatSlots& slots) {
+void CpuBackend::grad_stats(const std::vector<Tensor>& grads, const Tensor& scaler_state, Tensor& scalars,
+                            const GradStatSlots& slots) {
   for (int slot : {slots.found_inf, slots.sum_sq})
     require(slot >= 0 && slot < scalars.numel(), "grad_stats", "slot out of range");
   for (int slot : {slots.zeros, slots.subnormals, slots.count})  // counts: [slot, slot + 1]
@@ -127,8 +127,8 @@ void CpuBackend::grad_histogram(const std::vector<Tensor>& grads, Tensor& hist) 
   for (int i = 0; i < ew::kHistBins; ++i) h[i] = static_cast<float>(counts[i]);
 }
 
-void CpuBackend::scaler_update(Tensor& scaler_state, const ew::ScalerConfig& cfg,
-                               const Tensor& scalars, const std::vector<int>& found_inf_slots) {
+void CpuBackend::scaler_update(Tensor& scaler_state, const ew::ScalerConfig& cfg, const Tensor& scalars,
+                               const std::vector<int>& found_inf_slots) {
   bool found = false;
   for (int slot : found_inf_slots) found |= scalars.as<float>()[slot] != 0.0f;
   float* st = scaler_state.as<float>();

@@ -33,7 +33,8 @@ std::optional<CpuKernels> kernels_from_environment() {
   if (!env || !*env) return std::nullopt;
   CpuKernels k;
   if (!parse_cpu_kernels(env, &k))
-    throw Error("unknown value '" + std::string(env) + "'", "AMPGAN_CPU_KERNELS", "use auto, openblas or onednn, or unset it");
+    throw Error("unknown value '" + std::string(env) + "'", "AMPGAN_CPU_KERNELS",
+                "use auto, openblas or onednn, or unset it");
   return k;
 }
 
@@ -49,8 +50,8 @@ CpuBackend::~CpuBackend() { scratch_.clear(); }
 
 std::string CpuBackend::name() const {
   // The instruction sets that decide what mixed precision can buy here (core/common/cpu_features.h).
-  return "CPU (" + std::to_string(cpu_threads()) + " threads, " + (cpu::onednn_available() ? "OpenBLAS + oneDNN, " : "OpenBLAS, ") +
-         cpu_features().summary() + ")";
+  return "CPU (" + std::to_string(cpu_threads()) + " threads, " +
+         (cpu::onednn_available() ? "OpenBLAS + oneDNN, " : "OpenBLAS, ") + cpu_features().summary() + ")";
 }
 
 Tensor CpuBackend::empty(Shape shape, DType dtype, MemCategory category) {
@@ -95,16 +96,14 @@ void CpuBackend::download(const Tensor& src, void* host, size_t nbytes) {
 
 void CpuBackend::widen(const Tensor& t, int64_t offset, int64_t count, float* out) {
   const void* src = cpu::at(t.data(), t.dtype(), offset);
-  parallel_for(count, kGrain, [&](int64_t b, int64_t e) {
-    cpu::widen(t.dtype(), cpu::at(src, t.dtype(), b), out + b, e - b);
-  });
+  parallel_for(count, kGrain,
+               [&](int64_t b, int64_t e) { cpu::widen(t.dtype(), cpu::at(src, t.dtype(), b), out + b, e - b); });
 }
 
 void CpuBackend::narrow(const float* in, Tensor& t, int64_t offset, int64_t count) {
   void* dst = cpu::at(t.data(), t.dtype(), offset);
-  parallel_for(count, kGrain, [&](int64_t b, int64_t e) {
-    cpu::narrow(t.dtype(), in + b, cpu::at(dst, t.dtype(), b), e - b);
-  });
+  parallel_for(count, kGrain,
+               [&](int64_t b, int64_t e) { cpu::narrow(t.dtype(), in + b, cpu::at(dst, t.dtype(), b), e - b); });
 }
 
 void CpuBackend::fill(Tensor& t, float value) {
@@ -131,10 +130,10 @@ void CpuBackend::cast(const Tensor& src, Tensor& dst) {
   });
 }
 
-void CpuBackend::fill_normal(Tensor& t, uint64_t seed, uint64_t stream, const Tensor& counter,
-                             float stddev) {
+void CpuBackend::fill_normal(Tensor& t, uint64_t seed, uint64_t stream, const Tensor& counter, float stddev) {
   if (counter.defined()) {
-    require(counter.dtype() == DType::F32 && counter.numel() == 2, "fill_normal", "the counter must be an FP32 [lo, hi] count");
+    require(counter.dtype() == DType::F32 && counter.numel() == 2, "fill_normal",
+            "the counter must be an FP32 [lo, hi] count");
     stream += ew::count_load(counter.as<float>());
   }
   parallel_for(t.numel(), kGrain, [&](int64_t b, int64_t e) {

@@ -41,38 +41,33 @@ class CpuBackend : public Backend, private Allocator {
   void fill(Tensor& t, float value) override;
   void copy(const Tensor& src, Tensor& dst) override;
   void cast(const Tensor& src, Tensor& dst) override;
-  void fill_normal(Tensor& t, uint64_t seed, uint64_t stream, const Tensor& counter,
-                   float stddev) override;
+  void fill_normal(Tensor& t, uint64_t seed, uint64_t stream, const Tensor& counter, float stddev) override;
   void copy_scalar(const Tensor& src, int src_index, Tensor& dst, int dst_index) override;
   void add_scalar(Tensor& dst, int index, float value) override;
   void count_increment(Tensor& count) override;
 
-  void gemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const Tensor& a,
-            const Tensor& b, float beta, Tensor& c) override;
+  void gemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const Tensor& a, const Tensor& b, float beta,
+            Tensor& c) override;
   void conv2d_forward(const ConvGeometry& g, const Tensor& x, const Tensor& w, Tensor& y) override;
-  void conv2d_backward_data(const ConvGeometry& g, const Tensor& dy, const Tensor& w,
-                            Tensor& dx) override;
-  void conv2d_backward_filter(const ConvGeometry& g, const Tensor& x, const Tensor& dy,
-                              Tensor& dw, bool accumulate) override;
+  void conv2d_backward_data(const ConvGeometry& g, const Tensor& dy, const Tensor& w, Tensor& dx) override;
+  void conv2d_backward_filter(const ConvGeometry& g, const Tensor& x, const Tensor& dy, Tensor& dw,
+                              bool accumulate) override;
   void bias_add(Tensor& y, const Tensor& b) override;
   void bias_backward(const Tensor& dy, Tensor& db, bool accumulate) override;
 
-  void batchnorm_forward_train(const Tensor& x, const Tensor& gamma, const Tensor& beta,
-                               Tensor& running_mean, Tensor& running_var, float momentum,
-                               float eps, bool update_running, Tensor& y, Tensor& save_mean,
-                               Tensor& save_invstd) override;
+  void batchnorm_forward_train(const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& running_mean,
+                               Tensor& running_var, float momentum, float eps, bool update_running, Tensor& y,
+                               Tensor& save_mean, Tensor& save_invstd) override;
   void batchnorm_commit_running(const std::vector<Tensor>& running, const std::vector<Tensor>& staged,
                                 const Tensor& scalars, const std::vector<int>& skip_slots) override;
-  void batchnorm_forward_eval(const Tensor& x, const Tensor& gamma, const Tensor& beta,
-                              const Tensor& running_mean, const Tensor& running_var, float eps,
-                              Tensor& y) override;
-  void batchnorm_backward(const Tensor& x, const Tensor& dy, const Tensor& gamma,
-                          const Tensor& save_mean, const Tensor& save_invstd, Tensor& dx,
-                          Tensor& dgamma, Tensor& dbeta, bool accumulate) override;
+  void batchnorm_forward_eval(const Tensor& x, const Tensor& gamma, const Tensor& beta, const Tensor& running_mean,
+                              const Tensor& running_var, float eps, Tensor& y) override;
+  void batchnorm_backward(const Tensor& x, const Tensor& dy, const Tensor& gamma, const Tensor& save_mean,
+                          const Tensor& save_invstd, Tensor& dx, Tensor& dgamma, Tensor& dbeta,
+                          bool accumulate) override;
 
   void activation_forward(ew::Act act, float alpha, const Tensor& x, Tensor& y) override;
-  void activation_backward(ew::Act act, float alpha, const Tensor& y, const Tensor& dy,
-                           Tensor& dx) override;
+  void activation_backward(ew::Act act, float alpha, const Tensor& y, const Tensor& dy, Tensor& dx) override;
 
   void add(const Tensor& a, const Tensor& b, Tensor& y) override;
   void upsample2x_forward(const Tensor& x, Tensor& y) override;
@@ -86,10 +81,10 @@ class CpuBackend : public Backend, private Allocator {
   void spectral_norm_backward(const Tensor& g, const Tensor& w, const Tensor& u, const Tensor& v, const Tensor& sigma,
                               Tensor& dw, bool accumulate) override;
 
-  void gan_loss(LossKind kind, LossRole role, const Tensor& logits, const Tensor& scaler_state,
-                Tensor& dlogits, Tensor& scalars, int loss_slot, int prob_slot) override;
-  void softmax_cross_entropy(const Tensor& logits, const Tensor& labels, Tensor& dlogits,
-                             Tensor& scalars, int loss_slot, int correct_slot) override;
+  void gan_loss(LossKind kind, LossRole role, const Tensor& logits, const Tensor& scaler_state, Tensor& dlogits,
+                Tensor& scalars, int loss_slot, int prob_slot) override;
+  void softmax_cross_entropy(const Tensor& logits, const Tensor& labels, Tensor& dlogits, Tensor& scalars,
+                             int loss_slot, int correct_slot) override;
 
   void grad_stats(const std::vector<Tensor>& grads, const Tensor& scaler_state, Tensor& scalars,
                   const GradStatSlots& slots) override;
@@ -114,8 +109,17 @@ class CpuBackend : public Backend, private Allocator {
   // Grow-only FP32 scratch buffers, counted as workspace memory.
   float* scratch(int slot, size_t floats);
   enum ScratchSlot {
-    kCol, kWeights, kRowsF, kAccum, kGemmA, kGemmB, kGemmC, kTiles,  // im2col's (cpu_linalg.cpp)
-    kPacked, kPackedLast, kPartials                                   // direct's (cpu_conv.cpp)
+    kCol,
+    kWeights,
+    kRowsF,
+    kAccum,
+    kGemmA,
+    kGemmB,
+    kGemmC,
+    kTiles,  // im2col's (cpu_linalg.cpp)
+    kPacked,
+    kPackedLast,
+    kPartials  // direct's (cpu_conv.cpp)
   };
 
   // A convolution's two ways (cpu_conv.cpp chooses, per direction, geometry and dtype). Each

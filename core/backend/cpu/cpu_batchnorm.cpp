@@ -46,27 +46,25 @@ std::vector<double> channel_sums(int64_t rows, int64_t c, F f) {
 }
 
 // y = normalize(x) with per-channel mean/invstd/gamma/beta, narrowed to y's dtype.
-void normalize(const Tensor& x, Tensor& y, int64_t rows, int64_t c, const float* mean,
-               const float* invstd, const float* g, const float* b) {
+void normalize(const Tensor& x, Tensor& y, int64_t rows, int64_t c, const float* mean, const float* invstd,
+               const float* g, const float* b) {
   parallel_for(rows, row_grain(c), [&](int64_t r0, int64_t r1) {
     std::vector<float> buf, out(static_cast<size_t>((r1 - r0) * c));
     const float* xs = rows_f32(x, r0, r1, c, buf);
     for (int64_t r = 0; r < r1 - r0; ++r)
-      for (int64_t j = 0; j < c; ++j)
-        out[r * c + j] = ew::bn_normalize(xs[r * c + j], mean[j], invstd[j], g[j], b[j]);
+      for (int64_t j = 0; j < c; ++j) out[r * c + j] = ew::bn_normalize(xs[r * c + j], mean[j], invstd[j], g[j], b[j]);
     cpu::narrow(y.dtype(), out.data(), cpu::at(y.data(), y.dtype(), r0 * c), (r1 - r0) * c);
   });
 }
 
 }  // namespace
 
-void CpuBackend::batchnorm_forward_train(const Tensor& x, const Tensor& gamma, const Tensor& beta,
-                                         Tensor& running_mean, Tensor& running_var, float momentum,
-                                         float eps, bool update_running, Tensor& y,
+void CpuBackend::batchnorm_forward_train(const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& running_mean,
+                                         Tensor& running_var, float momentum, float eps, bool update_running, Tensor& y,
                                          Tensor& save_mean, Tensor& save_invstd) {
   const int64_t c = gamma.numel(), rows = x.numel() / c;
-  check(x.dtype() == y.dtype() && x.numel() == y.numel() && x.numel() % c == 0 && rows > 1,
-        "batchnorm_forward_train", "shape mismatch");
+  check(x.dtype() == y.dtype() && x.numel() == y.numel() && x.numel() % c == 0 && rows > 1, "batchnorm_forward_train",
+        "shape mismatch");
   float* mean = save_mean.as<float>();
   float* invstd = save_invstd.as<float>();
   const std::vector<double> sums = channel_sums(rows, c, [&](int64_t r0, int64_t r1, float* acc) {
@@ -108,21 +106,22 @@ void CpuBackend::batchnorm_commit_running(const std::vector<Tensor>& running, co
     skip |= scalars.as<float>()[s] != 0.0f;
   }
   for (size_t i = 0; i < running.size(); ++i) {
-    check(running[i].dtype() == DType::F32 && staged[i].dtype() == DType::F32 &&
-              running[i].numel() == staged[i].numel(),
-          "batchnorm_commit_running", "pairs of FP32 tensors of equal size expected");
+    check(
+        running[i].dtype() == DType::F32 && staged[i].dtype() == DType::F32 && running[i].numel() == staged[i].numel(),
+        "batchnorm_commit_running", "pairs of FP32 tensors of equal size expected");
     float* r = running[i].as<float>();
     float* st = staged[i].as<float>();
     for (int64_t j = 0; j < running[i].numel(); ++j) {
-      if (skip) st[j] = r[j];
-      else r[j] = st[j];
+      if (skip)
+        st[j] = r[j];
+      else
+        r[j] = st[j];
     }
   }
 }
 
 void CpuBackend::batchnorm_forward_eval(const Tensor& x, const Tensor& gamma, const Tensor& beta,
-                                        const Tensor& running_mean, const Tensor& running_var,
-                                        float eps, Tensor& y) {
+                                        const Tensor& running_mean, const Tensor& running_var, float eps, Tensor& y) {
   const int64_t c = gamma.numel(), rows = x.numel() / c;
   check(x.dtype() == y.dtype() && x.numel() == y.numel(), "batchnorm_forward_eval", "shape mismatch");
   std::vector<float> invstd(c);
@@ -130,12 +129,12 @@ void CpuBackend::batchnorm_forward_eval(const Tensor& x, const Tensor& gamma, co
   normalize(x, y, rows, c, running_mean.as<float>(), invstd.data(), gamma.as<float>(), beta.as<float>());
 }
 
-void CpuBackend::batchnorm_backward(const Tensor& x, const Tensor& dy, const Tensor& gamma,
-                                    const Tensor& save_mean, const Tensor& save_invstd, Tensor& dx,
-                                    Tensor& dgamma, Tensor& dbeta, bool accumulate) {
+void CpuBackend::batchnorm_backward(const Tensor& x, const Tensor& dy, const Tensor& gamma, const Tensor& save_mean,
+                                    const Tensor& save_invstd, Tensor& dx, Tensor& dgamma, Tensor& dbeta,
+                                    bool accumulate) {
   const int64_t c = gamma.numel(), rows = x.numel() / c;
-  check(x.dtype() == dy.dtype() && dy.dtype() == dx.dtype() && x.numel() == dy.numel(),
-        "batchnorm_backward", "shape mismatch");
+  check(x.dtype() == dy.dtype() && dy.dtype() == dx.dtype() && x.numel() == dy.numel(), "batchnorm_backward",
+        "shape mismatch");
   const float* mean = save_mean.as<float>();
   const float* invstd = save_invstd.as<float>();
   const float* g = gamma.as<float>();

@@ -11,8 +11,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <functional>
 #include <cstring>
+#include <functional>
 #include <vector>
 
 #include "core/backend/cpu/cpu_backend.h"
@@ -70,9 +70,12 @@ int64_t direct_task_floats(ConvDirection d, const ConvGeometry& g, DType dt, int
   const int64_t in = int64_t{spg} * g.h * g.w * g.c, out = int64_t{spg} * g.out_h() * g.out_w() * g.k;
   const bool widen = dt == DType::F16, half = dt != DType::F32;
   switch (d) {
-    case ConvDirection::Forward: return (widen ? in : 0) + (half ? out : 0);
-    case ConvDirection::BackwardData: return (widen ? out : 0) + (half ? in : 0);
-    case ConvDirection::BackwardFilter: return widen ? in + out : 0;  // + the gradient's own layout, below
+    case ConvDirection::Forward:
+      return (widen ? in : 0) + (half ? out : 0);
+    case ConvDirection::BackwardData:
+      return (widen ? out : 0) + (half ? in : 0);
+    case ConvDirection::BackwardFilter:
+      return widen ? in + out : 0;  // + the gradient's own layout, below
   }
   return 0;
 }
@@ -81,7 +84,9 @@ int64_t direct_task_floats(ConvDirection d, const ConvGeometry& g, DType dt, int
 int64_t blocked_floats(ConvDirection d, const DirectConv& full, const DirectConv& tail) {
   if (d != ConvDirection::BackwardFilter) return 0;
   return static_cast<int64_t>(std::max(full.gradient_is_plain() ? 0 : full.weights_bytes(),
-                                       tail.gradient_is_plain() ? 0 : tail.weights_bytes()) / 4 + 16);
+                                       tail.gradient_is_plain() ? 0 : tail.weights_bytes()) /
+                                  4 +
+                              16);
 }
 
 }  // namespace
@@ -128,20 +133,28 @@ void CpuBackend::conv2d_forward(const ConvGeometry& g, const Tensor& x, const Te
   check(x.dtype() == w.dtype() && w.dtype() == y.dtype(), "conv2d_forward", "dtypes differ");
   check(x.numel() == g.x_shape().numel() && w.numel() == g.w_shape().numel() && y.numel() == g.y_shape().numel(),
         "conv2d_forward", "shapes do not match the geometry");
-  conv_planned(ConvDirection::Forward, g, x.dtype(), [&](bool direct) {
-    if (direct) conv_forward_direct(g, x, w, y);
-    else conv_forward_im2col(g, x, w, y);
-  }, {});
+  conv_planned(ConvDirection::Forward, g, x.dtype(),
+               [&](bool direct) {
+                 if (direct)
+                   conv_forward_direct(g, x, w, y);
+                 else
+                   conv_forward_im2col(g, x, w, y);
+               },
+               {});
 }
 
 void CpuBackend::conv2d_backward_data(const ConvGeometry& g, const Tensor& dy, const Tensor& w, Tensor& dx) {
   check(dy.dtype() == w.dtype() && w.dtype() == dx.dtype(), "conv2d_backward_data", "dtypes differ");
   check(dx.numel() == g.x_shape().numel() && w.numel() == g.w_shape().numel() && dy.numel() == g.y_shape().numel(),
         "conv2d_backward_data", "shapes do not match the geometry");
-  conv_planned(ConvDirection::BackwardData, g, dy.dtype(), [&](bool direct) {
-    if (direct) conv_backward_data_direct(g, dy, w, dx);
-    else conv_backward_data_im2col(g, dy, w, dx);
-  }, {});
+  conv_planned(ConvDirection::BackwardData, g, dy.dtype(),
+               [&](bool direct) {
+                 if (direct)
+                   conv_backward_data_direct(g, dy, w, dx);
+                 else
+                   conv_backward_data_im2col(g, dy, w, dx);
+               },
+               {});
 }
 
 void CpuBackend::conv2d_backward_filter(const ConvGeometry& g, const Tensor& x, const Tensor& dy, Tensor& dw,
@@ -154,14 +167,21 @@ void CpuBackend::conv2d_backward_filter(const ConvGeometry& g, const Tensor& x, 
   std::function<void()> restore;
   if (accumulate) {
     restore = [&] {
-      if (before.empty()) before.assign(static_cast<const uint8_t*>(dw.data()), static_cast<const uint8_t*>(dw.data()) + dw.nbytes());
-      else std::memcpy(dw.data(), before.data(), before.size());
+      if (before.empty())
+        before.assign(static_cast<const uint8_t*>(dw.data()), static_cast<const uint8_t*>(dw.data()) + dw.nbytes());
+      else
+        std::memcpy(dw.data(), before.data(), before.size());
     };
   }
-  conv_planned(ConvDirection::BackwardFilter, g, x.dtype(), [&](bool direct) {
-    if (direct) conv_backward_filter_direct(g, x, dy, dw, accumulate);
-    else conv_backward_filter_im2col(g, x, dy, dw, accumulate);
-  }, restore);
+  conv_planned(
+      ConvDirection::BackwardFilter, g, x.dtype(),
+      [&](bool direct) {
+        if (direct)
+          conv_backward_filter_direct(g, x, dy, dw, accumulate);
+        else
+          conv_backward_filter_im2col(g, x, dy, dw, accumulate);
+      },
+      restore);
 }
 
 // ---- the direct way -----------------------------------------------------------------------------
@@ -193,13 +213,16 @@ void CpuBackend::conv_forward_direct(const ConvGeometry& g, const Tensor& x, con
   const DType dt = x.dtype(), od = operand_dtype(dt);
   const Groups q = groups_of(g);
   const DirectPair p = pair_for(ConvDirection::Forward, q, od);
-  const int64_t rsc = int64_t{g.r} * g.s * g.c, in = int64_t{g.h} * g.w * g.c, out = int64_t{g.out_h()} * g.out_w() * g.k;
+  const int64_t rsc = int64_t{g.r} * g.s * g.c, in = int64_t{g.h} * g.w * g.c,
+                out = int64_t{g.out_h()} * g.out_w() * g.k;
   const void* wp = plain_weights(w, dt == DType::F16 ? scratch(kWeights, size_t(g.k) * rsc) : nullptr);
   float* packed = scratch(kPacked, p.full->weights_bytes() / 4 + 1);
   float* packed_tail = scratch(kPackedLast, p.tail->weights_bytes() / 4 + 1);
   p.full->pack_weights(wp, packed);
-  if (q.count > 1 && q.last != q.spg) p.tail->pack_weights(wp, packed_tail);
-  else packed_tail = packed;
+  if (q.count > 1 && q.last != q.spg)
+    p.tail->pack_weights(wp, packed_tail);
+  else
+    packed_tail = packed;
   const int64_t per_task = direct_task_floats(ConvDirection::Forward, g, dt, q.spg);
   float* tasks = per_task > 0 ? scratch(kTiles, size_t(cpu_threads() * per_task)) : nullptr;
   for_each_group(q.count, [&](int group, int task) {
@@ -221,13 +244,16 @@ void CpuBackend::conv_backward_data_direct(const ConvGeometry& g, const Tensor& 
   const DType dt = dy.dtype(), od = operand_dtype(dt);
   const Groups q = groups_of(g);
   const DirectPair p = pair_for(ConvDirection::BackwardData, q, od);
-  const int64_t rsc = int64_t{g.r} * g.s * g.c, in = int64_t{g.h} * g.w * g.c, out = int64_t{g.out_h()} * g.out_w() * g.k;
+  const int64_t rsc = int64_t{g.r} * g.s * g.c, in = int64_t{g.h} * g.w * g.c,
+                out = int64_t{g.out_h()} * g.out_w() * g.k;
   const void* wp = plain_weights(w, dt == DType::F16 ? scratch(kWeights, size_t(g.k) * rsc) : nullptr);
   float* packed = scratch(kPacked, p.full->weights_bytes() / 4 + 1);
   float* packed_tail = scratch(kPackedLast, p.tail->weights_bytes() / 4 + 1);
   p.full->pack_weights(wp, packed);
-  if (q.count > 1 && q.last != q.spg) p.tail->pack_weights(wp, packed_tail);
-  else packed_tail = packed;
+  if (q.count > 1 && q.last != q.spg)
+    p.tail->pack_weights(wp, packed_tail);
+  else
+    packed_tail = packed;
   const int64_t per_task = direct_task_floats(ConvDirection::BackwardData, g, dt, q.spg);
   float* tasks = per_task > 0 ? scratch(kTiles, size_t(cpu_threads() * per_task)) : nullptr;
   for_each_group(q.count, [&](int group, int task) {

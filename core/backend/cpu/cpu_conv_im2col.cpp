@@ -25,9 +25,9 @@
 #include <cblas.h>
 
 #include "core/backend/cpu/cpu_backend.h"
+#include "core/backend/cpu/cpu_conv_onednn.h"
 #include "core/backend/cpu/cpu_convert.h"
 #include "core/backend/cpu/cpu_dispatch.h"
-#include "core/backend/cpu/cpu_conv_onednn.h"
 #include "core/backend/cpu/cpu_gemm.h"
 #include "core/backend/cpu/cpu_product_parts.h"
 #include "core/common/error.h"
@@ -35,14 +35,14 @@
 
 namespace ampgan {
 
+using cpu::direct;
 using cpu::Form;
 using cpu::GemmKernel;
 using cpu::GemmShape;
-using cpu::Split;
-using cpu::direct;
 using cpu::load;
 using cpu::offset_by;
 using cpu::part_shape;
+using cpu::Split;
 using cpu::split_gemm;
 using cpu::split_of;
 
@@ -203,8 +203,10 @@ void flip_weights(const ConvGeometry& g, const Tensor& w, Form f, void* wt) {
         load(f, cpu::at(w.data(), w.dtype(), (kk * rs + ij) * g.c + c0), row, cn);
         for (int64_t c = 0; c < cn; ++c) {
           const int64_t to = ((c0 + c) * rs + (rs - 1 - ij)) * g.k + kk;
-          if (f.raw) static_cast<uint16_t*>(wt)[to] = reinterpret_cast<const uint16_t*>(row)[c];
-          else static_cast<float*>(wt)[to] = row[c];
+          if (f.raw)
+            static_cast<uint16_t*>(wt)[to] = reinterpret_cast<const uint16_t*>(row)[c];
+          else
+            static_cast<float*>(wt)[to] = row[c];
         }
       }
     }
@@ -258,7 +260,7 @@ void CpuBackend::reserve_im2col(cpu::ConvDirection d, const ConvGeometry& g, DTy
     } else {
       const int64_t spt = col2im_samples_per_tile(g), sample = int64_t{g.h} * g.w * g.c;
       scratch(kTiles, size_t(task_count() * (spt * spatial * (rsc + (dt == DType::F32 ? 0 : g.k)) +
-                                              (dt == DType::F32 ? 0 : spt * sample))));
+                                             (dt == DType::F32 ? 0 : spt * sample))));
     }
   } else {
     if (dt != DType::F32) scratch(kAccum, size_t(g.k * rsc));

@@ -34,7 +34,10 @@ struct Descs {
   memory::dims src, wei, dst, strides, pad;
 };
 Descs descs(const ConvGeometry& g) {
-  return {{g.n, g.c, g.h, g.w}, {g.k, g.c, g.r, g.s}, {g.n, g.k, g.out_h(), g.out_w()}, {g.stride, g.stride},
+  return {{g.n, g.c, g.h, g.w},
+          {g.k, g.c, g.r, g.s},
+          {g.n, g.k, g.out_h(), g.out_w()},
+          {g.stride, g.stride},
           {g.pad, g.pad}};
 }
 
@@ -65,9 +68,9 @@ std::unique_ptr<DirectConv::Impl> make(ConvDirection dir, const ConvGeometry& g,
       impl_name = fwd.impl_info_str();
       break;
     case ConvDirection::BackwardData: {
-      const dnnl::convolution_backward_data::desc bd(dnnl::algorithm::convolution_direct,
-                                                     memory::desc(d.src, f32, tag::nhwc),
-                                                     memory::desc(d.wei, in, tag::any), dst_in, d.strides, d.pad, d.pad);
+      const dnnl::convolution_backward_data::desc bd(
+          dnnl::algorithm::convolution_direct, memory::desc(d.src, f32, tag::nhwc), memory::desc(d.wei, in, tag::any),
+          dst_in, d.strides, d.pad, d.pad);
       const dnnl::convolution_backward_data::primitive_desc pd(bd, attr, eng, fwd);
       impl->src = pd.diff_src_desc();
       impl->wei = pd.weights_desc();

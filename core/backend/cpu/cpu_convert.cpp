@@ -53,7 +53,8 @@ __attribute__((target("avx2"))) void narrow_bf16_hw(const float* s, uint16_t* d,
   for (; i + 8 <= n; i += 8) {
     const __m256i x = _mm256_castps_si256(_mm256_loadu_ps(s + i));
     const __m256i hi = _mm256_srli_epi32(x, 16);
-    const __m256i rounded = _mm256_srli_epi32(_mm256_add_epi32(x, _mm256_add_epi32(bias, _mm256_and_si256(hi, one))), 16);
+    const __m256i rounded =
+        _mm256_srli_epi32(_mm256_add_epi32(x, _mm256_add_epi32(bias, _mm256_and_si256(hi, one))), 16);
     const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(x, abs_mask), inf);
     const __m256i r = _mm256_blendv_epi8(rounded, _mm256_or_si256(hi, quiet), nan);
     // 32 -> 16 bits: packus works per 128-bit lane, so gather the two lanes' low halves.
@@ -93,7 +94,8 @@ __attribute__((target("avx512f"))) void narrow_bf16_512(const float* s, uint16_t
   for (; i + 16 <= n; i += 16) {
     const __m512i x = _mm512_castps_si512(_mm512_loadu_ps(s + i));
     const __m512i hi = _mm512_srli_epi32(x, 16);
-    const __m512i rounded = _mm512_srli_epi32(_mm512_add_epi32(x, _mm512_add_epi32(bias, _mm512_and_si512(hi, one))), 16);
+    const __m512i rounded =
+        _mm512_srli_epi32(_mm512_add_epi32(x, _mm512_add_epi32(bias, _mm512_and_si512(hi, one))), 16);
     const __mmask16 nan = _mm512_cmpgt_epi32_mask(_mm512_and_si512(x, abs_mask), inf);
     const __m512i r = _mm512_mask_blend_epi32(nan, rounded, _mm512_or_si512(hi, quiet));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + i), _mm512_cvtepi32_epi16(r));

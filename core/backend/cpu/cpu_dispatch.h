@@ -49,9 +49,15 @@ inline void tile_done(DType dt, const float* out, void* base, int64_t offset, in
 template <typename F>
 void dispatch_dtype(DType t, F&& f) {
   switch (t) {
-    case DType::F32: f(ew::F32{}); return;
-    case DType::F16: f(ew::F16{}); return;
-    case DType::BF16: f(ew::BF16{}); return;
+    case DType::F32:
+      f(ew::F32{});
+      return;
+    case DType::F16:
+      f(ew::F16{});
+      return;
+    case DType::BF16:
+      f(ew::BF16{});
+      return;
   }
 }
 

@@ -20,10 +20,14 @@ namespace {
 template <typename F>
 void dispatch_act(ew::Act a, F&& f) {
   switch (a) {
-    case ew::Act::ReLU: return f(std::integral_constant<ew::Act, ew::Act::ReLU>{});
-    case ew::Act::LeakyReLU: return f(std::integral_constant<ew::Act, ew::Act::LeakyReLU>{});
-    case ew::Act::Tanh: return f(std::integral_constant<ew::Act, ew::Act::Tanh>{});
-    default: return f(std::integral_constant<ew::Act, ew::Act::Identity>{});
+    case ew::Act::ReLU:
+      return f(std::integral_constant<ew::Act, ew::Act::ReLU>{});
+    case ew::Act::LeakyReLU:
+      return f(std::integral_constant<ew::Act, ew::Act::LeakyReLU>{});
+    case ew::Act::Tanh:
+      return f(std::integral_constant<ew::Act, ew::Act::Tanh>{});
+    default:
+      return f(std::integral_constant<ew::Act, ew::Act::Identity>{});
   }
 }
 
@@ -46,10 +50,8 @@ void CpuBackend::activation_forward(ew::Act act, float alpha, const Tensor& x, T
   });
 }
 
-void CpuBackend::activation_backward(ew::Act act, float alpha, const Tensor& y, const Tensor& dy,
-                                     Tensor& dx) {
-  require(y.dtype() == dy.dtype() && dy.dtype() == dx.dtype() && y.numel() == dy.numel() &&
-              dy.numel() == dx.numel(),
+void CpuBackend::activation_backward(ew::Act act, float alpha, const Tensor& y, const Tensor& dy, Tensor& dx) {
+  require(y.dtype() == dy.dtype() && dy.dtype() == dx.dtype() && y.numel() == dy.numel() && dy.numel() == dx.numel(),
           "activation_backward", "mismatch");
   const DType dt = y.dtype();
   dispatch_act(act, [&, alpha](auto a) {

@@ -22,9 +22,12 @@ namespace ampgan::cpu {
 
 const char* gemm_kernel_name(GemmKernel k) {
   switch (k) {
-    case GemmKernel::OpenBlas: return "openblas";
-    case GemmKernel::OneDnnF32: return "onednn-f32";
-    case GemmKernel::OneDnnBf16: return "onednn-bf16";
+    case GemmKernel::OpenBlas:
+      return "openblas";
+    case GemmKernel::OneDnnF32:
+      return "onednn-f32";
+    case GemmKernel::OneDnnBf16:
+      return "onednn-bf16";
   }
   return "?";
 }
@@ -55,8 +58,8 @@ std::string GemmShape::key() const {
 namespace {
 
 void openblas(const GemmShape& s, const float* a, const float* b, float* c) {
-  cblas_sgemm(CblasRowMajor, s.ta ? CblasTrans : CblasNoTrans, s.tb ? CblasTrans : CblasNoTrans, s.m, s.n, s.k,
-              s.alpha, a, s.lda, b, s.ldb, s.beta, c, s.ldc);
+  cblas_sgemm(CblasRowMajor, s.ta ? CblasTrans : CblasNoTrans, s.tb ? CblasTrans : CblasNoTrans, s.m, s.n, s.k, s.alpha,
+              a, s.lda, b, s.ldb, s.beta, c, s.ldc);
 }
 
 }  // namespace
@@ -156,13 +159,27 @@ std::string onednn_summary() {
   const dnnl_version_t* v = dnnl_version();
   std::string isa;
   switch (dnnl::get_effective_cpu_isa()) {
-    case dnnl::cpu_isa::avx512_core_amx: isa = "avx512_core_amx"; break;
-    case dnnl::cpu_isa::avx512_core_bf16: isa = "avx512_core_bf16"; break;
-    case dnnl::cpu_isa::avx512_core_vnni: isa = "avx512_core_vnni"; break;
-    case dnnl::cpu_isa::avx512_core: isa = "avx512_core"; break;
-    case dnnl::cpu_isa::avx2_vnni: isa = "avx2_vnni"; break;
-    case dnnl::cpu_isa::avx2: isa = "avx2"; break;
-    default: isa = "below avx2"; break;
+    case dnnl::cpu_isa::avx512_core_amx:
+      isa = "avx512_core_amx";
+      break;
+    case dnnl::cpu_isa::avx512_core_bf16:
+      isa = "avx512_core_bf16";
+      break;
+    case dnnl::cpu_isa::avx512_core_vnni:
+      isa = "avx512_core_vnni";
+      break;
+    case dnnl::cpu_isa::avx512_core:
+      isa = "avx512_core";
+      break;
+    case dnnl::cpu_isa::avx2_vnni:
+      isa = "avx2_vnni";
+      break;
+    case dnnl::cpu_isa::avx2:
+      isa = "avx2";
+      break;
+    default:
+      isa = "below avx2";
+      break;
   }
   return "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch) + ", " +
          isa;
@@ -185,7 +202,9 @@ void gemm_serial(GemmKernel k, const GemmShape& s, const void* a, const void* b,
   OnednnThread& t = onednn_thread();
   // oneDNN takes non-const handles; it only reads A and B.
   memory ma(m->a, engine(), const_cast<void*>(a)), mb(m->b, engine(), const_cast<void*>(b)), mc(m->c, engine(), c);
-  m->prim.execute(t.stream, {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc},
+  m->prim.execute(t.stream, {{DNNL_ARG_SRC, ma},
+                             {DNNL_ARG_WEIGHTS, mb},
+                             {DNNL_ARG_DST, mc},
                              {DNNL_ARG_SCRATCHPAD, t.scratchpad(m->scratch)}});
 }
 

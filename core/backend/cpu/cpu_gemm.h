@@ -20,7 +20,7 @@
 namespace ampgan::cpu {
 
 enum class GemmKernel : uint8_t { OpenBlas, OneDnnF32, OneDnnBf16 };
-const char* gemm_kernel_name(GemmKernel k);            // "openblas", "onednn-f32", "onednn-bf16"
+const char* gemm_kernel_name(GemmKernel k);  // "openblas", "onednn-f32", "onednn-bf16"
 bool parse_gemm_kernel(const std::string& s, GemmKernel* out);
 // Whether the kernel reads BF16 operands (the caller then passes raw BF16 bits, not FP32).
 inline bool reads_bf16(GemmKernel k) { return k == GemmKernel::OneDnnBf16; }

@@ -127,7 +127,8 @@ std::string host_choice(const std::string& key, const std::function<std::string(
   } else if (measure) {
     out = known[key] = measure();
     std::string line;
-    if (text.empty()) line = "# AMP GAN Studio: the CPU backend's fastest kernel per product on " + host_signature() + "\n";
+    if (text.empty())
+      line = "# AMP GAN Studio: the CPU backend's fastest kernel per product on " + host_signature() + "\n";
     line += key + "\t" + out + "\n";
     ::lseek(fd, 0, SEEK_END);
     if (::write(fd, line.data(), line.size()) < 0) {
@@ -140,7 +141,9 @@ std::string host_choice(const std::string& key, const std::function<std::string(
 
 std::string plan_key(const GemmShape& s, DType dt) { return std::string(dtype_name(dt)) + " " + s.key(); }
 
-bool contains(const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+bool contains(const std::vector<std::string>& v, const std::string& x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
 
 }  // namespace
 
@@ -231,11 +234,16 @@ std::string KernelPlan::choose_conv(const std::string& key, const std::vector<st
     auto it = chosen_.find(key);
     if (it != chosen_.end()) return it->second;
     std::string way;
-    if (conv_ && contains(candidates, *conv_)) way = *conv_;
-    else if (kernel_ || mode_ == CpuKernels::OpenBlas) way = kIm2col;
-    else if (mode_ == CpuKernels::OneDnn) way = contains(candidates, kDirect) ? kDirect : kIm2col;
-    else if (candidates.size() == 1) way = candidates.front();
-    else if (auto rec = recorded_.find(key); rec != recorded_.end() && contains(candidates, rec->second)) way = rec->second;
+    if (conv_ && contains(candidates, *conv_))
+      way = *conv_;
+    else if (kernel_ || mode_ == CpuKernels::OpenBlas)
+      way = kIm2col;
+    else if (mode_ == CpuKernels::OneDnn)
+      way = contains(candidates, kDirect) ? kDirect : kIm2col;
+    else if (candidates.size() == 1)
+      way = candidates.front();
+    else if (auto rec = recorded_.find(key); rec != recorded_.end() && contains(candidates, rec->second))
+      way = rec->second;
     if (!way.empty()) return chosen_[key] = way;
   }
   auto usable = [&](const std::string& v) { return contains(candidates, v); };
@@ -244,15 +252,18 @@ std::string KernelPlan::choose_conv(const std::string& key, const std::vector<st
     // Each way once untimed first, outside the host record's lock: it plans the products it runs
     // (which takes that lock) and makes its primitives. Then timed, under the lock.
     for (const std::string& c : candidates) time(c);
-    way = host_choice(key, [&] {
-      std::string best = candidates.front();
-      double best_s = 1e30;
-      for (const std::string& c : candidates) {
-        const double t = time(c);
-        if (t < best_s) best_s = t, best = c;
-      }
-      return best;
-    }, usable);
+    way = host_choice(
+        key,
+        [&] {
+          std::string best = candidates.front();
+          double best_s = 1e30;
+          for (const std::string& c : candidates) {
+            const double t = time(c);
+            if (t < best_s) best_s = t, best = c;
+          }
+          return best;
+        },
+        usable);
   }
   std::lock_guard lock(mu_);
   return chosen_[key] = way;

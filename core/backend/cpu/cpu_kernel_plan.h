@@ -62,8 +62,8 @@ class KernelPlan {
                            const std::function<std::string()>& fastest);
   mutable std::mutex mu_;
   CpuKernels mode_ = CpuKernels::Auto;
-  std::optional<GemmKernel> kernel_;  // force()d
-  std::optional<std::string> conv_;   // force()d
+  std::optional<GemmKernel> kernel_;             // force()d
+  std::optional<std::string> conv_;              // force()d
   std::map<std::string, std::string> chosen_;    // key: dtype + " " + shape key, or a convolution's
   std::map<std::string, std::string> recorded_;  // from reuse(), used when met
 };

@@ -54,18 +54,18 @@ void warm_openblas() {
       const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
       while (arrived.load() < threads && std::chrono::steady_clock::now() < until) std::this_thread::yield();
       std::vector<float> c(size_t(n) * n);
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f,
-                  c.data(), n);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(),
+                  n);
     });
   });
 }
 
-void CpuBackend::gemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const Tensor& a,
-                      const Tensor& b, float beta, Tensor& c) {
+void CpuBackend::gemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const Tensor& a, const Tensor& b,
+                      float beta, Tensor& c) {
   check(a.dtype() == b.dtype(), "gemm", "A and B must share a dtype");
   check(c.dtype() == DType::F32 || c.dtype() == a.dtype(), "gemm", "C must be FP32 or A's dtype");
-  check(a.numel() >= int64_t{m} * k && b.numel() >= int64_t{k} * n && c.numel() >= int64_t{m} * n,
-        "gemm", "operand smaller than m, n, k");
+  check(a.numel() >= int64_t{m} * k && b.numel() >= int64_t{k} * n && c.numel() >= int64_t{m} * n, "gemm",
+        "operand smaller than m, n, k");
   const GemmShape s{trans_a, trans_b, m, n, k, trans_a ? m : k, trans_b ? k : n, n, alpha, beta};
   const Split sp = cpu::split_of(s);
   const GemmKernel kern = plan_.choose(cpu::part_shape(s, sp, sp.part), a.dtype());

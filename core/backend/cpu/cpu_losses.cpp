@@ -9,11 +9,9 @@ namespace ampgan {
 
 using cpu::require;
 
-void CpuBackend::gan_loss(LossKind kind, LossRole role, const Tensor& logits,
-                          const Tensor& scaler_state, Tensor& dlogits, Tensor& scalars,
-                          int loss_slot, int prob_slot) {
-  require(logits.dtype() == DType::F32 && dlogits.dtype() == DType::F32 &&
-              logits.numel() == dlogits.numel(),
+void CpuBackend::gan_loss(LossKind kind, LossRole role, const Tensor& logits, const Tensor& scaler_state,
+                          Tensor& dlogits, Tensor& scalars, int loss_slot, int prob_slot) {
+  require(logits.dtype() == DType::F32 && dlogits.dtype() == DType::F32 && logits.numel() == dlogits.numel(),
           "gan_loss", "logits must be FP32");
   const int64_t n = logits.numel();
   const float* x = logits.as<float>();
@@ -40,8 +38,8 @@ void CpuBackend::gan_loss(LossKind kind, LossRole role, const Tensor& logits,
   if (prob_slot >= 0) s[prob_slot] = static_cast<float>(prob / n);
 }
 
-void CpuBackend::softmax_cross_entropy(const Tensor& logits, const Tensor& labels, Tensor& dlogits,
-                                       Tensor& scalars, int loss_slot, int correct_slot) {
+void CpuBackend::softmax_cross_entropy(const Tensor& logits, const Tensor& labels, Tensor& dlogits, Tensor& scalars,
+                                       int loss_slot, int correct_slot) {
   require(logits.dtype() == DType::F32 && dlogits.dtype() == DType::F32 && logits.shape().rank == 2,
           "softmax_cross_entropy", "logits must be FP32 (n, classes)");
   const int64_t n = logits.shape()[0], k = logits.shape()[1];

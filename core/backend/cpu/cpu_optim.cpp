@@ -11,15 +11,14 @@ using cpu::kGrain;
 using cpu::require;
 using cpu::tiles;
 
-void CpuBackend::adam_step(const std::vector<AdamTensor>& params, const AdamConfig& cfg,
-                           Tensor& step_count, const Tensor& scaler_state, const Tensor& scalars,
-                           int found_inf_slot) {
+void CpuBackend::adam_step(const std::vector<AdamTensor>& params, const AdamConfig& cfg, Tensor& step_count,
+                           const Tensor& scaler_state, const Tensor& scalars, int found_inf_slot) {
   if (scalars.as<float>()[found_inf_slot] != 0.0f) return;  // skipped step: nothing changes
-  require(step_count.dtype() == DType::F32 && step_count.numel() == 2, "adam_step", "step_count: an FP32 [lo, hi] count");
+  require(step_count.dtype() == DType::F32 && step_count.numel() == 2, "adam_step",
+          "step_count: an FP32 [lo, hi] count");
   ew::count_increment(step_count.as<float>());
   const float t = static_cast<float>(ew::count_load(step_count.as<float>()));
-  const ew::AdamScalars s =
-      ew::adam_scalars(cfg.lr, cfg.beta1, cfg.beta2, cfg.eps, t, scaler_state.as<float>()[0]);
+  const ew::AdamScalars s = ew::adam_scalars(cfg.lr, cfg.beta1, cfg.beta2, cfg.eps, t, scaler_state.as<float>()[0]);
   for (const AdamTensor& p : params) {
     float* w = p.master.as<float>();
     float* m = p.m.as<float>();
@@ -41,9 +40,9 @@ void CpuBackend::ema_update(const std::vector<Tensor>& shadow, const std::vector
   if (scalars.as<float>()[found_inf_slot] != 0.0f) return;  // G's step was skipped
   const float d = ew::ema_decay(decay, rampup, static_cast<float>(ew::count_load(step_count.as<float>())));
   for (size_t k = 0; k < params.size(); ++k) {
-    require(shadow[k].dtype() == DType::F32 && params[k].dtype() == DType::F32 &&
-                shadow[k].numel() == params[k].numel(),
-            "ema_update", "shadow and parameter must be FP32 of one size");
+    require(
+        shadow[k].dtype() == DType::F32 && params[k].dtype() == DType::F32 && shadow[k].numel() == params[k].numel(),
+        "ema_update", "shadow and parameter must be FP32 of one size");
     float* sh = shadow[k].as<float>();
     const float* pv = params[k].as<float>();
     parallel_for(params[k].numel(), kGrain, [&](int64_t b, int64_t e) {

@@ -24,8 +24,9 @@ std::string cpu_precision_support(const std::string& precision, CpuKernels mode)
   const CpuFeatures& f = cpu_features();
   const std::string libs = mode == CpuKernels::OpenBlas ? "OpenBLAS"
                            : !cpu::onednn_available()   ? "OpenBLAS (no oneDNN in this build)"
-                           : mode == CpuKernels::OneDnn ? cpu::onednn_summary()
-                                                        : "OpenBLAS or " + cpu::onednn_summary() + ", the faster per layer";
+                           : mode == CpuKernels::OneDnn
+                               ? cpu::onednn_summary()
+                               : "OpenBLAS or " + cpu::onednn_summary() + ", the faster per layer";
   if (precision == "fp32" || precision == "tf32") {
     const char* isa = f.avx512f ? "AVX-512" : f.avx2 ? "AVX2" : "SSE";
     std::string s = std::string("hardware: FP32 ") + (f.fma ? "FMA" : "multiply-add") + " (" + isa + "), " + libs;
@@ -39,8 +40,10 @@ std::string cpu_precision_support(const std::string& precision, CpuKernels mode)
              (mode == CpuKernels::Auto ? "; where measured faster than FP32 products, per layer" : "");
     std::string s = "emulated: stored as BF16 (half the memory), computed in FP32; no speed-up expected";
     if (!f.avx512_bf16 && !f.amx_bf16) return s + " (this CPU has no AVX512-BF16 or AMX-BF16)";
-    if (mode == CpuKernels::OpenBlas) return s + " (--cpu-kernels openblas; this CPU has AVX512-BF16, which oneDNN uses)";
-    if (!cpu::onednn_available()) return s + " (this CPU has AVX512-BF16; this build has no oneDNN, which would use it)";
+    if (mode == CpuKernels::OpenBlas)
+      return s + " (--cpu-kernels openblas; this CPU has AVX512-BF16, which oneDNN uses)";
+    if (!cpu::onednn_available())
+      return s + " (this CPU has AVX512-BF16; this build has no oneDNN, which would use it)";
     return s + " (this CPU has AVX512-BF16, but " + cpu::onednn_summary() + " has no BF16 kernel here)";
   }
   if (precision == "fp16") {

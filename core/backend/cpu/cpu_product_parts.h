@@ -23,8 +23,10 @@ struct Form {
 };
 // count elements of t from offset in form f into dst (which must hold them).
 inline void load(Form f, const void* src, void* dst, int64_t count) {
-  if (f.raw) std::memcpy(dst, src, size_t(count) * 2);
-  else widen(f.dt, src, static_cast<float*>(dst), count);
+  if (f.raw)
+    std::memcpy(dst, src, size_t(count) * 2);
+  else
+    widen(f.dt, src, static_cast<float*>(dst), count);
 }
 // The tensor itself when it already is in form f (FP32, or raw), else nullptr.
 inline const void* direct(Form f, const Tensor& t, int64_t offset) {
@@ -59,7 +61,8 @@ inline GemmShape part_shape(const GemmShape& s, const Split& sp, int len) {
   return p;
 }
 // Runs the split product with kernel k; a and b in form f, c FP32.
-inline void split_gemm(GemmKernel k, Form f, const GemmShape& s, const Split& sp, const void* a, const void* b, float* c) {
+inline void split_gemm(GemmKernel k, Form f, const GemmShape& s, const Split& sp, const void* a, const void* b,
+                       float* c) {
   const int len = sp.rows ? s.m : s.n;
   auto run = [&](int64_t i) {
     const int o = static_cast<int>(i) * sp.part, l = std::min(sp.part, len - o);
@@ -75,8 +78,10 @@ inline void split_gemm(GemmKernel k, Form f, const GemmShape& s, const Split& sp
     }
     gemm_serial(k, part_shape(s, sp, l), pa, pb, pc);
   };
-  if (sp.parts == 1) run(0);
-  else parallel_chunks(sp.parts, run);
+  if (sp.parts == 1)
+    run(0);
+  else
+    parallel_chunks(sp.parts, run);
 }
 
 }  // namespace ampgan::cpu

@@ -88,7 +88,8 @@ void combine_blocks(const Nhwc& s, const Tensor& big, Tensor& small) {
         const int64_t m = std::min<int64_t>(kTile, s.c - c0);
         for (int q = 0; q < 4; ++q) cpu::widen(dt, cpu::at(big.data(), dt, corner[q] + c0), v[q], m);
         for (int64_t i = 0; i < m; ++i)
-          v[0][i] = kMean ? ew::mean4(v[0][i], v[1][i], v[2][i], v[3][i]) : ew::sum4(v[0][i], v[1][i], v[2][i], v[3][i]);
+          v[0][i] =
+              kMean ? ew::mean4(v[0][i], v[1][i], v[2][i], v[3][i]) : ew::sum4(v[0][i], v[1][i], v[2][i], v[3][i]);
         cpu::narrow(dt, v[0], cpu::at(small.data(), dt, p * s.c + c0), m);
       }
     }

@@ -53,8 +53,7 @@ void CpuBackend::spectral_norm_power_iteration(const Tensor& w, Tensor& u, Tenso
   normalize(pu, m.rows);
 }
 
-void CpuBackend::spectral_norm_forward(const Tensor& w, const Tensor& u, const Tensor& v, Tensor& sigma,
-                                       Tensor& w_sn) {
+void CpuBackend::spectral_norm_forward(const Tensor& w, const Tensor& u, const Tensor& v, Tensor& sigma, Tensor& w_sn) {
   const SnMatrix m = check_sn_forward(w, u, v, sigma, w_sn);
   const float* W = w.as<float>();
   const float* pu = u.as<float>();

@@ -1,11 +1,12 @@
-// The AMP safeguards' arithmetic: StyleGAN2-ADA's activation clamp and nan_to_num. Part of the element-wise arithmetic both compilers read (core/backend/elementwise.h).
+// The AMP safeguards' arithmetic: StyleGAN2-ADA's activation clamp and nan_to_num. Part of the element-wise arithmetic
+// both compilers read (core/backend/elementwise.h).
 #pragma once
 
 #include <cmath>
 #include <cstdint>
 
-#include "core/common/hd.h"
 #include "core/backend/ew/storage.h"
+#include "core/common/hd.h"
 
 namespace ampgan::ew {
 

@@ -1,11 +1,12 @@
-// Counts kept in FP32 slots of the scalars tensor, exact beyond 2^24. Part of the element-wise arithmetic both compilers read (core/backend/elementwise.h).
+// Counts kept in FP32 slots of the scalars tensor, exact beyond 2^24. Part of the element-wise arithmetic both
+// compilers read (core/backend/elementwise.h).
 #pragma once
 
 #include <cmath>
 #include <cstdint>
 
-#include "core/common/hd.h"
 #include "core/backend/ew/storage.h"
+#include "core/common/hd.h"
 
 namespace ampgan::ew {
 

@@ -1,11 +1,12 @@
-// The GAN losses and softmax cross-entropy on FP32 logits. Part of the element-wise arithmetic both compilers read (core/backend/elementwise.h).
+// The GAN losses and softmax cross-entropy on FP32 logits. Part of the element-wise arithmetic both compilers read
+// (core/backend/elementwise.h).
 #pragma once
 
 #include <cmath>
 #include <cstdint>
 
-#include "core/common/hd.h"
 #include "core/backend/ew/storage.h"
+#include "core/common/hd.h"
 
 namespace ampgan::ew {
 
@@ -18,9 +19,7 @@ AMPGAN_HD float sigmoid(float x) {
 }
 
 // BCE with logits, stable for any |x|: max(x,0) - x*y + log(1 + exp(-|x|)).
-AMPGAN_HD float bce_logits_loss(float x, float y) {
-  return fmaxf(x, 0.0f) - x * y + log1pf(expf(-fabsf(x)));
-}
+AMPGAN_HD float bce_logits_loss(float x, float y) { return fmaxf(x, 0.0f) - x * y + log1pf(expf(-fabsf(x))); }
 AMPGAN_HD float bce_logits_grad(float x, float y) { return sigmoid(x) - y; }
 
 // Hinge loss (Lim & Ye 2017; Miyato et al. 2018): D on real max(0, 1-x), D on fake max(0, 1+x),
@@ -28,24 +27,29 @@ AMPGAN_HD float bce_logits_grad(float x, float y) { return sigmoid(x) - y; }
 enum class HingeRole : uint8_t { DReal, DFake, G };
 AMPGAN_HD float hinge_loss(HingeRole r, float x) {
   switch (r) {
-    case HingeRole::DReal: return fmaxf(0.0f, 1.0f - x);
-    case HingeRole::DFake: return fmaxf(0.0f, 1.0f + x);
-    default: return -x;
+    case HingeRole::DReal:
+      return fmaxf(0.0f, 1.0f - x);
+    case HingeRole::DFake:
+      return fmaxf(0.0f, 1.0f + x);
+    default:
+      return -x;
   }
 }
 AMPGAN_HD float hinge_grad(HingeRole r, float x) {
   switch (r) {
-    case HingeRole::DReal: return x < 1.0f ? -1.0f : 0.0f;
-    case HingeRole::DFake: return x > -1.0f ? 1.0f : 0.0f;
-    default: return -1.0f;
+    case HingeRole::DReal:
+      return x < 1.0f ? -1.0f : 0.0f;
+    case HingeRole::DFake:
+      return x > -1.0f ? 1.0f : 0.0f;
+    default:
+      return -1.0f;
   }
 }
 
 // Softmax cross-entropy of one row of k logits (a classifier's): writes d(loss / n)/d(logits)
 // to drow, sets correct when the argmax is the label, returns the row's loss. In double, so the
 // classifier's loss does not depend on the order of the k terms.
-AMPGAN_HD double softmax_xent_row(const float* row, int64_t k, int64_t label, double n, float* drow,
-                                  bool& correct) {
+AMPGAN_HD double softmax_xent_row(const float* row, int64_t k, int64_t label, double n, float* drow, bool& correct) {
   int64_t arg = 0;
   float mx = row[0];
   for (int64_t j = 1; j < k; ++j)

@@ -1,11 +1,12 @@
-// The optimizer: Adam on FP32 masters, and the generator's EMA. Part of the element-wise arithmetic both compilers read (core/backend/elementwise.h).
+// The optimizer: Adam on FP32 masters, and the generator's EMA. Part of the element-wise arithmetic both compilers read
+// (core/backend/elementwise.h).
 #pragma once
 
 #include <cmath>
 #include <cstdint>
 
-#include "core/common/hd.h"
 #include "core/backend/ew/storage.h"
+#include "core/common/hd.h"
 
 namespace ampgan::ew {
 
@@ -23,13 +24,12 @@ AMPGAN_HD float ema_update(float shadow, float param, float d) { return d * shad
 
 struct AdamScalars {
   float lr, beta1, beta2, eps;
-  float step_size;       // lr / (1 - beta1^t)
-  float inv_sqrt_bc2;    // 1 / sqrt(1 - beta2^t)
-  float inv_scale;       // 1 / loss scale: gradients arrive scaled
+  float step_size;     // lr / (1 - beta1^t)
+  float inv_sqrt_bc2;  // 1 / sqrt(1 - beta2^t)
+  float inv_scale;     // 1 / loss scale: gradients arrive scaled
 };
 
-AMPGAN_HD AdamScalars adam_scalars(float lr, float beta1, float beta2, float eps, float t,
-                                   float loss_scale) {
+AMPGAN_HD AdamScalars adam_scalars(float lr, float beta1, float beta2, float eps, float t, float loss_scale) {
   AdamScalars s;
   s.lr = lr;
   s.beta1 = beta1;

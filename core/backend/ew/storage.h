@@ -1,4 +1,5 @@
-// The storage types: load widens to FP32, store rounds to nearest even. Part of the element-wise arithmetic both compilers read (core/backend/elementwise.h).
+// The storage types: load widens to FP32, store rounds to nearest even. Part of the element-wise arithmetic both
+// compilers read (core/backend/elementwise.h).
 #pragma once
 
 #include <cmath>

@@ -124,8 +124,9 @@ class MpiCommunicator final : public Communicator {
         c.what_ = what;
         c.started_ = std::chrono::steady_clock::now();
         c.noted_ = false;
-        c.deadline_ = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                                               std::chrono::duration<double>(c.timeout_s_));
+        c.deadline_ =
+            std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                   std::chrono::duration<double>(c.timeout_s_));
         c.armed_ = true;
       }
       c.cv_.notify_all();
