@@ -19,7 +19,7 @@ set -euo pipefail
 packages=(
   g++ cmake ninja-build pkg-config
   qt6-base-dev libqcustomplot-dev libqcustomplot2.1-qt6
-  libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev
+  libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev libopencv-videoio-dev libwebp-dev
   libopenblas-dev libdnnl-dev zlib1g-dev libzip-dev nlohmann-json3-dev libcli11-dev libgtest-dev
   libprotobuf-dev protobuf-compiler
   openmpi-bin libopenmpi-dev

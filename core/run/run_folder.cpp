@@ -42,6 +42,19 @@ fs::path numbered(const fs::path& dir, int64_t step, const char* ext) {
 }  // namespace
 
 fs::path RunFolder::sample_grid(int64_t step) const { return numbered(samples_dir(), step, ".png"); }
+
+std::map<int64_t, fs::path> RunFolder::sample_grids() const {
+  std::map<int64_t, fs::path> grids;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(samples_dir(), ec)) {
+    long long step = 0;
+    char tail = 0;
+    if (std::sscanf(e.path().filename().c_str(), "step_%lld.pn%c", &step, &tail) == 2 && tail == 'g' &&
+        e.path().extension() == ".png" && step >= 0 && e.is_regular_file(ec))
+      grids[step] = e.path();
+  }
+  return grids;
+}
 fs::path RunFolder::checkpoint(int64_t step) const { return numbered(checkpoints_dir(), step, ".safetensors"); }
 
 std::vector<fs::path> RunFolder::tensorboard_files() const {

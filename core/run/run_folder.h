@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <vector>
 
 #include "core/run/run_event.h"
@@ -45,7 +46,9 @@ class RunFolder {
   std::filesystem::path samples_dir() const { return dir_ / kSamples; }
   std::filesystem::path checkpoints_dir() const { return dir_ / kCheckpoints; }
   std::filesystem::path sample_grid(int64_t step) const;  // samples/step_NNNNNN.png
-  std::filesystem::path checkpoint(int64_t step) const;   // checkpoints/step_NNNNNN.safetensors
+  // The sample grids on disk (regular files named as sample_grid names them), by step.
+  std::map<int64_t, std::filesystem::path> sample_grids() const;
+  std::filesystem::path checkpoint(int64_t step) const;  // checkpoints/step_NNNNNN.safetensors
   // The folder's TensorBoard event files (regular files only), oldest name first.
   std::vector<std::filesystem::path> tensorboard_files() const;
   // A name for a new one: events.out.tfevents.<unix time>.<host>.<pid>, TensorBoard's own

@@ -203,14 +203,7 @@ TensorBoardExport write_run_tensorboard(const RunFolder& folder, bool replace) {
     return base + (it == time_at.end() ? rows.back().time_s : it->second);
   };
 
-  std::map<int64_t, fs::path> samples;
-  for (const auto& e : fs::directory_iterator(folder.samples_dir(), ec)) {
-    long long step = 0;
-    char tail = 0;
-    if (std::sscanf(e.path().filename().c_str(), "step_%lld.pn%c", &step, &tail) == 2 && tail == 'g' &&
-        e.path().extension() == ".png" && e.is_regular_file(ec))
-      samples[step] = e.path();
-  }
+  const std::map<int64_t, fs::path> samples = folder.sample_grids();
   std::set<int64_t> steps;
   for (const StepMetrics& m : rows) steps.insert(m.step);
   for (const HistogramRow& h : hists) steps.insert(h.step);
