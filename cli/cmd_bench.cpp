@@ -154,9 +154,22 @@ struct BenchRequest {
   bool profile = false, json = false, stats_cost = false;
 };
 
-// The settings of `ampgan train` that bench takes too, in the order --help lists them.
-constexpr const char* kBenchSettings[] = {"backend",  "gpu",   "cpu_kernels", "model", "res",
-                                          "channels", "width", "batch",       "seed",  "cuda_graphs"};
+// The settings of `ampgan train` that bench takes too, in the order --help lists them: the same
+// spelling and range, and the row's help unless bench means less by it.
+constexpr SharedSetting kBenchSettings[] = {
+    {"backend"},
+    {"gpu"},
+    {"cpu_kernels"},
+    {"model",
+     "dcgan (default) or resnet (SNGAN/BigGAN-style, spectrally normalised D); one D\n"
+     "update per G update, the recipe's other settings at their defaults"},
+    {"res"},
+    {"channels", "image channels: 1 (default) or 3"},
+    {"width"},
+    {"batch"},
+    {"seed"},
+    {"cuda_graphs"},
+};
 
 Args bench_args() {
   Args a("bench", "ampgan bench [OPTIONS]",
@@ -164,19 +177,7 @@ Args bench_args() {
          "side by side in one process, and reports the median step time, images/s, the ratio to\n"
          "fp32 and the peak memory by category. Absolute times only mean something on a quiet\n"
          "machine; compare the ratios.");
-  // The training settings bench shares with train come from their rows: the same spelling,
-  // help and range.
-  for (const char* key : kBenchSettings) {
-    const Setting& s = *find_setting(key);
-    if (s.key == std::string("model"))
-      add_setting_option(a, s,
-                         "dcgan (default) or resnet (SNGAN/BigGAN-style, spectrally normalised D); one D\n"
-                         "update per G update, the recipe's other settings at their defaults");
-    else if (s.key == std::string("channels"))
-      add_setting_option(a, s, "image channels: 1 (default) or 3");
-    else
-      add_setting_option(a, s);
-  }
+  add_setting_options(a, kBenchSettings);
   a.option("precision", "P", "fp32, tf32, fp16, bf16 or all (default: all this backend offers)")
       .option("steps", "N", "timed steps per precision and round (20)")
       .option("warmup", "N", "untimed steps first (3)")

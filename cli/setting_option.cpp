@@ -24,10 +24,18 @@ nlohmann::json option_value(const Args& a, const Setting& s) {
   return nullptr;
 }
 
-void apply_setting_options(const Args& a, std::span<const char* const> keys, RunConfig& c) {
-  for (const char* key : keys) {
-    const Setting* s = find_setting(key);
-    AMPGAN_CHECK(s && s->flag, std::string("no setting with an option: ") + key);
+void add_setting_options(Args& a, std::span<const SharedSetting> shared) {
+  for (const SharedSetting& sh : shared) {
+    const Setting* s = find_setting(sh.key);
+    AMPGAN_CHECK(s, std::string("no setting ") + sh.key);
+    add_setting_option(a, *s, sh.help);
+  }
+}
+
+void apply_setting_options(const Args& a, std::span<const SharedSetting> shared, RunConfig& c) {
+  for (const SharedSetting& sh : shared) {
+    const Setting* s = find_setting(sh.key);
+    AMPGAN_CHECK(s && s->flag, std::string("no setting with an option: ") + sh.key);
     if (a.has(s->flag)) set_setting(c, *s, option_value(a, *s), s->where());
   }
 }

@@ -22,9 +22,19 @@ Args& add_setting_option(Args& a, const Setting& s, const char* help = nullptr);
 // The value given for row s's option, as JSON for set_setting (a switch gives its switch_sets).
 nlohmann::json option_value(const Args& a, const Setting& s);
 
-// The options of the rows `keys` that a holds, set into c through set_setting (checked as the rows
-// check them, the message naming the option); no row's `chosen` recipe is applied.
-void apply_setting_options(const Args& a, std::span<const char* const> keys, RunConfig& c);
+// A setting another command shares with train: its row's key, and the command's own help where the
+// row's words do not fit it (nullptr: the row's).
+struct SharedSetting {
+  const char* key;
+  const char* help = nullptr;
+};
+
+// The options of the rows `shared`, in that order.
+void add_setting_options(Args& a, std::span<const SharedSetting> shared);
+
+// The options of the rows `shared` that a holds, set into c through set_setting (checked as the
+// rows check them, the message naming the option); no row's `chosen` recipe is applied.
+void apply_setting_options(const Args& a, std::span<const SharedSetting> shared, RunConfig& c);
 
 // Option `option` checked as the setting `key` is, as JSON; fallback when the option is absent.
 nlohmann::json setting_value(const Args& a, const std::string& option, const std::string& key,

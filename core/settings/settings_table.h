@@ -65,7 +65,10 @@ struct Setting {
   int8_t panel_order = 0;  // the panel shows a group's rows by this, then in the table's order
   PanelWidget widget = PanelWidget::Auto;
   const char* label = nullptr;
-  const char* tip = nullptr;          // plain text; the studio may show its glossary's instead
+  const char* tip = nullptr;  // plain text
+  // An AMP term's entry in Help > AMP glossary ("loss_scale"; ui/common/amp_glossary.h): the
+  // field's tooltip is that entry, then `tip`, so a term reads the same on a field and in the help.
+  const char* glossary = nullptr;
   double panel_lo = 0, panel_hi = 0;  // the field's range (exponents for Pow2); both 0: lo..hi
   double panel_step = 0;              // Real: what the arrows add (0: they double or halve)
   const char* zero_text = nullptr;    // Int or Real: shown at the lowest value ("never", "off")

@@ -104,7 +104,7 @@ MaxBatchResult find_max_batch(const TrainerConfig& tc, const std::vector<Precisi
     }
     r.fit = fit_memory(probe, static_cast<double>(r.small.mem.peak_total), 2 * probe,
                        static_cast<double>(r.large.mem.peak_total));
-    r.predicted = largest_batch(r.fit, budget);
+    r.predicted = largest_batch(r.fit, budget, kMinBatch, kMaxBatch);
     // Check by running there; where the line was optimistic, scale down by what was measured.
     int64_t b = r.predicted;
     if (b < 2) total -= 1;

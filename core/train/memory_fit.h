@@ -26,8 +26,9 @@ inline LinearMemory fit_memory(int64_t b1, double peak1, int64_t b2, double peak
 }
 
 // The largest batch whose predicted peak is within budget bytes, capped at max_batch; 0 when
-// even a batch of min_batch does not fit (or the line does not grow with the batch).
-inline int64_t largest_batch(const LinearMemory& m, double budget, int64_t min_batch = 2, int64_t max_batch = 65536) {
+// even a batch of min_batch does not fit (or the line does not grow with the batch). The caller
+// passes the trainer's limits (kMinBatch, kMaxBatch in core/train/trainer.h).
+inline int64_t largest_batch(const LinearMemory& m, double budget, int64_t min_batch, int64_t max_batch) {
   if (!(m.per_image > 0)) return m.at(min_batch) <= budget ? max_batch : 0;
   const double b = std::floor((budget - m.fixed) / m.per_image);
   if (b < static_cast<double>(min_batch)) return 0;

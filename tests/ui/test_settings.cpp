@@ -9,6 +9,7 @@
 
 #include "core/settings/settings_table.h"
 #include "tests/ui/ui_test_support.h"
+#include "ui/common/amp_glossary.h"
 #include "ui/plots/plots_panel.h"
 #include "ui/settings/config_panel.h"
 
@@ -157,6 +158,10 @@ class TestSettings : public UiTestCase {
         auto* w = p.findChild<QWidget*>(QString::fromLatin1(s.object_name ? s.object_name : s.key));
         QVERIFY2(w, qPrintable(key + QStringLiteral(" has no field")));
         QVERIFY2(!w->toolTip().isEmpty(), qPrintable(key + QStringLiteral(" has no tooltip")));
+        // A row naming a glossary entry shows that entry's text (a misspelt name shows none).
+        if (s.glossary)
+          QVERIFY2(!glossary::entry(s.glossary).isEmpty() && w->toolTip().startsWith(glossary::entry(s.glossary)),
+                   qPrintable(key + QStringLiteral(": no glossary entry ") + QString::fromLatin1(s.glossary)));
       }
       p.setConfig(base);
       QVERIFY2(p.config().to_json() == base.to_json(), qPrintable(key + QStringLiteral(" stuck")));

@@ -153,6 +153,36 @@ QString smoothing() {
       "The raw values stay visible, faint.");
 }
 
+QString entry(std::string_view name) {
+  struct Entry {
+    std::string_view name;
+    QString (*text)();
+  };
+  static const Entry kEntries[] = {
+      {"loss_scale", loss_scale},
+      {"overflow", overflow},
+      {"underflow", underflow},
+      {"master_weights", master_weights},
+      {"tf32", tf32},
+      {"bf16_vs_fp16", bf16_vs_fp16},
+      {"growth_factor", growth_factor},
+      {"backoff_factor", backoff_factor},
+      {"growth_interval", growth_interval},
+      {"min_max_scale", min_max_scale},
+      {"shared_scaler", shared_scaler},
+      {"bf16_loss_scaling", bf16_loss_scaling},
+      {"cuda_graphs", cuda_graphs},
+      {"exponent_histogram", exponent_histogram},
+      {"gradient_norm", gradient_norm},
+      {"d_outputs", d_outputs},
+      {"sample_quality", sample_quality},
+      {"smoothing", smoothing},
+  };
+  for (const Entry& e : kEntries)
+    if (e.name == name) return e.text();
+  return {};
+}
+
 QString html() {
   QString h = QStringLiteral("<h2>Mixed precision, in one page</h2>");
   for (const QString& s : {master_weights(), loss_scale(), overflow(), underflow(), bf16_vs_fp16(), tf32(),

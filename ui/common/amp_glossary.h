@@ -2,6 +2,8 @@
 // all show these texts, so a term means the same thing everywhere.
 #pragma once
 
+#include <string_view>
+
 #include <QString>
 
 namespace ampgan::ui::glossary {
@@ -25,6 +27,10 @@ QString gradient_norm();
 QString d_outputs();
 QString sample_quality();
 QString smoothing();
+
+// The entry named like its function above ("loss_scale"), as a settings row's `glossary` names
+// it; an empty string for a name that is not an entry.
+QString entry(std::string_view name);
 
 // All of the above as one HTML page (Help > AMP glossary).
 QString html();

@@ -16,29 +16,6 @@ namespace ampgan::ui {
 
 namespace {
 
-// The AMP terms' tooltips come from the glossary (shared with the plots' and the help's).
-struct GlossaryTip {
-  const char* key;
-  QString (*tip)();
-};
-const GlossaryTip kGlossaryTips[] = {
-    {"init_scale", glossary::loss_scale},
-    {"growth_factor", glossary::growth_factor},
-    {"backoff_factor", glossary::backoff_factor},
-    {"growth_interval", glossary::growth_interval},
-    {"min_scale", glossary::min_max_scale},
-    {"max_scale", glossary::min_max_scale},
-    {"scaler", glossary::shared_scaler},
-    {"bf16_loss_scaling", glossary::bf16_loss_scaling},
-    {"cuda_graphs", glossary::cuda_graphs},
-    {"eval_every",
-     [] {
-       return glossary::sample_quality() +
-              setting_text("<br>0: never. Costs time: a few hundred steps is a good interval.");
-     }},
-    {"hist_every", [] { return glossary::exponent_histogram() + setting_text("<br>Every N steps (0: never)."); }},
-};
-
 bool is_combo(const Setting& s) { return !s.choices.empty() && s.widget == PanelWidget::Auto; }
 
 int exponent_of(double v) { return v > 0 ? static_cast<int>(std::lround(std::log2(v))) : 0; }
@@ -56,9 +33,9 @@ std::string choice_text(const nlohmann::json& v) { return v.is_string() ? v.get<
 QString setting_text(const char* text) { return QCoreApplication::translate("ampgan::ui::ConfigPanel", text); }
 
 QString setting_tip(const Setting& s) {
-  for (const GlossaryTip& g : kGlossaryTips)
-    if (std::string(g.key) == s.key) return g.tip();
-  return s.tip ? setting_text(s.tip) : QString();
+  QString tip = s.glossary ? glossary::entry(s.glossary) : QString();
+  if (s.tip) tip += (tip.isEmpty() ? QString() : QStringLiteral("<br>")) + setting_text(s.tip);
+  return tip;
 }
 
 std::vector<const Setting*> panel_rows(PanelGroup g) {
