@@ -45,7 +45,8 @@ std::vector<TimelapseFrame> timelapse_frames(const RunFolder& run, int every) {
   std::vector<TimelapseFrame> frames;
   int i = 0;
   const int last = static_cast<int>(grids.size()) - 1;
-  for (const auto& [step, path] : grids) {
+  for (const auto& [grid_step, path] : grids) {
+    const int64_t step = grid_step;  // a lambda below captures it (clang 14 cannot capture a binding)
     if (i % every == 0 || i == last) {
       TimelapseFrame f;
       f.step = step;

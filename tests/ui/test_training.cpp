@@ -1,6 +1,7 @@
 // A run trained through the window and its worker thread: plots, samples and a precision switch,
 // pause and step, a dataset that fails to load or is cancelled, a backend that is not there, the
-// first evaluation's progress, and closing the window mid-run.
+// first evaluation's progress, closing the window mid-run, and the exports.
+#include <QAction>
 #include <QDir>
 #include <QFile>
 #include <QImage>
@@ -117,6 +118,23 @@ class TestTraining : public UiTestCase {
     QVERIFY(w.exportPlot(QStringLiteral("losses"), path(QStringLiteral("losses.pdf"))));
     QVERIFY(QFileInfo(path(QStringLiteral("losses.pdf"))).size() > 1000);
     QVERIFY(shown.isEmpty());
+
+    // File > Export > Timelapse: every grid on disk in one animated WebP, noted in the log.
+    auto* timelapse = w.findChild<QAction*>(QStringLiteral("actionExportTimelapse"));
+    QVERIFY(timelapse && timelapse->isEnabled());
+    QVERIFY(w.exportTimelapse(path(QStringLiteral("t.webp"))));
+    const QByteArray webp = file_bytes(path(QStringLiteral("t.webp")));
+    QVERIFY(webp.startsWith("RIFF") && webp.mid(8, 4) == "WEBP");
+    const int grids = QDir(run_dir + QStringLiteral("/samples")).entryList({QStringLiteral("*.png")}).size();
+    QVERIFY(grids >= 2);
+    const QString note = QStringLiteral("timelapse of %1 grids").arg(grids);
+    QVERIFY2(w.eventLog()->rowText(w.eventLog()->rowCount() - 1).contains(note),
+             qPrintable(w.eventLog()->rowText(w.eventLog()->rowCount() - 1)));
+    // Where nothing can be written: the error names the file, and the window goes on.
+    QVERIFY(!w.exportTimelapse(QStringLiteral("/nonexistent-folder/t.mp4")));
+    QCOMPARE(shown.size(), 1);
+    QVERIFY2(shown.at(0).text().contains(QStringLiteral("/nonexistent-folder/t.mp4")), qPrintable(shown.at(0).text()));
+    QVERIFY(w.exportTimelapse(path(QStringLiteral("t.mp4"))));
   }
 
   // A run started paused with one step trains exactly one iteration; Step again, then run.

@@ -283,6 +283,8 @@ bool MainWindow::exportMetricsCsv(const QString& path) { return exports_->export
 
 bool MainWindow::exportPlot(const QString& id, const QString& path) { return exports_->exportPlot(id, path); }
 
+bool MainWindow::exportTimelapse(const QString& path) { return exports_->exportTimelapse(path); }
+
 void MainWindow::openRun(const QString& dir) {
   if (busy()) {
     report(tr("opening a run"), tr("a run is in progress"), tr("stop it first"));
@@ -381,6 +383,7 @@ void MainWindow::updateActions() {
   const bool can_sample = runs_->canSample();
   export_samples_->setEnabled(can_sample && state_ != State::Stopping && state_ != State::Loading);
   samples_->setSampleNowEnabled(can_sample && !comparing_ && (running || paused || idle));
+  export_timelapse_->setEnabled(runs_->hasRun());
   open_->setEnabled(state_ == State::Idle);
   watch_->setEnabled(state_ == State::Idle);
   unwatch_->setEnabled(watch);

@@ -72,7 +72,8 @@ class MainWindow : public QMainWindow {
   bool exportSamples(const QString& dir, int n, quint64 seed);  // async; samplesExported() follows
   bool exportMetricsCsv(const QString& path);
   bool exportPlot(const QString& id, const QString& path);
-  void openRun(const QString& dir);  // async; runOpened() follows
+  bool exportTimelapse(const QString& path);  // blocks, with a progress dialog (RunExports)
+  void openRun(const QString& dir);           // async; runOpened() follows
   // Follows a run folder another process writes, read-only (see RunWatcher); the training
   // controls are off until stopWatching(), Open run or a new watch.
   void watchRun(const QString& dir);
@@ -188,8 +189,8 @@ class MainWindow : public QMainWindow {
   PrecisionActions* precision_ = nullptr;  // the one exclusive precision choice
   QAction *start_ = nullptr, *pause_ = nullptr, *step_act_ = nullptr, *stop_ = nullptr, *compare_act_ = nullptr,
           *checkpoint_ = nullptr, *export_grid_ = nullptr, *export_samples_ = nullptr, *export_csv_ = nullptr,
-          *export_plots_ = nullptr, *open_ = nullptr, *resume_ = nullptr, *resume_ckpt_ = nullptr,
-          *resume_branch_ = nullptr, *quit_ = nullptr;
+          *export_plots_ = nullptr, *export_timelapse_ = nullptr, *open_ = nullptr, *resume_ = nullptr,
+          *resume_ckpt_ = nullptr, *resume_branch_ = nullptr, *quit_ = nullptr;
   StatusFields* status_ = nullptr;  // the status bar's fields
   StatusProgress* progress_ = nullptr;
 

@@ -167,6 +167,9 @@ void MainWindow::buildActions() {
   connect(export_csv_, &QAction::triggered, this, [this] { exports_->chooseAndExportCsv(); });
   export_plots_ = make("actionExportPlots", tr("All plots as PNG/PDF…"), {}, tr("Save every chart into a folder"));
   connect(export_plots_, &QAction::triggered, this, [this] { exports_->chooseAndExportPlots(); });
+  export_timelapse_ = make("actionExportTimelapse", tr("Timelapse as MP4/WebP…"), {},
+                           tr("The run's sample grids over training as a video, captioned with step and precision"));
+  connect(export_timelapse_, &QAction::triggered, this, [this] { exports_->chooseAndExportTimelapse(); });
   open_ = make("actionOpen", tr("Open run…"), QKeySequence::Open,
                tr("Show an earlier run's curves, events and samples; it can then be resumed"));
   connect(open_, &QAction::triggered, this, &MainWindow::chooseAndOpenRun);
@@ -208,6 +211,7 @@ void MainWindow::buildMenusAndToolbar() {
   exp->addAction(export_samples_);
   exp->addAction(export_csv_);
   exp->addAction(export_plots_);
+  exp->addAction(export_timelapse_);
   file->addSeparator();
   file->addAction(quit_);
 

@@ -1,16 +1,22 @@
 #include "ui/window/run_exports.h"
 
 #include <algorithm>
+#include <atomic>
 
 #include <QDialog>
 #include <QDir>
+#include <QEventLoop>
 #include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QProgressDialog>
 #include <QStatusBar>
+#include <QThread>
+#include <QTimer>
 
 #include "core/common/error.h"
 #include "core/io/image_io.h"
+#include "core/run/timelapse.h"
 #include "ui/plots/plots_panel.h"
 #include "ui/runs/metrics_csv.h"
 #include "ui/runs/run_controller.h"
@@ -128,6 +134,79 @@ void RunExports::chooseAndExportPlots() {
   size.height = d.pixelHeight();
   size.dpi = d.dpi();
   exportAllPlots(d.path(), static_cast<AllPlots>(d.kind()), size);
+}
+
+bool RunExports::exportTimelapse(const QString& path) {
+  const QString during = tr("exporting the timelapse");
+  if (!p_.runs->hasRun()) {
+    p_.report(during, tr("there is no run"), tr("train, or open a run folder (File > Open run)"));
+    return false;
+  }
+  const RunFolder run(p_.runs->dir().toStdString());
+  std::atomic<bool> stop{false};
+  std::atomic<int> done{0}, total{0};
+  TimelapseResult result;
+  QString what, subject, hint;
+  bool stopped = false;
+  QThread* worker = QThread::create([&] {
+    try {
+      result = write_timelapse(run, path.toStdString(), {}, [&](int d, int n) {
+        done = d;
+        total = n;
+        return !stop.load();
+      });
+    } catch (const Cancelled&) {
+      stopped = true;
+    } catch (const Error& e) {
+      what = QString::fromStdString(e.what_failed());
+      subject = QString::fromStdString(e.subject());
+      hint = QString::fromStdString(e.hint());
+    } catch (const std::exception& e) {
+      what = QString::fromLocal8Bit(e.what());
+    }
+  });
+  worker->setObjectName(QStringLiteral("timelapse export"));
+  QProgressDialog progress(tr("Writing %1…").arg(QFileInfo(path).fileName()), tr("Stop"), 0, 0, p_.dialog_parent);
+  progress.setObjectName(QStringLiteral("timelapseProgress"));
+  progress.setWindowModality(Qt::WindowModal);
+  progress.setMinimumDuration(300);
+  connect(&progress, &QProgressDialog::canceled, &progress, [&] { stop = true; });
+  QTimer poll;
+  connect(&poll, &QTimer::timeout, &progress, [&] {
+    progress.setMaximum(total.load());
+    progress.setValue(done.load());
+  });
+  QEventLoop loop;  // the window stays responsive, its input held by the modal dialog
+  connect(worker, &QThread::finished, &loop, &QEventLoop::quit);
+  poll.start(100);
+  worker->start(QThread::LowPriority);
+  loop.exec();
+  worker->wait();
+  delete worker;
+  if (stopped) {
+    p_.status->showMessage(tr("Timelapse stopped; %1 was not written").arg(path), 5000);
+    return false;
+  }
+  if (!what.isEmpty()) {
+    p_.report(during, subject.isEmpty() ? what : tr("%1 (%2)").arg(what, subject), hint);
+    return false;
+  }
+  const QString note = tr("timelapse of %1 grids written to %2 (%3 s, %4)")
+                           .arg(result.grids)
+                           .arg(path)
+                           .arg(result.seconds, 0, 'f', 1)
+                           .arg(QString::fromStdString(result.encoder));
+  p_.log->addNote(QStringLiteral("export"), note);
+  p_.status->showMessage(note, 5000);
+  return true;
+}
+
+void RunExports::chooseAndExportTimelapse() {
+  const QString start =
+      p_.runs->hasRun() ? QDir(p_.runs->dir()).filePath(QStringLiteral("timelapse.mp4")) : QDir::homePath();
+  const QString path = QFileDialog::getSaveFileName(p_.dialog_parent, tr("Export timelapse"), start,
+                                                    tr("MP4 video (*.mp4);;Animated WebP (*.webp)"));
+  if (!path.isEmpty()) exportTimelapse(path);
 }
 
 }  // namespace ampgan::ui

@@ -47,9 +47,15 @@ class RunExports : public QObject {
   enum class AllPlots { Pdf, GridPng, Pngs };
   int exportAllPlots(const QString& path, AllPlots kind, const PlotExportSize& size = {});
 
+  // The run's sample grids as a video or animated image (core/run/timelapse.h), written off the
+  // GUI thread under a progress dialog whose Stop leaves the file as it was. Returns whether
+  // the file was written.
+  bool exportTimelapse(const QString& path);
+
   void chooseAndExportGrid();
   void chooseAndExportCsv();
   void chooseAndExportPlots();
+  void chooseAndExportTimelapse();
 
  private:
   Parts p_;
