@@ -14,5 +14,6 @@ int cmd_bench(int argc, char** argv);
 int cmd_devices(int argc, char** argv);
 int cmd_eval(int argc, char** argv);
 int cmd_tensorboard(int argc, char** argv);
+int cmd_export_onnx(int argc, char** argv);
 
 }  // namespace ampgan::cli
