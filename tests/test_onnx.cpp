@@ -280,6 +280,14 @@ TEST(OnnxExport, RefusesBadInputAndLeavesNoPartialFile) {
       1);
   EXPECT_NE(out.find("no checkpoint of step 30"), std::string::npos) << out;
   EXPECT_NE(out.find("steps 20, 40"), std::string::npos) << out;
+  // sample's new options refuse what they do not know, before writing anything.
+  const std::string ckpt = quote(onnx_source_checkpoint(run, -1));
+  EXPECT_EQ(run_command(kCli + " sample " + ckpt + " --raw " + quote(tmp / "r.npy") + " --bn-stats mean 2>&1", &out),
+            2);
+  EXPECT_NE(out.find("--bn-stats is batch or running"), std::string::npos) << out;
+  EXPECT_EQ(run_command(kCli + " sample " + ckpt + " 2>&1", &out), 2);
+  EXPECT_NE(out.find("--raw FILE.npy"), std::string::npos) << out;
+  EXPECT_FALSE(fs::exists(tmp / "r.npy"));
   // --ema on a run without one.
   EXPECT_EQ(run_command(kCli + " export-onnx " + quote(run) + " --ema --out " + quote(tmp / "g.onnx") + " 2>&1", &out),
             1);
