@@ -167,6 +167,9 @@ void MainWindow::buildActions() {
   connect(export_csv_, &QAction::triggered, this, [this] { exports_->chooseAndExportCsv(); });
   export_plots_ = make("actionExportPlots", tr("All plots as PNG/PDF…"), {}, tr("Save every chart into a folder"));
   connect(export_plots_, &QAction::triggered, this, [this] { exports_->chooseAndExportPlots(); });
+  export_onnx_ = make("actionExportOnnx", tr("ONNX…"), {},
+                      tr("The run's generator (newest checkpoint) as an ONNX model, for onnxruntime and other tools"));
+  connect(export_onnx_, &QAction::triggered, this, [this] { exports_->chooseAndExportOnnx(); });
   open_ = make("actionOpen", tr("Open run…"), QKeySequence::Open,
                tr("Show an earlier run's curves, events and samples; it can then be resumed"));
   connect(open_, &QAction::triggered, this, &MainWindow::chooseAndOpenRun);
@@ -208,6 +211,7 @@ void MainWindow::buildMenusAndToolbar() {
   exp->addAction(export_samples_);
   exp->addAction(export_csv_);
   exp->addAction(export_plots_);
+  file->addMenu(tr("Export &generator"))->addAction(export_onnx_);
   file->addSeparator();
   file->addAction(quit_);
 
