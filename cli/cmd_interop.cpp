@@ -38,8 +38,8 @@ int cmd_export_onnx(int argc, char** argv) {
          "the convolutions (ampgan sample --bn-stats running computes the same images).");
   a.option("out", "G.onnx", "the model file to write")
       .option("step", "N", "the checkpoint of step N (default: the newest)")
-      .flag("ema", "the EMA generator's weights (what ampgan sample shows for a run that keeps one)")
-      .flag("half", "float16 weights and compute (input and output stay float32, through Cast nodes)")
+      .flag("ema", "the EMA generator's weights (what ampgan sample shows for a run\nthat keeps one)")
+      .flag("half", "float16 weights and compute (input and output stay float32,\nthrough Cast nodes)")
       .flag("force", "replace an existing G.onnx (never a checkpoint)");
   return guarded("export-onnx", [&] {
     if (!a.parse_or_help(argc, argv, 2)) return 0;
