@@ -1,9 +1,12 @@
-// ampgan tensorboard: a TensorBoard event file for an existing run (core/run/tensorboard_log.h).
+// ampgan tensorboard: a TensorBoard event file for an existing run (core/run/tensorboard_log.h);
+// ampgan export-onnx: a run's generator as an ONNX model (core/run/onnx_export.h).
 #include <cstdio>
 
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/guard.h"
+#include "cli/outputs.h"
+#include "core/run/onnx_export.h"
 #include "core/run/tensorboard_log.h"
 
 namespace ampgan::cli {
@@ -23,6 +26,39 @@ int cmd_tensorboard(int argc, char** argv) {
                 r.file.string().c_str(), static_cast<long long>(r.scalar_steps), static_cast<long long>(r.images),
                 static_cast<long long>(r.histograms), static_cast<long long>(r.notes));
     for (const auto& p : r.replaced) std::printf("deleted %s\n", p.string().c_str());
+    return 0;
+  });
+}
+
+int cmd_export_onnx(int argc, char** argv) {
+  Args a("export-onnx", "ampgan export-onnx RUN_DIR --out G.onnx [--ema] [--step N] [--half]",
+         "Writes the generator of a run's checkpoint as an ONNX model (opset 17) for onnxruntime and\n"
+         "other ONNX tools: input z float32 [batch, latent] ~ N(0, 1), output images float32\n"
+         "[batch, channels, res, res] in [-1, 1]; batch norm on its running statistics, folded into\n"
+         "the convolutions (ampgan sample --bn-stats running computes the same images).");
+  a.option("out", "G.onnx", "the model file to write")
+      .option("step", "N", "the checkpoint of step N (default: the newest)")
+      .flag("ema", "the EMA generator's weights (what ampgan sample shows for a run\nthat keeps one)")
+      .flag("half", "float16 weights and compute (input and output stay float32,\nthrough Cast nodes)")
+      .flag("force", "replace an existing G.onnx (never a checkpoint)");
+  return guarded("export-onnx", [&] {
+    if (!a.parse_or_help(argc, argv, 2)) return 0;
+    if (a.positional().size() != 1)
+      throw UsageError("export-onnx takes one run folder", "ampgan export-onnx", "see --help");
+    if (!a.has("out")) throw UsageError("--out G.onnx is required", "ampgan export-onnx");
+    const int64_t step = a.has("step") ? a.integer("step", 0, 0, kMaxSteps) : -1;
+    const std::filesystem::path run = a.positional()[0], out = a.str("out");
+    const std::filesystem::path ckpt = onnx_source_checkpoint(run, step);
+    check_output_file(out, {ckpt}, a.has("force"), "--out");
+    OnnxExportOptions o;
+    o.ema = a.has("ema");
+    o.half = a.has("half");
+    const OnnxExportResult r = export_onnx(ckpt, -1, out, o);
+    std::printf("wrote %s: opset %d, %s, %s generator of step %lld, %zu nodes, %.1f MiB\n", r.file.string().c_str(),
+                r.opset, o.half ? "float16" : "float32", o.ema ? "EMA" : "trained", static_cast<long long>(r.step),
+                r.nodes, static_cast<double>(r.bytes) / (1 << 20));
+    if (r.has_ema && !o.ema)
+      std::printf("note: the run keeps an EMA generator, which ampgan sample shows; --ema exports that one\n");
     return 0;
   });
 }

@@ -10,14 +10,42 @@
 #include "core/io/atomic_file.h"
 #include "core/io/image_io.h"
 #include "core/run/checkpoint.h"
+#include "core/run/onnx_export.h"
 
 namespace ampgan::cli {
 
+namespace {
+
+// NumPy's .npy (format 1.0): float32 little-endian, C order, header padded to 64 bytes.
+std::string npy_f32(const std::vector<int64_t>& shape, const std::vector<float>& v) {
+  std::string dims;
+  for (int64_t d : shape) dims += std::to_string(d) + ", ";
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + dims + "), }";
+  header.append(63 - (10 + header.size()) % 64, ' ');
+  header += '\n';
+  std::string out = "\x93NUMPY";
+  out += '\x01';
+  out += '\x00';
+  out += static_cast<char>(header.size() & 0xff);
+  out += static_cast<char>(header.size() >> 8);
+  out += header;
+  out.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float));
+  return out;
+}
+
+}  // namespace
+
 int cmd_sample(int argc, char** argv) {
-  Args a("sample", "ampgan sample CHECKPOINT (--grid FILE.png | --each DIR) [OPTIONS]",
+  Args a("sample", "ampgan sample CHECKPOINT (--grid FILE.png | --each DIR | --raw FILE.npy) [OPTIONS]",
          "Generates images with a checkpoint's generator. The same --seed gives the same images.");
   a.option("grid", "FILE.png", "write one grid of --n images")
       .option("each", "DIR", "write --n single PNG images into DIR")
+      .option("raw", "FILE.npy",
+              "write the images' values, float32 (n, res, res, channels) in [-1, 1]\n"
+              "(NumPy's .npy; also with --grid or --each)")
+      .option("bn-stats", "S",
+              "batch norm on the batch's statistics (batch, default: as in training)\n"
+              "or the running averages (running: what export-onnx's model computes)")
       .option("n", "N", "number of images (64)")
       .option("cols", "C", "grid columns (8)")
       .option("upscale", "K", "enlarge pixels K times (nearest neighbour) (1)")
@@ -27,19 +55,26 @@ int cmd_sample(int argc, char** argv) {
   return guarded("sample", [&] {
     if (!a.parse_or_help(argc, argv, 2)) return 0;
     if (a.positional().size() != 1) throw UsageError("sample takes one checkpoint file", "ampgan sample", "see --help");
-    if (a.has("grid") == a.has("each"))
-      throw UsageError("give exactly one of --grid FILE.png and --each DIR", "ampgan sample");
+    if (a.has("grid") && a.has("each"))
+      throw UsageError("give one of --grid FILE.png and --each DIR, not both", "ampgan sample");
+    if (!a.has("grid") && !a.has("each") && !a.has("raw"))
+      throw UsageError("give --grid FILE.png, --each DIR or --raw FILE.npy", "ampgan sample");
+    const std::string bn_name = a.str("bn-stats", "batch");
+    if (bn_name != "batch" && bn_name != "running")
+      throw UsageError("--bn-stats is batch or running, not '" + bn_name + "'", "ampgan sample");
+    const BnStats bn = bn_name == "running" ? BnStats::Running : BnStats::Batch;
     const long long n = a.integer("n", 64, 1, 100000), cols = a.integer("cols", 8, 1, 100000),
                     up = a.integer("upscale", 1, 1, 16);
     const uint64_t seed = setting_value(a, "seed", "seed", 0).get<uint64_t>();
     const std::filesystem::path input = a.positional()[0];
     // Every output is checked before the generator runs, so a refusal writes nothing.
+    if (a.has("raw")) check_output_file(a.str("raw"), {input}, a.has("force"), "--raw");
     if (a.has("grid")) {
       check_output_file(a.str("grid"), {input}, a.has("force"), "--grid");
       // The grid's size depends on the checkpoint's resolution: checked again once it is known.
       const io::GridSize g = io::grid_size(n, 1, cols, 2);
       io::check_png_size(g.width, g.height, "--grid", "use fewer images (--n), another --cols, or --each DIR");
-    } else {
+    } else if (a.has("each")) {
       for (int i = 0; i < n; ++i) {
         char name[64];
         std::snprintf(name, sizeof name, "sample_%05d.png", i);
@@ -57,7 +92,13 @@ int cmd_sample(int argc, char** argv) {
       io::check_png_size(g.width * up, g.height * up, "--grid",
                          "use fewer images (--n), another --cols, a smaller --upscale, or --each DIR");
     }
-    const std::vector<float> imgs = trainer->generate(z, static_cast<int>(n));
+    const std::vector<float> imgs = generate_images(*trainer, z, static_cast<int>(n), bn);
+    if (a.has("raw")) {
+      io::write_file_atomic(a.str("raw"), npy_f32({n, m.res, m.res, m.channels}, imgs));
+      std::printf("wrote %s (%lld x %d x %d x %d float32, batch norm on %s statistics, step %lld)\n",
+                  a.str("raw").c_str(), n, m.res, m.res, m.channels, bn_name.c_str(),
+                  static_cast<long long>(info.step));
+    }
     if (a.has("grid")) {
       io::Image8 g =
           io::make_grid(imgs.data(), static_cast<int>(n), m.res, m.channels, static_cast<int>(std::min(cols, n)));
@@ -65,7 +106,7 @@ int cmd_sample(int argc, char** argv) {
       io::write_png(a.str("grid"), g);
       std::printf("wrote %s (%d x %d, %lld images from step %lld)\n", a.str("grid").c_str(), g.width, g.height, n,
                   static_cast<long long>(info.step));
-    } else {
+    } else if (a.has("each")) {
       const std::filesystem::path dir = a.str("each");
       io::ensure_writable_dir(dir);
       for (int i = 0; i < n; ++i) {

@@ -15,5 +15,6 @@ int cmd_devices(int argc, char** argv);
 int cmd_eval(int argc, char** argv);
 int cmd_tensorboard(int argc, char** argv);
 int cmd_timelapse(int argc, char** argv);
+int cmd_export_onnx(int argc, char** argv);
 
 }  // namespace ampgan::cli

@@ -27,6 +27,8 @@ const char* kHelp =
     "                    write a TensorBoard event file for an existing run\n"
     "  timelapse RUN_DIR --out FILE.mp4|FILE.webp\n"
     "                    the run's sample grids over training as a video\n"
+    "  export-onnx RUN_DIR --out G.onnx\n"
+    "                    the generator as an ONNX model (onnxruntime, Netron, ...)\n"
     "  bench             time the training step in each precision, with memory by category\n"
     "  devices           list NVIDIA GPUs, or say why none is usable\n"
     "\n"
@@ -50,7 +52,7 @@ int main(int argc, char** argv) {
   if (cmd == "devices") return cmd_devices(argc, argv);
 #if defined(AMPGAN_COMPUTE_ONLY)
   for (const char* full :
-       {"train", "resume", "compare", "sample", "export-generator", "eval", "tensorboard", "timelapse"})
+       {"train", "resume", "compare", "sample", "export-generator", "eval", "tensorboard", "timelapse", "export-onnx"})
     if (cmd == full) {
       std::fprintf(stderr,
                    "ampgan: '%s' is not in this compute-only build (AMPGAN_COMPUTE_ONLY=ON); only bench "
@@ -67,6 +69,7 @@ int main(int argc, char** argv) {
   if (cmd == "eval") return cmd_eval(argc, argv);
   if (cmd == "tensorboard") return cmd_tensorboard(argc, argv);
   if (cmd == "timelapse") return cmd_timelapse(argc, argv);
+  if (cmd == "export-onnx") return cmd_export_onnx(argc, argv);
 #endif
   std::fprintf(stderr, "ampgan: unknown command '%s'. Run 'ampgan --help' for the list.\n", cmd.c_str());
   return 2;

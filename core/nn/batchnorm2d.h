@@ -20,6 +20,7 @@ class BatchNorm2d final : public Layer {
     staged.insert(staged.end(), {staged_mean_, staged_var_});
   }
   int64_t batches_tracked() const { return batches_tracked_; }
+  float eps() const { return eps_; }
   void set_batches_tracked(int64_t n) { batches_tracked_ = n; }
 
  private:

@@ -24,6 +24,11 @@ class Conv2d final : public Layer {
   double flops(const Shape& in) const override { return geometry(in).flops(); }
   int in_channels() const { return in_ch_; }
   int out_channels() const { return out_ch_; }
+  // The geometry, for readers of a trained network (the ONNX export).
+  int kernel() const { return kernel_; }
+  int stride() const { return stride_; }
+  int pad() const { return pad_; }
+  bool has_bias() const { return has_bias_; }
 
  private:
   ConvGeometry geometry(const Shape& in) const;

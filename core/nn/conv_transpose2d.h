@@ -16,6 +16,10 @@ class ConvTranspose2d final : public Layer {
   const Tensor& backward(Context& ctx, const Tensor& dy, InputGrad input_grad) override;
   std::vector<Parameter*> parameters() override { return {&weight_}; }
   double flops(const Shape& in) const override { return geometry(in).flops(); }
+  // The geometry, for readers of a trained network (the ONNX export).
+  int kernel() const { return kernel_; }
+  int stride() const { return stride_; }
+  int pad() const { return pad_; }
 
  private:
   // The convolution from this layer's output back to its input.

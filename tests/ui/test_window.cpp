@@ -1,8 +1,12 @@
 // The window as a program (window/): small screens, the command line (every settings row among
-// its options), and settings kept from one session to the next.
+// its options), settings kept from one session to the next, and File > Export generator > ONNX.
+#include <onnx/onnx_pb.h>
+
 #include <algorithm>
 
 #include <QDockWidget>
+#include <QFile>
+#include <QSignalSpy>
 #include <QtTest>
 
 #include "core/settings/settings_table.h"
@@ -11,6 +15,7 @@
 #include "ui/settings/config_panel.h"
 #include "ui/widgets/live_plot.h"
 #include "ui/window/app_options.h"
+#include "ui/window/run_exports.h"
 
 using namespace ampgan;
 using namespace ampgan::ui;
@@ -144,6 +149,38 @@ class TestWindow : public UiTestCase {
     QCOMPARE(r.scaler.growth_interval, 123);
     QCOMPARE(r.runs_root, saved.runs_root);
     QCOMPARE(w2.plots()->smoothing(), 0.5);
+  }
+
+  // File > Export generator > ONNX…'s engine call, off the GUI thread: the finished run's newest
+  // checkpoint becomes a model protobuf reads back (opset 17, input z); an unwritable path
+  // comes back as one error dialog and no file.
+  void exportsTheGeneratorAsOnnx() {
+    MainWindow w(no_settings());
+    QStringList errors;
+    w.setErrorPresenter([&](const UiError& e) { errors << e.text(); });
+    w.configPanel()->setConfig(tiny(path(QStringLiteral("runs-onnx")), 3));
+    QVERIFY(w.startTraining());
+    QTRY_VERIFY_WITH_TIMEOUT(!w.busy(), kTimeout);
+    QVERIFY2(errors.isEmpty(), qPrintable(errors.join(QStringLiteral("; "))));
+
+    QSignalSpy done(w.exports(), &RunExports::onnxExported);
+    const QString out = path(QStringLiteral("g.onnx"));
+    QVERIFY(w.exports()->exportOnnx(out));
+    QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, kTimeout);
+    QCOMPARE(done.at(0).at(1).toString(), QString());
+    onnx::ModelProto m;
+    QVERIFY(m.ParseFromString(file_bytes(out).toStdString()));
+    QCOMPARE(m.opset_import(0).version(), 17);
+    QCOMPARE(m.graph().input(0).name(), std::string("z"));
+    QVERIFY(errors.isEmpty());
+
+    const QString bad = path(QStringLiteral("missing/g.onnx"));
+    QVERIFY(w.exports()->exportOnnx(bad));
+    QTRY_COMPARE_WITH_TIMEOUT(done.count(), 2, kTimeout);
+    QVERIFY(!done.at(1).at(1).toString().isEmpty());
+    QCOMPARE(errors.size(), 1);
+    QVERIFY2(errors[0].contains(bad), qPrintable(errors[0]));
+    QVERIFY(!QFile::exists(bad));
   }
 };
 

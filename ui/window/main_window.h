@@ -189,8 +189,8 @@ class MainWindow : public QMainWindow {
   PrecisionActions* precision_ = nullptr;  // the one exclusive precision choice
   QAction *start_ = nullptr, *pause_ = nullptr, *step_act_ = nullptr, *stop_ = nullptr, *compare_act_ = nullptr,
           *checkpoint_ = nullptr, *export_grid_ = nullptr, *export_samples_ = nullptr, *export_csv_ = nullptr,
-          *export_plots_ = nullptr, *export_timelapse_ = nullptr, *open_ = nullptr, *resume_ = nullptr,
-          *resume_ckpt_ = nullptr, *resume_branch_ = nullptr, *quit_ = nullptr;
+          *export_plots_ = nullptr, *export_timelapse_ = nullptr, *export_onnx_ = nullptr, *open_ = nullptr,
+          *resume_ = nullptr, *resume_ckpt_ = nullptr, *resume_branch_ = nullptr, *quit_ = nullptr;
   StatusFields* status_ = nullptr;  // the status bar's fields
   StatusProgress* progress_ = nullptr;
 

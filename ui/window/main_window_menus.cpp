@@ -170,6 +170,9 @@ void MainWindow::buildActions() {
   export_timelapse_ = make("actionExportTimelapse", tr("Timelapse as MP4/WebP…"), {},
                            tr("The run's sample grids over training as a video, captioned with step and precision"));
   connect(export_timelapse_, &QAction::triggered, this, [this] { exports_->chooseAndExportTimelapse(); });
+  export_onnx_ = make("actionExportOnnx", tr("ONNX…"), {},
+                      tr("The run's generator (newest checkpoint) as an ONNX model, for onnxruntime and other tools"));
+  connect(export_onnx_, &QAction::triggered, this, [this] { exports_->chooseAndExportOnnx(); });
   open_ = make("actionOpen", tr("Open run…"), QKeySequence::Open,
                tr("Show an earlier run's curves, events and samples; it can then be resumed"));
   connect(open_, &QAction::triggered, this, &MainWindow::chooseAndOpenRun);
@@ -212,6 +215,7 @@ void MainWindow::buildMenusAndToolbar() {
   exp->addAction(export_csv_);
   exp->addAction(export_plots_);
   exp->addAction(export_timelapse_);
+  file->addMenu(tr("Export &generator"))->addAction(export_onnx_);
   file->addSeparator();
   file->addAction(quit_);
 

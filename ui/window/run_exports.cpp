@@ -16,6 +16,8 @@
 
 #include "core/common/error.h"
 #include "core/io/image_io.h"
+#include "core/run/onnx_export.h"
+#include "core/run/run_folder.h"
 #include "core/run/timelapse.h"
 #include "ui/plots/plots_panel.h"
 #include "ui/runs/metrics_csv.h"
@@ -29,6 +31,10 @@
 namespace ampgan::ui {
 
 RunExports::RunExports(Parts parts, QObject* parent) : QObject(parent), p_(std::move(parts)) {}
+
+RunExports::~RunExports() {
+  if (onnx_thread_.joinable()) onnx_thread_.join();
+}
 
 bool RunExports::exportGrid(const QString& path, int factor) {
   const QImage img = p_.samples->currentImage();
@@ -207,6 +213,69 @@ void RunExports::chooseAndExportTimelapse() {
   const QString path = QFileDialog::getSaveFileName(p_.dialog_parent, tr("Export timelapse"), start,
                                                     tr("MP4 video (*.mp4);;Animated WebP (*.webp)"));
   if (!path.isEmpty()) exportTimelapse(path);
+}
+
+bool RunExports::exportOnnx(const QString& path) {
+  if (!p_.runs->hasRun()) {
+    p_.report(tr("exporting the generator"), tr("there is no run yet"),
+              tr("train or open a run first: the export reads its newest checkpoint"));
+    return false;
+  }
+  if (onnx_running_) {
+    p_.report(tr("exporting the generator"), tr("an ONNX export is still being written"),
+              tr("wait for it to finish (the status bar says when)"));
+    return false;
+  }
+  if (onnx_thread_.joinable()) onnx_thread_.join();
+  const std::filesystem::path run = p_.runs->dir().toStdString(), out = path.toStdString();
+  onnx_running_ = true;
+  p_.status->showMessage(tr("Writing %1…").arg(path));
+  // Loading a large checkpoint and writing the model take seconds: off the GUI thread. The
+  // destructor joins the thread, so `this` outlives the queued call back.
+  onnx_thread_ = std::thread([this, run, out, path] {
+    QString what, hint, summary;
+    try {
+      OnnxExportOptions o;
+      o.ema = RunFolder(run).read_config().ema_decay > 0.0f;  // the generator the samples show
+      const OnnxExportResult r = export_onnx(run, -1, out, o);
+      summary = tr("%1 generator of step %2 (opset %3, %4 nodes)")
+                    .arg(o.ema ? tr("EMA") : tr("trained"))
+                    .arg(r.step)
+                    .arg(r.opset)
+                    .arg(r.nodes);
+    } catch (const Error& e) {
+      what = QString::fromStdString(e.what_failed() + (e.subject().empty() ? "" : " (" + e.subject() + ")"));
+      hint = QString::fromStdString(e.hint());
+    } catch (const std::exception& e) {
+      what = QString::fromUtf8(e.what());
+    }
+    QMetaObject::invokeMethod(
+        this, [this, path, what, hint, summary] { onnxDone(path, what, hint, summary); }, Qt::QueuedConnection);
+  });
+  return true;
+}
+
+void RunExports::onnxDone(const QString& path, const QString& what, const QString& hint, const QString& summary) {
+  onnx_running_ = false;
+  if (!what.isEmpty()) {
+    p_.status->clearMessage();
+    p_.report(tr("exporting the generator as ONNX"), what, hint);
+  } else {
+    p_.log->addNote(QStringLiteral("export"), tr("%1 written to %2").arg(summary, path));
+    p_.status->showMessage(tr("ONNX model written to %1").arg(path), 5000);
+  }
+  emit onnxExported(path, what);
+}
+
+void RunExports::chooseAndExportOnnx() {
+  if (!p_.runs->hasRun()) {
+    exportOnnx({});  // reports that there is nothing to export
+    return;
+  }
+  const QString path = QFileDialog::getSaveFileName(p_.dialog_parent, tr("Export generator as ONNX"),
+                                                    QDir(p_.runs->dir()).filePath(QStringLiteral("generator.onnx")),
+                                                    tr("ONNX models (*.onnx)"));
+  if (!path.isEmpty()) exportOnnx(path);
 }
 
 }  // namespace ampgan::ui

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <thread>
 
 #include <QObject>
 #include <QString>
@@ -37,6 +38,7 @@ class RunExports : public QObject {
     std::function<bool()> busy;  // a run is going: its metrics.csv is not final yet
   };
   RunExports(Parts parts, QObject* parent = nullptr);
+  ~RunExports() override;  // waits for an ONNX export still writing
 
   bool exportGrid(const QString& path, int factor);  // the grid shown in the Samples dock
   bool exportMetricsCsv(const QString& path);
@@ -57,8 +59,21 @@ class RunExports : public QObject {
   void chooseAndExportPlots();
   void chooseAndExportTimelapse();
 
+  // The current run's generator (its newest checkpoint) as an ONNX model (core/run/onnx_export.h):
+  // the EMA generator where the run keeps one (what the Samples dock shows), float32. Written on
+  // a thread of its own; onnxExported(path, error) says when it is done (error empty on success).
+  bool exportOnnx(const QString& path);
+  void chooseAndExportOnnx();
+
+ signals:
+  void onnxExported(const QString& path, const QString& error);
+
  private:
+  void onnxDone(const QString& path, const QString& what, const QString& hint, const QString& summary);
+
   Parts p_;
+  std::thread onnx_thread_;
+  bool onnx_running_ = false;
 };
 
 }  // namespace ampgan::ui

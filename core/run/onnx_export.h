@@ -1,0 +1,57 @@
+// A run's generator as an ONNX model (opset io::kOnnxOpset), for onnxruntime, Netron and the
+// other tools that read ONNX. Input "z": float32 [batch, latent] (N(0, 1) latents, the batch
+// symbolic); output "images": float32 [batch, channels, res, res] (NCHW) in [-1, 1].
+// Batch norm uses the running statistics (inference mode), folded into the convolution before it
+// where there is one (every DCGAN one, the ResNet's bn2), else one per-channel Mul and Add. That
+// is what `ampgan sample --bn-stats running` computes (sample's default, batch statistics,
+// depends on which images share a batch, which no exported model can reproduce).
+// Half: weights and every node in float16, with a Cast after the input and before the output, so
+// that both models take and give float32.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "core/train/trainer.h"
+
+namespace ampgan {
+
+struct OnnxExportOptions {
+  bool ema = false;   // the EMA generator's weights (Error if the run keeps none)
+  bool half = false;  // float16 weights and compute
+};
+
+struct OnnxExportResult {
+  std::filesystem::path file, checkpoint;
+  int64_t step = 0;
+  int opset = 0;
+  size_t nodes = 0;
+  uint64_t bytes = 0;
+  bool has_ema = false;  // whether the run keeps an EMA generator (exported or not)
+};
+
+// The checkpoint to export from `run`: a run folder's checkpoints/step_N.safetensors for step N,
+// or its newest when step < 0; `run` may also be a checkpoint file (then step must be < 0).
+// Throws Error naming the folder, with the steps it holds, when there is none such.
+std::filesystem::path onnx_source_checkpoint(const std::filesystem::path& run, int64_t step);
+
+// The .onnx file's bytes for the trainer's generator; source (the checkpoint) names it in errors
+// and the metadata; *nodes: how many nodes the graph has.
+std::string onnx_generator_model(Trainer& trainer, const OnnxExportOptions& options, const std::string& source = {},
+                                 size_t* nodes = nullptr);
+
+// onnx_source_checkpoint, then the model, written atomically to `out` (whole or not at all).
+// The caller checks `out` against its inputs and existing files first (cli/outputs.h).
+OnnxExportResult export_onnx(const std::filesystem::path& run, int64_t step, const std::filesystem::path& out,
+                             const OnnxExportOptions& options);
+
+// How a sample's batch norm normalises: the batch's statistics (Trainer::generate, what training
+// sees) or the running averages (what the ONNX model computes).
+enum class BnStats : uint8_t { Batch, Running };
+// Trainer::generate with the choice of statistics: images NHWC FP32 in [-1, 1], the EMA
+// generator's when the run keeps one, in the trainer's precision.
+std::vector<float> generate_images(Trainer& trainer, const std::vector<float>& latents, int n, BnStats bn);
+
+}  // namespace ampgan
