@@ -2,6 +2,7 @@
 // run's settings as `ampgan train` does, probes them against FP32 and searches the remedies; prints
 // a line per probe and the table, and writes doctor.json, doctor.md and doctor-config.json into
 // --out. Ctrl-C stops at the end of the probe's current step with the best answer so far.
+#include <unistd.h>
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -32,6 +33,7 @@ const char* const kDoctorSummary =
 
 void print_probe_line(const DoctorResult& r, bool quiet) {
   if (quiet || r.candidates.empty()) return;
+  if (isatty(STDOUT_FILENO)) std::printf("\r\033[K");  // the step counter's line
   const DoctorCandidate& c = r.candidates.back();
   const ProbeFigures& f = c.figures;
   std::string verdict = c.stage == "reference" ? "reference" : c.clean() ? "clean" : "";
@@ -84,6 +86,12 @@ int cmd_doctor(int argc, char** argv) {
       std::printf("[probe %d] %s (%d steps)\n", index, label.c_str(), opt.probe_steps);
       std::fflush(stdout);
     };
+    // On a terminal, the probe's step count in place (a probe of a large model takes minutes).
+    if (!quiet && isatty(STDOUT_FILENO))
+      opt.on_steps = [](int64_t step, int64_t steps) {
+        std::printf("\r\033[K  step %lld/%lld", static_cast<long long>(step), static_cast<long long>(steps));
+        std::fflush(stdout);
+      };
     opt.on_probe = [&](const DoctorResult& so_far) {
       print_probe_line(so_far, quiet);
       write_doctor_report(so_far, out);  // a second Ctrl-C (exit at once) leaves this one

@@ -23,10 +23,14 @@ namespace {
 const std::string kCli = AMPGAN_CLI_PATH;
 
 // Probes of 30 steps, 10 of them warm-up: a tiny DCGAN's scaler settles from 2^16 within 10 steps.
+// The skip target has a margin on both sides: the answers' probes (D.2 in FP32; the scale raised
+// to 2^16) skipped 5% of their updates after the warm-up (2 of 40: the scale still finding its
+// level, 2^14 -> 2^13) with each CPU kernel family, the planted overflow's probes 50%.
 DoctorOptions short_probes() {
   DoctorOptions o;
   o.probe_steps = 30;
   o.limits.warmup_steps = 10;
+  o.limits.target_skips = 0.15;
   return o;
 }
 
@@ -168,8 +172,8 @@ TEST(DoctorCli, WritesTheReportAndAPresetThatTrainAccepts) {
       " --dataset synthetic --synthetic-count 64 --res 32 --width 8 --batch 8 --backend cpu --precision fp16";
   std::string out;
   const fs::path dir = tmp / "doc";
-  ASSERT_EQ(run_command(kCli + " doctor" + tiny + " --init-scale 16777216 --probe-steps 30 --out " + dir.string(), &out),
-            0)
+  ASSERT_EQ(
+      run_command(kCli + " doctor" + tiny + " --init-scale 16777216 --probe-steps 30 --out " + dir.string(), &out), 0)
       << out;
   EXPECT_NE(out.find("[probe 0] FP32 reference"), std::string::npos) << out;
   EXPECT_NE(out.find("candidate"), std::string::npos) << out;

@@ -34,9 +34,9 @@ std::string verdict(const DoctorCandidate& c) {
 }
 
 const std::vector<std::string>& columns() {
-  static const std::vector<std::string> c = {"#",     "candidate", "steps", "skips", "underflow", "S_D / S_G",
-                                             "Δloss", "img/s",     "×FP32", "×AMP",  "act MiB",   "×FP32",
-                                             "×AMP",  "verdict"};
+  static const std::vector<std::string> c = {"#",         "candidate", "steps", "skips",  "underflow",
+                                             "S_D / S_G", "Δloss",     "img/s", "×FP32",  "×AMP",
+                                             "act MiB",   "×FP32",     "×AMP",  "verdict"};
   return c;
 }
 
@@ -161,7 +161,8 @@ std::string doctor_markdown(const DoctorResult& r) {
   std::string md = "# Precision doctor: " + std::string(precision_label(r.base.precision)) + "\n\n";
   md += r.summary + "\n\n";
   const std::string flags = doctor_answer_flags(r);
-  if (!flags.empty()) md += "Train with: `ampgan train ... " + flags + "` or `ampgan train --config " + kDoctorConfig + "`\n\n";
+  if (!flags.empty())
+    md += "Train with: `ampgan train ... " + flags + "` or `ampgan train --config " + kDoctorConfig + "`\n\n";
   md += doctor_table_text(r, true);
   char buf[512];
   std::snprintf(buf, sizeof buf,

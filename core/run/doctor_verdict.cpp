@@ -84,8 +84,7 @@ ProbeFigures measure_probe(const std::vector<StepMetrics>& rows, const std::vect
     f.final_scale_g = rows.back().scale_g;
     f.images_per_s = summarize(rows).median_images_per_s;
   }
-  if (reference)
-    f.departure = std::max(departure(f.loss_d, reference->loss_d), departure(f.loss_g, reference->loss_g));
+  if (reference) f.departure = std::max(departure(f.loss_d, reference->loss_d), departure(f.loss_g, reference->loss_g));
   // Overflows after the warm-up only (those before it are the scaler finding its level), unless
   // there were none after it.
   std::map<std::string, int> blame;

@@ -22,7 +22,12 @@ class Collector final : public SessionListener {
  public:
   std::vector<StepMetrics> rows;
   std::vector<RunEvent> events;
-  void on_metrics(const std::vector<StepMetrics>& r) override { rows.insert(rows.end(), r.begin(), r.end()); }
+  std::function<void(int64_t, int64_t)> on_steps;
+  int64_t steps = 0;
+  void on_metrics(const std::vector<StepMetrics>& r) override {
+    rows.insert(rows.end(), r.begin(), r.end());
+    if (on_steps && !r.empty()) on_steps(r.back().step, steps);
+  }
   void on_event(const RunEvent& e) override {
     if (e.type == EventType::Overflow) events.push_back(e);
   }
@@ -72,7 +77,6 @@ std::string summary_of(const DoctorResult& r) {
          (flags.empty() ? "" : " (" + flags + ")") + ": " + why;
 }
 
-
 // The answer: the clean candidate the search stopped at, else the best so far (the cheapest of
 // equals: tried first); whether it was stopped; the summary line.
 void finalize(DoctorResult& r, const DoctorOptions& opt) {
@@ -116,8 +120,7 @@ class Search {
       if (attempt("half precision in " + std::to_string(blocks) + " blocks", "half-blocks",
                   [&](RunConfig& c) { c.half_blocks = blocks; }))
         return;
-    if (base_.conv_clamp == 0.0f &&
-        attempt("conv clamp 256", "clamp", [](RunConfig& c) { c.conv_clamp = 256.0f; }))
+    if (base_.conv_clamp == 0.0f && attempt("conv clamp 256", "clamp", [](RunConfig& c) { c.conv_clamp = 256.0f; }))
       return;
     if (base_.amp_strategy != AmpStrategy::NanToNum)
       attempt("nan_to_num gradients", "nan_to_num", [](RunConfig& c) { c.amp_strategy = AmpStrategy::NanToNum; });
@@ -141,7 +144,8 @@ class Search {
     if (!overflow && !underflow) return false;
     const RunConfig c0 = cur.config;
     if (!scaling_on(c0))
-      return underflow && attempt("loss scaling on", "scaler", [](RunConfig& c) { c.amp_strategy = AmpStrategy::Scale; });
+      return underflow &&
+             attempt("loss scaling on", "scaler", [](RunConfig& c) { c.amp_strategy = AmpStrategy::Scale; });
     if (overflow) {
       const double settled = std::min(f.final_scale_d, f.final_scale_g);
       const float level = std::ldexp(1.0f, static_cast<int>(std::floor(std::log2(settled))));
@@ -154,8 +158,7 @@ class Search {
                     [&](RunConfig& c) { c.scaler.growth_interval = interval; }))
           return true;
       }
-      if (c0.shared_scaler &&
-          attempt("per-network scalers", "scaler", [](RunConfig& c) { c.shared_scaler = false; }))
+      if (c0.shared_scaler && attempt("per-network scalers", "scaler", [](RunConfig& c) { c.shared_scaler = false; }))
         return true;
     }
     if (underflow) {
@@ -187,8 +190,7 @@ class Search {
       }
       if (layer.empty()) return false;
       const int before = current_;
-      if (attempt("+ FP32 " + layer, "fp32-layers", [&](RunConfig& c) { c.fp32_layers.push_back(layer); }))
-        return true;
+      if (attempt("+ FP32 " + layer, "fp32-layers", [&](RunConfig& c) { c.fp32_layers.push_back(layer); })) return true;
       if (current_ != before) {
         ++added;
         refused.clear();
@@ -214,9 +216,9 @@ class Search {
       return true;
     }
     const DoctorCandidate& cur = r_.candidates[current_];
-    if (usable(cand) && (cand.problems.size() < cur.problems.size() ||
-                         (cand.problems.size() == cur.problems.size() &&
-                          badness(cand, opt_.limits) < 0.75 * badness(cur, opt_.limits))))
+    if (usable(cand) &&
+        (cand.problems.size() < cur.problems.size() || (cand.problems.size() == cur.problems.size() &&
+                                                        badness(cand, opt_.limits) < 0.75 * badness(cur, opt_.limits))))
       current_ = i;
     return false;
   }
@@ -245,6 +247,8 @@ class Search {
     pc.tensorboard = false;
     if (opt_.on_start) opt_.on_start(label, index);
     Collector col;
+    col.on_steps = opt_.on_steps;
+    col.steps = pc.steps;
     MemoryStats mem;
     try {
       SessionOptions so;
@@ -290,7 +294,8 @@ DoctorResult run_precision_doctor(const RunConfig& base, const DoctorOptions& op
   if (!is_mixed(base.precision))
     throw Error(std::string("the doctor examines a half precision, not ") + precision_name(base.precision),
                 "--precision", "use --precision fp16 or bf16");
-  if (base.out_dir.empty()) throw Error("the doctor needs a folder for its probes and report", "--out", "add --out DIR");
+  if (base.out_dir.empty())
+    throw Error("the doctor needs a folder for its probes and report", "--out", "add --out DIR");
   if (opt.probe_steps <= opt.limits.warmup_steps)
     throw Error("a probe of " + std::to_string(opt.probe_steps) + " steps has no steps after the warm-up of " +
                     std::to_string(opt.limits.warmup_steps),

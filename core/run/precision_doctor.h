@@ -25,16 +25,17 @@ struct DoctorResult;
 
 struct DoctorOptions {
   DoctorLimits limits;
-  int probe_steps = 40;       // steps of each probe (the reference's too)
-  int64_t budget_steps = 0;   // steps of all probes together; 0: 12 probes' worth
-  int max_fp32_layers = 4;    // the greedy search's most layers kept in FP32
+  int probe_steps = 40;      // steps of each probe (the reference's too)
+  int64_t budget_steps = 0;  // steps of all probes together; 0: 12 probes' worth
+  int max_fp32_layers = 4;   // the greedy search's most layers kept in FP32
   const std::atomic<bool>* stop = nullptr;
   // After each probe (finished or stopped): the result so far, its answer the best candidate yet
   // (what a stop now would return), for progress lines and a report that a second Ctrl-C leaves
   // whole; it may set *stop.
   std::function<void(const DoctorResult& so_far)> on_probe;
-  // Before each probe: its label ("plain FP16", "+ FP32 D.2").
+  // Before each probe: its label ("plain FP16", "+ FP32 D.2"); during it, the steps done.
   std::function<void(const std::string& label, int index)> on_start;
+  std::function<void(int64_t step, int64_t steps)> on_steps;
   // For tests: the backend each probe trains on, and a hook once its Session exists.
   std::function<std::unique_ptr<Backend>()> make_backend;
   std::function<void(Session&)> on_session;
@@ -46,8 +47,8 @@ struct DoctorResult {
   int probe_steps = 0;
   int64_t budget_steps = 0;
   std::vector<DoctorCandidate> candidates;  // in the order tried: [0] FP32, [1] plain AMP
-  int answer = -1;      // index of the answer in candidates; -1: none (stopped before the plain probe)
-  bool clean = false;   // the answer's probe was clean
+  int answer = -1;       // index of the answer in candidates; -1: none (stopped before the plain probe)
+  bool clean = false;    // the answer's probe was clean
   bool stopped = false;  // stopped by the caller (Ctrl-C)
   bool budget_spent = false;
   int64_t steps_used = 0;
