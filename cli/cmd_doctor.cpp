@@ -1,7 +1,8 @@
 // ampgan doctor: the precision doctor (core/run/precision_doctor.h) from the terminal. Takes the
 // run's settings as `ampgan train` does, probes them against FP32 and searches the remedies; prints
 // a line per probe and the table, and writes doctor.json, doctor.md and doctor-config.json into
-// --out. Ctrl-C stops at the end of the probe's current step with the best answer so far.
+// --out. Ctrl-C stops at the end of the probe's current step with the best answer so far. With
+// --replay RUN --step N, the first-divergence replay of one step instead (precision_replay.h).
 #include <unistd.h>
 #include <cstdio>
 #include <filesystem>
@@ -15,6 +16,7 @@
 #include "core/amp/loss_scaler.h"
 #include "core/run/doctor_report.h"
 #include "core/run/precision_doctor.h"
+#include "core/run/precision_replay.h"
 
 namespace ampgan::cli {
 
@@ -56,12 +58,25 @@ int cmd_doctor(int argc, char** argv) {
       .option("budget-steps", "N", "steps of all probes together; the search stops within it (12 probes)")
       .option("target-skips", "P", "the largest share of updates skipped after the warm-up, in % (5)")
       .option("max-underflow", "P", "the largest share of gradient values zero or subnormal, in % (1)")
-      .option("max-loss-departure", "R", "the largest relative departure of the mean losses from FP32's (0.5)");
+      .option("max-loss-departure", "R", "the largest relative departure of the mean losses from FP32's (0.5)")
+      .section("First-divergence replay (instead of the search)")
+      .option("replay", "RUN",
+              "recompute step --step of the run folder RUN from its newest checkpoint before it,\n"
+              "in the run's precision and in FP32, and name the first layer whose output or\n"
+              "gradient departs beyond its dtype's expected error or goes non-finite")
+      .option("step", "N", "the step --replay recomputes");
   return guarded("doctor", [&] {
     if (!a.parse_or_help(argc, argv, 2)) return 0;
     install_signal_handlers();
     if (!a.positional().empty())
       throw UsageError("unexpected argument '" + a.positional()[0] + "'", "ampgan doctor", "options start with --");
+    if (a.has("replay")) {
+      if (!a.has("step")) throw UsageError("--replay needs the step to recompute", "--replay", "add --step N");
+      const ReplayResult r = replay_step(a.str("replay"), a.integer("step", 1, 1, kMaxSteps));
+      std::printf("%s", replay_text(r).c_str());
+      return 0;
+    }
+    if (a.has("step")) throw UsageError("--step only applies to --replay", "--step", "add --replay RUN");
     if (!a.has("precision"))
       throw UsageError("the doctor examines one half precision", "--precision", "add --precision fp16 or bf16");
     if (!a.has("out")) throw UsageError("the doctor needs a folder", "--out", "add --out DIR");

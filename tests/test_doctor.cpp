@@ -11,6 +11,7 @@
 #include "core/io/atomic_file.h"
 #include "core/run/doctor_report.h"
 #include "core/run/precision_doctor.h"
+#include "core/run/precision_replay.h"
 #include "tests/planted_overflow.h"
 #include "tests/test_support.h"
 
@@ -218,4 +219,85 @@ TEST(DoctorCli, InterruptWritesTheBestAnswerSoFar) {
   EXPECT_TRUE(j["stopped"].get<bool>());
   EXPECT_EQ(j["candidates"].size(), 1u);
   EXPECT_FALSE(j["candidates"][0]["figures"]["complete"].get<bool>());
+}
+
+// The first-divergence replay (core/run/precision_replay.h) on a tiny fp16 run with a checkpoint
+// at step 2.
+namespace {
+
+fs::path replay_run(const TempDir& tmp) {
+  RunConfig c = tiny_fp16_run(4, tmp / "run");
+  c.checkpoint_every = 2;
+  c.scaler.init_scale = 1024.0f;  // no overflow in these steps
+  auto s = Session::create(c);
+  s->run();
+  s->finish("finished");
+  return tmp / "run";
+}
+
+}  // namespace
+
+// Tolerances (precision_replay.cpp): 64 unit roundoffs for activations (FP16 3.1%), 256 for the
+// gradients' largest magnitudes (12.5%). Measured on an AVX2 host with each CPU kernel family
+// (auto, onednn, openblas), steps 3 and 4: the largest activation error 3.8e-3 (8x below), the
+// largest gradient departure 4.0e-2 (3x below).
+TEST(DoctorReplay, CleanStepDepartsNowhere) {
+  TempDir tmp("ampgan-replay-clean");
+  const fs::path run = replay_run(tmp);
+  for (int64_t step : {3, 4}) {  // right after the checkpoint, and with one step retrained before it
+    const ReplayResult r = replay_step(run, step);
+    EXPECT_EQ(r.checkpoint_step, 2);
+    EXPECT_EQ(r.precision, Precision::FP16);
+    EXPECT_EQ(r.first_forward, -1) << replay_text(r);
+    EXPECT_EQ(r.first_gradient, -1) << replay_text(r);
+    EXPECT_FALSE(r.skipped_d);
+    EXPECT_GT(r.forward.size(), 10u);
+    EXPECT_FALSE(r.gradients.empty());
+    EXPECT_NE(r.verdict.find("no layer departs"), std::string::npos) << r.verdict;
+    // Half precision is not FP32: every activation differs a little, none by much.
+    double largest = 0;
+    for (const ReplayActivation& a : r.forward) largest = std::max(largest, a.rel_error);
+    EXPECT_GT(largest, 0.0);
+  }
+}
+
+TEST(DoctorReplay, PlantedForwardOverflowIsNamed) {
+  TempDir tmp("ampgan-replay-forward");
+  const fs::path run = replay_run(tmp);
+  ReplayOptions o;
+  o.before_step = [](Trainer& t) {  // weights that fit FP16 but whose products do not
+    Parameter* w = param(t.discriminator(), "2.weight");
+    std::vector<float> v(static_cast<size_t>(w->master.numel()), 60000.0f);
+    t.backend().upload(w->master, v.data(), v.size() * 4);
+    w->refresh_working(t.backend());
+  };
+  const ReplayResult r = replay_step(run, 3, o);
+  ASSERT_GE(r.first_forward, 0) << replay_text(r);
+  const ReplayActivation& a = r.forward[r.first_forward];
+  EXPECT_EQ(a.layer, "D.2") << replay_text(r);
+  EXPECT_EQ(a.input, "real images");
+  EXPECT_GT(a.nonfinite, 0u);
+  EXPECT_NE(r.verdict.find("D.2 (Conv2d)"), std::string::npos) << r.verdict;
+}
+
+TEST(DoctorReplay, PlantedGradientOverflowIsNamed) {
+  TempDir tmp("ampgan-replay-backward");
+  const fs::path run = replay_run(tmp);
+  ReplayOptions o;
+  o.make_backend = [] { return std::unique_ptr<Backend>(std::make_unique<PlantingBackend>()); };
+  o.before_step = [](Trainer& t) {  // only the half-precision trainer's D.2 gradient
+    dynamic_cast<PlantingBackend&>(t.backend()).target = param(t.discriminator(), "2.weight")->grad;
+  };
+  const ReplayResult r = replay_step(run, 3, o);
+  EXPECT_EQ(r.first_forward, -1) << replay_text(r);
+  ASSERT_GE(r.first_gradient, 0) << replay_text(r);
+  EXPECT_EQ(r.gradients[r.first_gradient].name, "D.2.weight") << replay_text(r);
+  EXPECT_TRUE(r.skipped_d);
+  // The CLI prints the same tables; --replay needs --step, and a step before any checkpoint is refused.
+  std::string out;
+  EXPECT_EQ(run_command(kCli + " doctor --replay " + run.string() + " --step 3", &out), 0) << out;
+  EXPECT_NE(out.find("no layer departs"), std::string::npos) << out;
+  EXPECT_EQ(run_command(kCli + " doctor --replay " + run.string(), &out), 2) << out;
+  EXPECT_EQ(run_command(kCli + " doctor --replay " + run.string() + " --step 2", &out), 1) << out;
+  EXPECT_NE(out.find("no checkpoint before step 2"), std::string::npos) << out;
 }
