@@ -3,7 +3,9 @@
 // is the remedy the fault calls for and nothing more; `ampgan doctor` writes its report and a
 // --config file that `ampgan train` accepts. Every assertion is on a property (which remedy, clean
 // or not, a figure against a limit), never on a figure recorded on one host.
+#include <algorithm>
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
 
 #include <gtest/gtest.h>
@@ -55,6 +57,77 @@ std::string flags_of(const DoctorResult& r) { return doctor_answer_flags(r); }
 std::string table(const DoctorResult& r) { return "\n" + doctor_table_text(r, false) + r.summary; }
 
 }  // namespace
+
+// The verdict's definitions (doctor_verdict.h) on hand-made rows: only steps after the warm-up
+// count; a scale at its floor is stuck only while its network still overflows; blame goes to the
+// forward layer when there is one, and to overflows after the warm-up.
+TEST(DoctorVerdict, DefinitionsOnHandMadeRows) {
+  RunConfig c;
+  c.precision = Precision::FP16;
+  c.steps = 20;
+  DoctorLimits l;
+  l.warmup_steps = 5;
+  std::vector<StepMetrics> rows(20);
+  for (int i = 0; i < 20; ++i) {
+    StepMetrics& m = rows[i];
+    m.step = i + 1;
+    m.skipped_d = m.step <= 5 || m.step == 10;  // warm-up skips do not count
+    m.underflow_d = 0.02;
+    m.underflow_g = 0.001;
+    m.loss_d = 1.0;
+    m.loss_g = m.step <= 5 ? NAN : 2.6;
+    m.scale_d = m.scale_g = 1024;
+  }
+  RunEvent early{3, 0, EventType::Overflow, "D", ""}, late{10, 0, EventType::Overflow, "D", ""};
+  early.data["layer"] = "D.0";
+  late.data["layer"] = "D.5";
+  late.data["forward_layer"] = "D.2";
+  ProbeFigures ref;
+  ref.loss_d = 1.0;
+  ref.loss_g = 2.0;
+  const ProbeFigures f = measure_probe(rows, {early, late}, c, l, &ref);
+  EXPECT_TRUE(f.complete);
+  EXPECT_EQ(f.skipped, 1);
+  EXPECT_DOUBLE_EQ(f.skip_rate, 1.0 / 30);  // 15 steps x (1 D + 1 G update)
+  EXPECT_DOUBLE_EQ(f.underflow, 0.02);      // the larger network's share
+  EXPECT_NEAR(f.departure, 0.3, 1e-12);     // |2.6 - 2| / 2 for G; D departs by 0
+  EXPECT_FALSE(f.at_floor);
+  ASSERT_EQ(f.blamed.size(), 1u);
+  EXPECT_EQ(f.blamed[0].first, "D.2");
+  const auto problems = judge_probe(f, l);
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_NE(problems[0].find("underflow"), std::string::npos) << problems[0];
+  // At the floor and overflowing on every step after the warm-up: stuck.
+  for (StepMetrics& m : rows) m.scale_d = 1, m.skipped_d = 1;
+  EXPECT_TRUE(measure_probe(rows, {}, c, l, &ref).at_floor);
+  // At the floor without overflowing (a scale set that low by hand): not stuck.
+  for (StepMetrics& m : rows) m.skipped_d = 0;
+  EXPECT_FALSE(measure_probe(rows, {}, c, l, &ref).at_floor);
+  // BF16 without scaling sits at S = 1 = the floor by design.
+  c.precision = Precision::BF16;
+  for (StepMetrics& m : rows) m.skipped_d = 1;
+  EXPECT_FALSE(measure_probe(rows, {}, c, l, &ref).at_floor);
+}
+
+// The answer's flags: `ampgan train` options, values that read back as the same FP32 settings.
+TEST(DoctorVerdict, FlagsSpellTheDifferenceAsTrainOptions) {
+  RunConfig from, to;
+  to.scaler.init_scale = std::ldexp(1.0f, -14);
+  to.fp32_layers = {"D.2", "G.3"};
+  to.shared_scaler = true;
+  to.bf16_loss_scaling = true;
+  to.out_dir = "elsewhere";  // the folder is not a remedy
+  const std::vector<std::string> f = config_flags(from, to);
+  ASSERT_EQ(f.size(), 4u) << ::testing::PrintToString(f);
+  EXPECT_EQ(f[0].rfind("--init-scale ", 0), 0u);
+  EXPECT_EQ(std::strtof(f[0].c_str() + 13, nullptr), std::ldexp(1.0f, -14)) << f[0];
+  EXPECT_NE(std::find(f.begin(), f.end(), "--scaler shared"), f.end());
+  EXPECT_NE(std::find(f.begin(), f.end(), "--bf16-loss-scaling"), f.end());
+  EXPECT_NE(std::find(f.begin(), f.end(), "--fp32-layers D.2,G.3"), f.end());
+  to = from;
+  to.scaler.init_scale = 0.0001f;
+  EXPECT_EQ(config_flags(from, to), std::vector<std::string>{"--init-scale 0.0001"});
+}
 
 TEST(Doctor, PlantedOverflowInOneLayerPutsExactlyThatLayerInFp32) {
   TempDir tmp("ampgan-doctor-overflow");

@@ -132,7 +132,7 @@ nlohmann::json doctor_json(const DoctorResult& r) {
                      {"stage", c.stage},
                      {"flags", c.flags},
                      {"dir", c.dir},
-                     {"clean", c.clean()},
+                     {"clean", c.stage != "reference" && c.clean()},  // the reference is not judged
                      {"problems", c.problems},
                      {"error", c.error},
                      {"figures", figures_json(c.figures)}});

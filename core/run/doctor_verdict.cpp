@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 
 #include "core/run/run_summary.h"
@@ -18,13 +19,16 @@ std::string percent(double share) {
   return buf;
 }
 
-// A number as an option's value: whole numbers and powers of two in full, others to 6 digits.
+// A number as an option's value: the shortest text that reads back as the same FP32 value (the
+// settings are FP32), so 0.0001 stays 0.0001 and 2^-14 is exact.
 std::string number_text(const nlohmann::json& v) {
   if (v.is_number_integer() || v.is_number_unsigned()) return v.dump();
+  const float x = static_cast<float>(v.get<double>());
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%.9g", v.get<double>());
-  const double back = std::strtod(buf, nullptr);
-  std::snprintf(buf, sizeof buf, back == std::round(back) ? "%.9g" : "%.6g", v.get<double>());
+  for (int digits = 6; digits <= 9; ++digits) {
+    std::snprintf(buf, sizeof buf, "%.*g", digits, static_cast<double>(x));
+    if (std::strtof(buf, nullptr) == x) break;
+  }
   return buf;
 }
 

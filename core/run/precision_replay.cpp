@@ -202,8 +202,8 @@ ReplayResult replay_step(const fs::path& run_dir, int64_t step, const ReplayOpti
                              : "relative error " + std::to_string(a.rel_error) + " against FP32");
   } else if (r.first_gradient >= 0) {
     const ReplayGradient& g = r.gradients[r.first_gradient];
-    r.verdict = "the forward passes stay within " + p + "'s error; the first gradient that departs (backward order) is " +
-                g.name + ": " +
+    r.verdict = "the forward passes stay within " + p +
+                "'s error; the first gradient that departs (backward order) is " + g.name + ": " +
                 (g.nonfinite ? std::to_string(g.nonfinite) + " inf/NaN values"
                              : "max |g| " + std::to_string(g.max_half) + " against " + std::to_string(g.max_fp32));
   } else {
@@ -216,8 +216,7 @@ std::string replay_text(const ReplayResult& r) {
   char buf[256];
   std::string s;
   std::snprintf(buf, sizeof buf, "step %lld replayed from checkpoint step %lld in %s and FP32\n",
-                static_cast<long long>(r.step), static_cast<long long>(r.checkpoint_step),
-                precision_name(r.precision));
+                static_cast<long long>(r.step), static_cast<long long>(r.checkpoint_step), precision_name(r.precision));
   s += buf;
   std::snprintf(buf, sizeof buf, "\n%-8s %-16s %-17s %10s %9s\n", "layer", "type", "input", "rel.error", "inf/NaN");
   s += buf;
@@ -226,8 +225,8 @@ std::string replay_text(const ReplayResult& r) {
                   a.input.c_str(), a.rel_error, static_cast<unsigned long long>(a.nonfinite), a.departs ? "  <-" : "");
     s += buf;
   }
-  std::snprintf(buf, sizeof buf, "(tolerance %.3g)\n\n%-14s %12s %12s %10s %9s\n", r.activation_tolerance,
-                "gradient", "max|g| half", "max|g| fp32", "rel.error", "inf/NaN");
+  std::snprintf(buf, sizeof buf, "(tolerance %.3g)\n\n%-14s %12s %12s %10s %9s\n", r.activation_tolerance, "gradient",
+                "max|g| half", "max|g| fp32", "rel.error", "inf/NaN");
   s += buf;
   for (const ReplayGradient& g : r.gradients) {
     std::snprintf(buf, sizeof buf, "%-14s %12.4g %12.4g %10.2e %9llu%s\n", g.name.c_str(), g.max_half, g.max_fp32,

@@ -41,8 +41,8 @@ struct ReplayResult {
   std::string checkpoint;
   Precision precision = Precision::FP16;
   double activation_tolerance = 0, gradient_tolerance = 0;
-  std::vector<ReplayActivation> forward;   // in forward order
-  std::vector<ReplayGradient> gradients;   // in backward order
+  std::vector<ReplayActivation> forward;        // in forward order
+  std::vector<ReplayGradient> gradients;        // in backward order
   int first_forward = -1, first_gradient = -1;  // indices of the first departures; -1: none
   bool skipped_d = false, skipped_g = false;    // the half-precision step N skipped its update
   std::string verdict;                          // one line
