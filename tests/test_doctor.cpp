@@ -267,6 +267,12 @@ TEST(DoctorCli, WritesTheReportAndAPresetThatTrainAccepts) {
   EXPECT_EQ(run_command(kCli + " doctor" + tiny + "", &out), 2) << out;
   EXPECT_EQ(run_command(kCli + " doctor" + tiny + " --out " + dir.string(), &out), 1) << out;
   EXPECT_NE(out.find("earlier doctor"), std::string::npos) << out;
+  EXPECT_EQ(run_command(kCli + " doctor --dataset " + (tmp / "none").string() + " --precision fp16 --out " +
+                            (tmp / "y").string(),
+                        &out),
+            1)
+      << out;
+  EXPECT_NE(out.find("none"), std::string::npos) << out;
 }
 
 // Ctrl-C while a probe trains: the probe stops at the end of its step, the table and report of

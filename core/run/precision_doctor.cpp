@@ -250,12 +250,14 @@ class Search {
     col.on_steps = opt_.on_steps;
     col.steps = pc.steps;
     MemoryStats mem;
+    bool created = false;
     try {
       SessionOptions so;
       so.listener = &col;
       so.cancel = opt_.stop;
       so.make_backend = opt_.make_backend;
       auto s = Session::create(pc, so);
+      created = true;
       if (opt_.on_session) opt_.on_session(*s);
       blocks_g_ = block_count(s->trainer().generator());
       blocks_d_ = block_count(s->trainer().discriminator());
@@ -263,6 +265,9 @@ class Search {
       s->finish(stopped() ? "interrupted" : "finished");
       mem = s->backend().memory_stats();
     } catch (const Error& e) {
+      // The user's own settings refused (a missing dataset, a bad value): nothing to search, the
+      // error is the command's. A remedy refused, or a probe that diverged, is a finding.
+      if (!created && !stopped() && (stage == "reference" || stage == "plain")) throw;
       c.error = e.what();
     }
     const ProbeFigures* ref = stage == "reference" || r_.candidates.empty() ? nullptr : &r_.candidates[0].figures;

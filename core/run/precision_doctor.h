@@ -57,8 +57,9 @@ struct DoctorResult {
 };
 
 // Runs the search; probes go to <base.out_dir>/probes/NN-<slug>. base.precision must be fp16 or
-// bf16 (Error otherwise). Errors of one probe (a remedy the settings refuse) are recorded on its
-// candidate, not thrown.
+// bf16 (Error otherwise). The user's own settings refused by the reference's or the plain probe's
+// Session (a missing dataset) throw that Error; errors of a remedy's probe (settings it refuses, a
+// run that diverged) are recorded on its candidate.
 DoctorResult run_precision_doctor(const RunConfig& base, const DoctorOptions& opt);
 
 // The answer's configuration as a --config file's JSON: every setting that differs from the
