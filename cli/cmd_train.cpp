@@ -12,6 +12,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/guard.h"
+#include "cli/stop_signals.h"
 #include "cli/train_options.h"
 #include "core/io/atomic_file.h"
 #include "core/metrics/work_hook.h"
@@ -25,46 +26,6 @@
 namespace ampgan::cli {
 
 namespace {
-
-std::atomic<bool> g_stop{false};
-// Under mpirun, ranks other than 0 write nothing: their second signal must not end them, since
-// mpirun would then end rank 0 before its checkpoint.
-std::atomic<bool> g_exit_on_second{true};
-// The first signal asks for a clean stop (end of the step, checkpoint); under mpirun every rank
-// votes with it at the next step boundary, so a signal to any rank stops them all. Long work
-// checks the flag too (dataset loading, the feature classifier's training: see drive). A second
-// signal means the user will not wait: exit at once. Every file on disk is whole then
-// (write_file_atomic, AppendLog), the newest checkpoint is kept, and a temporary file left is
-// swept on resume.
-void on_signal(int) {
-  if (g_stop.exchange(true)) {
-    if (!g_exit_on_second.load()) {
-      static const char wait[] =
-          "\nampgan: this rank is already stopping; it ends when rank 0 has written its checkpoint\n";
-      (void)!::write(2, wait, sizeof wait - 1);
-      return;
-    }
-    static const char msg[] = "\nampgan: second interrupt: exiting now; the newest checkpoint is kept\n";
-    (void)!::write(2, msg, sizeof msg - 1);
-    ::_exit(130);
-  }
-}
-
-// Ctrl-C, kill, a closed terminal or a dropped SSH session (SIGHUP) all stop training the same
-// way: at the end of the step, with a checkpoint and a "stop" event. SIGPIPE is ignored, so a
-// vanished reader of stdout (`| head`, `| tee` killed by the same Ctrl-C) only makes the progress
-// output fail, never the run.
-void install_signal_handlers() {
-  struct sigaction sa {};
-  sa.sa_handler = on_signal;
-  sigemptyset(&sa.sa_mask);
-  sa.sa_flags = SA_RESTART;
-  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
-  struct sigaction ign {};
-  ign.sa_handler = SIG_IGN;
-  sigemptyset(&ign.sa_mask);
-  sigaction(SIGPIPE, &ign, nullptr);
-}
 
 std::string duration(double s) {
   char buf[32];

@@ -8,6 +8,7 @@ namespace ampgan::cli {
 int cmd_train(int argc, char** argv);
 int cmd_resume(int argc, char** argv);
 int cmd_compare(int argc, char** argv);
+int cmd_doctor(int argc, char** argv);
 int cmd_sample(int argc, char** argv);
 int cmd_export_generator(int argc, char** argv);
 int cmd_bench(int argc, char** argv);

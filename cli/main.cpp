@@ -19,6 +19,7 @@ const char* kHelp =
     "                    (metrics.csv, events.jsonl, samples/, checkpoints/)\n"
     "  resume RUN_DIR    continue a run from its newest checkpoint\n"
     "  compare           train twice, FP32 and an AMP mode, and print the comparison table\n"
+    "  doctor            find the cheapest remedy that trains these settings cleanly in fp16/bf16\n"
     "  sample CKPT       write a grid (--grid FILE.png) or single images (--each DIR)\n"
     "  export-generator CKPT OUT.safetensors\n"
     "                    the generator's weights, loadable into the PyTorch peer\n"
@@ -51,8 +52,8 @@ int main(int argc, char** argv) {
   if (cmd == "bench") return cmd_bench(argc, argv);
   if (cmd == "devices") return cmd_devices(argc, argv);
 #if defined(AMPGAN_COMPUTE_ONLY)
-  for (const char* full :
-       {"train", "resume", "compare", "sample", "export-generator", "eval", "tensorboard", "timelapse", "export-onnx"})
+  for (const char* full : {"train", "resume", "compare", "doctor", "sample", "export-generator", "eval", "tensorboard",
+                           "timelapse", "export-onnx"})
     if (cmd == full) {
       std::fprintf(stderr,
                    "ampgan: '%s' is not in this compute-only build (AMPGAN_COMPUTE_ONLY=ON); only bench "
@@ -64,6 +65,7 @@ int main(int argc, char** argv) {
   if (cmd == "train") return cmd_train(argc, argv);
   if (cmd == "resume") return cmd_resume(argc, argv);
   if (cmd == "compare") return cmd_compare(argc, argv);
+  if (cmd == "doctor") return cmd_doctor(argc, argv);
   if (cmd == "sample") return cmd_sample(argc, argv);
   if (cmd == "export-generator") return cmd_export_generator(argc, argv);
   if (cmd == "eval") return cmd_eval(argc, argv);

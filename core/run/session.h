@@ -65,6 +65,9 @@ struct SessionOptions {
   // Resume: continue although the dataset differs from the one the checkpoint was trained on
   // (its fingerprint); false refuses, since the run would no longer be the one that never stopped.
   bool allow_changed_dataset = false;
+  // The backend the run trains on, made by the caller (a test's backend with a planted fault, as
+  // the precision doctor's tests use); empty: the configuration's (cfg.backend, cfg.gpu).
+  std::function<std::unique_ptr<Backend>()> make_backend;
 };
 
 class Session {

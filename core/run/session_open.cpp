@@ -81,7 +81,9 @@ void Session::build(const SessionOptions& opt, int channels_override) {
                     std::to_string(data_->count) + " images)",
                 "--batch", "use a batch of at most " + std::to_string(data_->count) + ", or add images");
   // Ranks on one machine take consecutive GPUs from --gpu.
-  backend_ = create_backend(cfg_.backend, &backend_note_, cfg_.gpu + (opt.comm ? opt.comm->local_rank() : 0));
+  backend_ = opt.make_backend
+                 ? opt.make_backend()
+                 : create_backend(cfg_.backend, &backend_note_, cfg_.gpu + (opt.comm ? opt.comm->local_rank() : 0));
   backend_->set_cpu_kernels(cfg_.cpu_kernels);
   backend_->reuse_kernel_choices(recorded_kernels_);
   TrainerConfig tc = cfg_.trainer_config(data_->channels);
