@@ -1,24 +1,15 @@
 // ampgan timelapse: a run's sample grids as an MP4 video or an animated WebP (core/run/timelapse.h).
 #include <unistd.h>
 
-#include <atomic>
-#include <csignal>
 #include <cstdio>
 
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/guard.h"
+#include "cli/stop_signals.h"
 #include "core/run/timelapse.h"
 
 namespace ampgan::cli {
-
-namespace {
-
-std::atomic<bool> g_stop{false};
-
-void on_interrupt(int) { g_stop.store(true); }
-
-}  // namespace
 
 int cmd_timelapse(int argc, char** argv) {
   Args a("timelapse", "ampgan timelapse RUN_DIR --out FILE.mp4|FILE.webp [--fps N] [--every K]",
@@ -39,10 +30,7 @@ int cmd_timelapse(int argc, char** argv) {
     o.every = static_cast<int>(a.integer("every", 1, 1, 1'000'000));
     o.scale = static_cast<int>(a.integer("scale", 0, 1, 64));
     // Ctrl-C stops between grids and leaves --out as it was (no half video behind).
-    struct sigaction sa {};
-    sa.sa_handler = on_interrupt;
-    sigemptyset(&sa.sa_mask);
-    for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
+    install_signal_handlers();
     const bool tty = ::isatty(2);
     const TimelapseResult r = write_timelapse(RunFolder(a.positional()[0]), a.str("out"), o, [&](int done, int total) {
       if (tty) std::fprintf(stderr, "\r  grid %d of %d", done, total);

@@ -1,4 +1,4 @@
-// How the long-running commands (train, resume, compare, doctor) stop: the first SIGINT, SIGTERM
+// How the long-running commands (train, resume, compare, doctor, timelapse) stop: the first SIGINT, SIGTERM
 // or SIGHUP sets g_stop, which they check at every step boundary and in long work (dataset
 // loading, the feature classifier); a second one exits at once with status 130.
 #pragma once
