@@ -53,7 +53,9 @@ install_onnxruntime_node() {
   fi
   mkdir -p "$dir"
   echo "setup: npm install onnxruntime-node@1.30 into $dir/node_modules"
-  npm install --prefix "$dir" --ignore-scripts --no-audit --no-fund onnxruntime-node@1.30
+  # Without the npm registry (an offline machine) the tests skip visibly; setup goes on.
+  npm install --prefix "$dir" --ignore-scripts --no-audit --no-fund onnxruntime-node@1.30 ||
+    echo "setup: npm could not install onnxruntime-node: the onnxruntime tests of tests/test_onnx.cpp will skip"
 }
 
 missing=()
