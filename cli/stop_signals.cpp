@@ -1,7 +1,10 @@
 #include "cli/stop_signals.h"
 
+#include <pthread.h>
 #include <unistd.h>
+
 #include <csignal>
+#include <thread>
 
 namespace ampgan::cli {
 
@@ -46,6 +49,24 @@ void install_signal_handlers() {
   ign.sa_handler = SIG_IGN;
   sigemptyset(&ign.sa_mask);
   sigaction(SIGPIPE, &ign, nullptr);
+  // The handler must never run on a thread that computes: oneDNN 2.6's generated GEMM kernels
+  // point the stack pointer into the heap, so a signal frame pushed there corrupts the heap
+  // (oneDNN issue #4845, fixed upstream by PR #4855; Debian 12 has 2.6.3). So the signals are
+  // taken by a thread of their own that only waits, and blocked in this thread, whose later
+  // threads (the thread pool, the batch loader, OpenMP's) inherit the block. The pool's workers
+  // block them themselves too (core/common/parallel.cpp), whenever they were started.
+  static bool started = false;
+  if (started) return;
+  started = true;
+  sigset_t stop;
+  sigemptyset(&stop);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&stop, sig);
+  std::thread([stop] {
+    pthread_sigmask(SIG_UNBLOCK, &stop, nullptr);
+    pthread_setname_np(pthread_self(), "ampgan-signals");
+    for (;;) ::pause();  // the handler runs here; the process ends with main
+  }).detach();
+  pthread_sigmask(SIG_BLOCK, &stop, nullptr);
 }
 
 }  // namespace ampgan::cli

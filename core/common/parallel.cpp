@@ -1,9 +1,12 @@
 #include "core/common/parallel.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <csignal>
 #include <cstdlib>
 #include <mutex>
 #include <thread>
@@ -50,6 +53,17 @@ bool spin_until(F&& ready) {
     if (waited > kSpin) return false;
     if (waited > kPauseOnly) std::this_thread::yield();
   }
+}
+
+// Workers run oneDNN's generated kernels, some of which point the stack pointer into the heap
+// (oneDNN 2.6; its issue #4845): a signal handled on such a thread writes its frame there and
+// corrupts the heap. So workers take no asynchronous signal; the process's other threads do
+// (the CLI's stop signals have a thread of their own: cli/stop_signals.cpp).
+void block_async_signals() {
+  sigset_t all;
+  sigfillset(&all);
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGABRT, SIGSYS}) sigdelset(&all, sig);
+  pthread_sigmask(SIG_BLOCK, &all, nullptr);
 }
 
 class Pool {
@@ -116,6 +130,8 @@ class Pool {
 
   void worker() {
     in_worker_ = true;
+    block_async_signals();
+    pthread_setname_np(pthread_self(), "ampgan-pool");  // for top -H, gdb and the tests
     uint64_t seen = 0;
     for (;;) {
       const auto started = [&] { return quit_.load() || generation_.load(std::memory_order_acquire) != seen; };
