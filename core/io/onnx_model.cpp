@@ -99,7 +99,7 @@ std::string OnnxModel::node(const std::string& op, const std::vector<std::string
                             const std::vector<OnnxAttr>& attrs, const std::string& out) {
   onnx::NodeProto* n = impl_->graph->add_node();
   n->set_op_type(op);
-  const std::string output = out.empty() ? op + "_" + std::to_string(impl_->op_counts[op]++) : out;
+  std::string output = out.empty() ? op + "_" + std::to_string(impl_->op_counts[op]++) : out;
   n->set_name(output);
   for (const std::string& in : inputs) n->add_input(in);
   n->add_output(output);
