@@ -1,17 +1,28 @@
 // The AMP views (views/): the alert banner and the Layers view during overflows, the Model view
 // under a per-layer policy, and the event log's grouping of overflow floods.
+#include <QApplication>
+#include <QComboBox>
+#include <QContextMenuEvent>
+#include <QFile>
+#include <QLabel>
 #include <QLineEdit>
+#include <QMenu>
+#include <QPushButton>
 #include <QSignalSpy>
 #include <QTableWidget>
+#include <QTimer>
+#include <QToolButton>
 #include <QtTest>
 
 #include "tests/ui/ui_test_support.h"
 #include "ui/plots/plots_panel.h"
 #include "ui/settings/config_panel.h"
 #include "ui/views/alert_banner.h"
+#include "ui/views/compare_view.h"
 #include "ui/views/event_log.h"
 #include "ui/views/layers_view.h"
 #include "ui/views/model_view.h"
+#include "ui/views/sample_view.h"
 #include "ui/widgets/live_plot.h"
 
 using namespace ampgan;
@@ -132,6 +143,68 @@ class TestViews : public UiTestCase {
       QTest::qWait(300);
       w.grab().save(shots + QStringLiteral("/layers-view-marker-click.png"));
     }
+  }
+
+  // Sample now answers alike after a comparison and after Open run: the grid is shown (also when
+  // the slider was elsewhere), the log says whether it is a saved grid, and the caption under it
+  // is readable. With no grid to export, the advice names only what can be pressed.
+  void sampleNowAnswersAfterCompareAndOpenRun() {
+    MainWindow w(no_settings());
+    QList<UiError> errors;
+    w.setErrorPresenter([&](const UiError& e) { errors << e; });
+    w.resize(1400, 900);
+    w.show();
+    auto* now = w.samples()->findChild<QPushButton*>(QStringLiteral("sampleNow"));
+    auto* caption = w.samples()->findChild<QLabel*>(QStringLiteral("sampleCaption"));
+    QVERIFY(now && caption && !now->isEnabled());
+    QVERIFY(!w.exportGrid(path(QStringLiteral("no-grid.png")), 1));
+    QCOMPARE(errors.size(), 1);
+    QVERIFY2(!errors[0].hint.contains(QStringLiteral("Sample now")), qPrintable(errors[0].hint));
+    errors.clear();
+
+    auto last_log = [&w] { return w.eventLog()->rowText(w.eventLog()->rowCount() - 1); };
+    w.configPanel()->setConfig(tiny(path(QStringLiteral("runs-sample-now")), 1000000));
+    w.compareView()->setAmpMode(Precision::FP16);
+    w.compareView()->setSteps(20);
+    QSignalSpy done(&w, &MainWindow::comparisonDone);
+    QVERIFY(w.runComparison());
+    QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, 2 * kTimeout);
+    QTRY_VERIFY_WITH_TIMEOUT(!w.busy() && now->isEnabled(), kTimeout);
+    QCOMPARE(w.samples()->count(), 2);  // the AMP run's grids of steps 10 and 20
+    w.samples()->showIndex(0);
+    int rows = w.eventLog()->rowCount();
+    QVERIFY(!sample_now(w).isNull());
+    QTRY_COMPARE(w.eventLog()->rowCount(), rows + 1);
+    QCOMPARE(w.samples()->count(), 2);  // step 20 is on disk: the same weights, the same grid
+    QCOMPARE(w.samples()->currentStep(), int64_t{20});
+    QVERIFY2(
+        last_log().contains(QStringLiteral("Sample now")) && last_log().contains(QStringLiteral("step_000020.png")),
+        qPrintable(last_log()));
+    QString why;
+    QTRY_VERIFY2(text_fits(caption, &why), qPrintable(why));  // once the dock's layout has settled
+
+    // An opened run whose newest checkpoint has no grid on disk: the grid is added, marked.
+    const QString dir = path(QStringLiteral("sample-now-opened"));
+    engine_run(dir, tiny(path(QStringLiteral("unused")), 20));
+    QVERIFY(QFile::remove(dir + QStringLiteral("/samples/step_000020.png")));
+    QSignalSpy opened(&w, &MainWindow::runOpened);
+    w.openRun(dir);
+    QTRY_COMPARE_WITH_TIMEOUT(opened.count(), 1, kTimeout);
+    QTRY_VERIFY_WITH_TIMEOUT(now->isEnabled(), kTimeout);
+    QCOMPARE(w.samples()->count(), 1);
+    rows = w.eventLog()->rowCount();
+    QVERIFY(!sample_now(w).isNull());
+    QTRY_COMPARE(w.eventLog()->rowCount(), rows + 1);
+    QCOMPARE(w.samples()->count(), 2);
+    QCOMPARE(w.samples()->currentStep(), int64_t{20});
+    QVERIFY2(caption->text().contains(QStringLiteral("not saved")), qPrintable(caption->text()));
+    QTRY_VERIFY2(text_fits(caption, &why), qPrintable(why));  // once the dock's layout has settled
+    QVERIFY2(last_log().contains(QStringLiteral("not saved")), qPrintable(last_log()));
+    // Pressed again at the same step: shown and logged, no second copy.
+    QVERIFY(!sample_now(w).isNull());
+    QTRY_COMPARE(w.eventLog()->rowCount(), rows + 2);
+    QCOMPARE(w.samples()->count(), 2);
+    QVERIFY(errors.isEmpty());
   }
 
   void eventLogCoalescesOverflows() {

@@ -157,6 +157,7 @@ class MainWindow : public QMainWindow {
   void onRunOpened(const std::shared_ptr<const OpenedRun>& run);
   void onLoading(int done, int total);
   void onBranchCopied(const QString& branch, const QString& checkpoint, const QString& error, bool cancelled);
+  void showRequestedGrid(const SampleShot& s);  // a Sample now grid: shown and logged
   void maybeScreenshot(bool run_ended);
   void takeScreenshot();  // --screenshot now (once), then --quit-after-screenshot
 

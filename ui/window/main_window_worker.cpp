@@ -230,7 +230,11 @@ void MainWindow::onBatch(const UiBatchPtr& b) {
     } else {
       plots_->appendRows(b->rows);
     }
-    for (const SampleShot& s : b->samples) samples_->addShot(s);
+    for (const SampleShot& s : b->samples)
+      if (s.path.isEmpty())
+        showRequestedGrid(s);  // Sample now
+      else
+        samples_->addShot(s);
     if (b->has_histograms) plots_->setHistograms(b->hist_step, b->hist_g, b->hist_d);
     log_->addEvents(b->events);
     layers_->onRows(b->rows, layers_every_);
@@ -242,7 +246,10 @@ void MainWindow::onBatch(const UiBatchPtr& b) {
     for (SampleShot s : b->samples) {
       compare_->onSample(b->tag, s);
       s.label = label;  // the Samples dock follows the comparison, run by run
-      samples_->addShot(s);
+      if (s.path.isEmpty())
+        showRequestedGrid(s);
+      else
+        samples_->addShot(s);
     }
     log_->addEvents(b->events, label);
   }
@@ -270,6 +277,27 @@ void MainWindow::onBatch(const UiBatchPtr& b) {
     switchPrecision(switch_to_);
   }
   if (b->tag == RunTag::Main) maybeScreenshot(false);
+}
+
+// Sample now answers the same way after training, a comparison or Open run: the grid is shown,
+// and the log says whether it is a saved grid (same step, same weights) or one kept only here.
+void MainWindow::showRequestedGrid(const SampleShot& s) {
+  const QString saved = samples_->addRequested(s);
+  const QString who = s.label.isEmpty() ? QString() : QStringLiteral("[%1] ").arg(s.label);
+  const QString text =
+      saved.isEmpty()
+          ? tr("%1Sample now: grid of step %2 from the current weights, shown in the Samples dock; not saved "
+               "(File > Export > Sample grid as PNG writes it)")
+                .arg(who)
+                .arg(s.step)
+          : tr("%1Sample now: step %2's weights are those of the saved grid %3, shown in the Samples dock")
+                .arg(who)
+                .arg(s.step)
+                .arg(QDir::toNativeSeparators(saved));
+  log_->addNote(QStringLiteral("info"), text, s.step);
+  statusBar()->showMessage(saved.isEmpty() ? tr("Sample now: grid of step %1 (not saved)").arg(s.step)
+                                           : tr("Sample now: step %1, the saved grid").arg(s.step),
+                           5000);
 }
 
 void MainWindow::maybeScreenshot(bool run_ended) {

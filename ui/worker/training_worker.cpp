@@ -359,6 +359,7 @@ void TrainingWorker::openRun(const QString& run_dir) {
   // Sample now or Export single samples any more.
   setSession(nullptr);
   setSampler(nullptr);
+  tag_ = RunTag::Main;  // its Sample now grids are the opened run's, not a comparison's
   try {
     auto run = std::make_shared<OpenedRun>();
     run->dir = run_dir;
