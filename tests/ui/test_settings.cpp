@@ -1,9 +1,14 @@
 // The settings panel (settings/): input guards, ranges, the model choice, every row of the
 // settings table through the panel, and presets.
+#include <QApplication>
 #include <QComboBox>
 #include <QDir>
+#include <QInputDialog>
 #include <QLineEdit>
 #include <QSignalSpy>
+#include <QSpinBox>
+#include <QTimer>
+#include <QToolButton>
 #include <QWheelEvent>
 #include <QtTest>
 
@@ -11,6 +16,7 @@
 #include "tests/ui/ui_test_support.h"
 #include "ui/plots/plots_panel.h"
 #include "ui/settings/config_panel.h"
+#include "ui/views/event_log.h"
 
 using namespace ampgan;
 using namespace ampgan::ui;
@@ -243,6 +249,33 @@ class TestSettings : public UiTestCase {
         QFAIL(qPrintable(name + QStringLiteral(": ") + QString::fromUtf8(e.what())));
       }
     }
+  }
+
+  // A preset chosen in the panel's Preset box (by keyboard, as a user would) sets the precision
+  // the toolbar and Run > Switch precision show, and the one Start trains in.
+  void presetPrecisionReachesToolbarAndMenu() {
+    MainWindow w(no_settings());
+    w.resize(1400, 900);
+    w.show();
+    auto* preset = w.configPanel()->findChild<QComboBox*>(QStringLiteral("preset"));
+    auto* toolbar = w.findChild<QComboBox*>(QStringLiteral("toolbarPrecision"));
+    QVERIFY(preset && toolbar);
+    QCOMPARE(toolbar->currentText(), QStringLiteral("FP32"));
+    QVERIFY(w.action(QStringLiteral("actionPrecision1"))->isChecked());
+    const int tiny_at = preset->findText(QStringLiteral("Tiny"), Qt::MatchStartsWith);
+    QVERIFY(tiny_at > 0);
+    while (preset->currentIndex() < tiny_at) QTest::keyClick(preset, Qt::Key_Down);
+    QVERIFY(w.configPanel()->precision() == Precision::FP16);
+    QCOMPARE(toolbar->currentText(), QStringLiteral("FP16 AMP"));
+    QVERIFY(w.action(QStringLiteral("actionPrecision3"))->isChecked());
+    QVERIFY(!w.action(QStringLiteral("actionPrecision1"))->isChecked());
+    // And back: a preset in BF16.
+    const int bf16_at = preset->findText(QStringLiteral("BF16"), Qt::MatchStartsWith);
+    QVERIFY(bf16_at > 0);
+    while (preset->currentIndex() > bf16_at) QTest::keyClick(preset, Qt::Key_Up);
+    while (preset->currentIndex() < bf16_at) QTest::keyClick(preset, Qt::Key_Down);
+    QCOMPARE(toolbar->currentText(), QStringLiteral("BF16 AMP"));
+    QVERIFY(w.action(QStringLiteral("actionPrecision4"))->isChecked());
   }
 
   // The quick-tour preset shows the AMP story at once: overflows (skipped steps) within the

@@ -61,6 +61,7 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
     auto* row = new QHBoxLayout;
     row->addWidget(new QLabel(tr("Preset")));
     preset_ = new QComboBox;
+    preset_->setObjectName(QStringLiteral("preset"));
     preset_->setToolTip(
         tr("Fill in a ready-made configuration (resources/presets.json); every field can be "
            "changed afterwards"));
@@ -463,6 +464,8 @@ bool ConfigPanel::applyPreset(const QString& name) {
   }
   c.out_dir = out_dir_.toStdString();
   setConfig(c);
+  // The toolbar and Run > Switch precision show the precision too: they follow the preset's.
+  if (c.precision != now.precision) emit precisionEdited(c.precision);
   return true;
 }
 
