@@ -2,11 +2,17 @@
 // the Runs panel's table, overlays and seed groups; two studios on one runs folder.
 #include <cmath>
 
+#include <QAction>
+#include <QApplication>
+#include <QComboBox>
 #include <QDir>
 #include <QFile>
 #include <QImage>
 #include <QProcess>
 #include <QSignalSpy>
+#include <QStyle>
+#include <QTableWidget>
+#include <QToolBar>
 #include <QtTest>
 
 #include "core/run/run_folder.h"
@@ -145,6 +151,53 @@ class TestRuns : public UiTestCase {
     QVERIFY(!w.watching());
     QVERIFY(w.action(QStringLiteral("actionStart"))->isEnabled());
     QVERIFY(w.configPanel()->isEnabled());
+  }
+
+  // Watching shows the watched run's settings, but Stop (which cannot stop another process) is
+  // off and promises no checkpoint, the user's own settings are what the window saves, and
+  // Stop watching shows them again.
+  void watchingLeavesStopAndTheUsersSettingsAlone() {
+    const QString dir = path(QStringLiteral("watched-settings"));
+    engine_run(dir, tiny(path(QStringLiteral("unused")), 20));
+    RunConfig mine = tiny(path(QStringLiteral("runs-mine")), 333);
+    mine.width = 16;
+    mine.batch = 12;
+    mine.precision = Precision::BF16;
+    auto watch = [&](MainWindow& w) {
+      w.configPanel()->setConfig(mine);
+      w.show();
+      w.watcher()->setIntervalMs(100);
+      w.watchRun(dir);
+      QTRY_COMPARE_WITH_TIMEOUT(w.configPanel()->config().steps, int64_t{20}, kTimeout);  // the watched run's
+    };
+    {
+      MainWindow::Options o;
+      o.restore_settings = false;  // reads none, writes on close
+      MainWindow w(o);
+      watch(w);
+      QAction* stop = w.action(QStringLiteral("actionStop"));
+      QVERIFY(!stop->isEnabled());
+      QVERIFY2(!stop->toolTip().contains(QStringLiteral("checkpoint")), qPrintable(stop->toolTip()));
+      auto* bar = w.findChild<QToolBar*>(QStringLiteral("trainingToolbar"));
+      QVERIFY(bar && bar->widgetForAction(stop) && !bar->widgetForAction(stop)->isEnabled());
+      QVERIFY(w.close());
+    }
+    {
+      MainWindow::Options o;
+      o.save_settings = false;
+      MainWindow w(o);  // the next start reads the user's settings, not the watched run's
+      const RunConfig r = w.configPanel()->config();
+      QCOMPARE(r.steps, int64_t{333});
+      QCOMPARE(r.width, 16);
+      QCOMPARE(r.batch, 12);
+      QVERIFY(r.precision == Precision::BF16);
+    }
+    MainWindow w(no_settings());
+    watch(w);
+    w.stopWatching();
+    QCOMPARE(w.configPanel()->config().steps, int64_t{333});
+    QCOMPARE(w.configPanel()->config().batch, 12);
+    QCOMPARE(w.findChild<QComboBox*>(QStringLiteral("toolbarPrecision"))->currentText(), QStringLiteral("BF16 AMP"));
   }
 
   // A watched metrics.csv that gets shorter (a resume from an earlier checkpoint rewrote it)

@@ -108,7 +108,9 @@ void MainWindow::saveSettings() {
   if (options_.save_settings) save_window_settings(settingsParts());
 }
 
-WindowParts MainWindow::settingsParts() { return {this, config_, plots_, samples_, compare_, tabs_}; }
+WindowParts MainWindow::settingsParts() {
+  return {this, config_, plots_, samples_, compare_, tabs_, watching() ? user_config_ : std::nullopt};
+}
 
 void MainWindow::applyOptions(const AppOptions& o) {
   RunConfig c = config_->config();
@@ -372,7 +374,14 @@ void MainWindow::updateActions() {
   pause_->setEnabled((running || paused) && !comparing_);
   pause_->setText(paused ? tr("Resume") : tr("Pause"));
   step_act_->setEnabled((paused || running) && !comparing_);
-  stop_->setEnabled(!idle && state_ != State::Stopping);
+  // Stop stops what this window runs; a watched run belongs to the process that writes it.
+  stop_->setEnabled(busy() && state_ != State::Stopping);
+  const QString stop_tip = watch ? tr("The watched run is written by another process and cannot be stopped from "
+                                      "here; File > Stop watching stops following it")
+                                 : tr("Stop after the current step; metrics, samples and a checkpoint are saved");
+  stop_->setToolTip(
+      watch ? stop_tip : QStringLiteral("%1 (%2)").arg(stop_tip, stop_->shortcut().toString(QKeySequence::NativeText)));
+  stop_->setStatusTip(stop_tip);
   compare_act_->setEnabled(idle);
   compare_->setBusy(!idle);
   checkpoint_->setEnabled(has_session_ && !watch && !comparing_ && state_ != State::Stopping &&

@@ -202,6 +202,7 @@ class MainWindow : public QMainWindow {
   BranchCopy* branch_ = nullptr;   // copying a run into a branch folder (then resuming there)
   QString branch_source_;
   QAction *watch_ = nullptr, *unwatch_ = nullptr;
+  std::optional<RunConfig> user_config_;  // the panel's settings before watching, shown again after
   bool closing_ = false;
   bool restored_layout_ = false;
   bool comparing_ = false;
