@@ -209,6 +209,9 @@ void MainWindow::onRunStarted(const RunStartInfo& info) {
     plots_->clear();
     samples_->clear();
     log_->clear();
+  } else {
+    // What the resumed run has up to its checkpoint; later grids were of the dropped history.
+    samples_->setShots(RunController::storedGrids(info.dir, info.start_step));
   }
   log_->addNote(QStringLiteral("info"),
                 tr("%1 run folder: %2 · %3 · %4")
