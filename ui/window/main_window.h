@@ -184,6 +184,7 @@ class MainWindow : public QMainWindow {
   LayersView* layers_ = nullptr;   // per-layer gradient statistics
   ModelView* model_ = nullptr;     // each layer's dtype under the policy
   int layers_every_ = 0;           // the current run's layers.csv interval
+  int eval_every_ = 0;             // and its evaluation interval
   AlertBanner* alerts_ = nullptr;  // alerts with a remedy, above the tabs
   QDockWidget *settings_dock_ = nullptr, *samples_dock_ = nullptr, *log_dock_ = nullptr;
   PrecisionActions* precision_ = nullptr;  // the one exclusive precision choice

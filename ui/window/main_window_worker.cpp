@@ -56,6 +56,18 @@ namespace ampgan::ui {
 void MainWindow::buildStatusBar() {
   progress_ = new StatusProgress(statusBar(), log_, this);
   connect(progress_, &StatusProgress::cancelRequested, this, &MainWindow::stopTraining);
+  connect(progress_, &StatusProgress::skipRequested, this, [this] {
+    worker_->requestSkipWork();
+    // The evaluation runs inside the step after the last one shown: the next multiple of its interval.
+    const int64_t at = eval_every_ > 0 ? (step_ / eval_every_ + 1) * eval_every_ : step_ + 1;
+    plots_->setEvaluationInterval(eval_every_, step_, true);
+    log_->addNote(QStringLiteral("info"),
+                  eval_every_ > 0 ? tr("evaluation at step %1 skipped: training goes on, the next one is at step %2")
+                                        .arg(at)
+                                        .arg(at + eval_every_)
+                                  : tr("evaluation skipped: training goes on"),
+                  at);
+  });
   branch_ = new BranchCopy(this);
   connect(branch_, &BranchCopy::progress, this, [this](qint64 done, qint64 total) {
     // KiB, so a run of several GiB stays within the bar's int range.
@@ -106,7 +118,8 @@ void MainWindow::connectWorker() {
     const bool search = comparing_ && what.startsWith(QStringLiteral("largest batch"));
     if (search) compare_->onWorkProgress(what, done, total);
     progress_->setWork(what, done, total, step_,
-                       search ? tr("Stop the largest-batch search: the two runs' rows stay as they are") : QString());
+                       search ? tr("Stop the largest-batch search: the two runs' rows stay as they are") : QString(),
+                       !search);
     updateStepText();
   });
   connect(worker_, &TrainingWorker::notice, this,
@@ -187,6 +200,7 @@ void MainWindow::onRunStarted(const RunStartInfo& info) {
   total_ = info.config.steps;
   step_ = info.start_step;
   layers_every_ = info.config.layers_every;
+  eval_every_ = info.config.eval_every;
   layers_->setRunDir(info.dir);
   alerts_->dismiss();
   ips_ = 0;
@@ -204,7 +218,8 @@ void MainWindow::onRunStarted(const RunStartInfo& info) {
   }
   runs_->setCurrent(info.dir, RunController::Origin::Trained);
   config_->clearOutDir();  // --out named this run's folder only
-  plots_->setEvaluationInterval(info.config.eval_every);
+  // A resumed run's charts name its next evaluation, not its first.
+  plots_->setEvaluationInterval(info.config.eval_every, info.start_step);
   if (!info.resumed) {
     plots_->clear();
     samples_->clear();
