@@ -3,10 +3,17 @@
 #include <algorithm>
 #include <cmath>
 
+#include <QApplication>
+#include <QContextMenuEvent>
+#include <QDialog>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QImage>
+#include <QLineEdit>
+#include <QMenu>
 #include <QMouseEvent>
+#include <QSpinBox>
+#include <QTimer>
 #include <QtTest>
 
 #include "core/backend/elementwise.h"
@@ -117,6 +124,31 @@ class TestPlots : public UiTestCase {
     scale->replot(QCustomPlot::rpImmediateRefresh);
     const QVector<QString> shown = scale->yAxis->tickVectorLabels();
     QCOMPARE(shown.count(QStringLiteral("2^0")), 1);
+  }
+
+  // A memory curve that is flat but for float rounding (metrics.csv's 15.1075439 read back
+  // beside the live 15.10754394…, as after a resume) is drawn flat, with distinct axis labels.
+  void tinySpreadIsDrawnFlatWithDistinctLabels() {
+    PlotsPanel panel;
+    panel.resize(1200, 900);
+    panel.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    const double from_csv = 15.1075439, live = static_cast<double>(15.1075439f);
+    QVERIFY(from_csv != live);
+    std::vector<StepMetrics> all = rows(100);
+    for (StepMetrics& m : all) m.memory_mb = m.step <= 50 ? from_csv : live;
+    panel.setHistory(std::vector<StepMetrics>(all.begin(), all.begin() + 50));
+    panel.appendRows(std::vector<StepMetrics>(all.begin() + 50, all.end()));
+    panel.refreshNow();
+    LivePlot* perf = panel.plot(QStringLiteral("throughput"));
+    perf->replot(QCustomPlot::rpImmediateRefresh);
+    const QVector<QString> shown = perf->yAxis2->tickVectorLabels();
+    QStringList labels(shown.begin(), shown.end());
+    QVERIFY2(labels.size() >= 2, qPrintable(labels.join(QLatin1Char(' '))));
+    QCOMPARE(labels.removeDuplicates(), 0);
+    const double jump = std::fabs(perf->yAxis2->coordToPixel(from_csv) - perf->yAxis2->coordToPixel(live));
+    QVERIFY2(jump < 1, qPrintable(QString::number(jump)));
+    QVERIFY(perf->yAxis2->range().contains(from_csv));
   }
 
   // A chart exported as PNG has the size asked for, not the widget's, and no hover marker in it.

@@ -272,8 +272,13 @@ void LivePlot::rescaleFollow() {
       ax->setRange(std::exp2(l - pad), std::exp2(h + pad));
     } else {
       double l = a.vmin, h = a.vmax;
-      const double span = h - l;
-      const double pad = span > 0 ? span * 0.06 : std::max(0.5, std::fabs(h) * 0.1);
+      const double span = h - l, mag = std::max(std::fabs(l), std::fabs(h));
+      // A spread below 1e-4 of the values is rounding (a value read back from metrics.csv beside
+      // the same value live, after a resume), not a change: drawn flat, on a span whose tick
+      // labels differ, instead of as a jump across an axis of five equal labels.
+      const bool flat = span <= mag * 1e-4;
+      const double pad = flat ? std::max(0.5, mag * 0.1) : span * 0.06;
+      if (flat) l = h = (l + h) / 2;
       ax->setRange(l - pad, h + pad);
     }
   }
