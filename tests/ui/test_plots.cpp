@@ -151,6 +151,56 @@ class TestPlots : public UiTestCase {
     QVERIFY(perf->yAxis2->range().contains(from_csv));
   }
 
+  // Right-click > Save as PNG… asks for the size and DPI (as All plots does) and saves at them,
+  // not at the chart's on-screen size.
+  void contextMenuSaveAsPngAsksForSizeAndDpi() {
+    PlotsPanel panel;
+    panel.resize(950, 700);
+    panel.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    panel.setHistory(rows(100));
+    LivePlot* p = panel.plot(QStringLiteral("losses"));
+    QVERIFY(p->width() < 1000);
+    const QString file = path(QStringLiteral("menu-losses.png"));
+    bool menu_seen = false, dialog_seen = false;
+    QTimer::singleShot(200, &panel, [&] {
+      auto* menu = qobject_cast<QMenu*>(QApplication::activePopupWidget());
+      QAction* png = nullptr;
+      if (menu)
+        for (QAction* a : menu->actions())
+          if (a->text().startsWith(QStringLiteral("Save as PNG"))) png = a;
+      if (!png) return;
+      menu_seen = true;
+      QTimer::singleShot(200, &panel, [&] {
+        auto* d = qobject_cast<QDialog*>(QApplication::activeModalWidget());
+        dialog_seen = d && d->objectName() == QStringLiteral("plotSaveDialog");
+        if (!d) return;
+        if (dialog_seen) {
+          d->findChild<QLineEdit*>(QStringLiteral("plotSavePath"))->setText(file);
+          d->findChild<QSpinBox*>(QStringLiteral("plotSaveWidth"))->setValue(1600);
+          d->findChild<QSpinBox*>(QStringLiteral("plotSaveHeight"))->setValue(1000);
+          d->findChild<QSpinBox*>(QStringLiteral("plotSaveDpi"))->setValue(192);
+          d->accept();
+        } else {
+          d->reject();
+        }
+      });
+      QTest::mouseClick(menu, Qt::LeftButton, {}, menu->actionGeometry(png).center());
+    });
+    QTimer::singleShot(20000, &panel, [] {  // never hang the suite on a menu left open
+      if (QWidget* w = QApplication::activePopupWidget()) w->close();
+    });
+    const QPoint at = p->axisRect()->center();
+    QContextMenuEvent menu_event(QContextMenuEvent::Mouse, at, p->mapToGlobal(at));
+    QApplication::sendEvent(p, &menu_event);  // returns when the menu has closed
+    QTRY_VERIFY(dialog_seen || !QApplication::activeModalWidget());
+    QVERIFY(menu_seen);
+    QVERIFY(dialog_seen);
+    const QImage img(file);
+    QCOMPARE(img.size(), QSize(1600, 1000));
+    QCOMPARE(qRound(img.dotsPerMeterX() * 0.0254), 192);
+  }
+
   // A chart exported as PNG has the size asked for, not the widget's, and no hover marker in it.
   void plotExportHasChosenSizeWithoutHover() {
     PlotsPanel panel;
