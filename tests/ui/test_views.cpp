@@ -145,6 +145,95 @@ class TestViews : public UiTestCase {
     }
   }
 
+  // The run (FP16, width 8, batch 16, loss scale 2^24, growth every 10 steps): clicking a
+  // D overflow marker frames the layer where it started, and that tensor's cell is marked in
+  // magenta even when only part of its values are inf/NaN; no colour of the magnitude bar is
+  // near that magenta, and the bar's label is shown in full.
+  void layersHeatmapMarksPartlyNonFiniteTensors() {
+    MainWindow w(no_settings());
+    w.resize(1600, 1000);
+    w.show();
+    RunConfig c = tiny(path(QStringLiteral("runs-heatmap")), 40);
+    c.precision = Precision::FP16;
+    c.batch = 16;
+    c.scaler.init_scale = 16777216.0f;
+    c.scaler.growth_interval = 10;
+    w.configPanel()->setConfig(c);
+    QSignalSpy finished(&w, &MainWindow::runFinished);
+    QVERIFY(w.startTraining());
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, kTimeout);
+    QTRY_VERIFY_WITH_TIMEOUT(!w.busy(), kTimeout);
+    w.tabs()->setCurrentIndex(0);
+    LivePlot* scale = w.plots()->plot(QStringLiteral("loss_scale"));
+    scale->replot();
+    QCPGraph* over_d = scale->series(QStringLiteral("D overflow"));
+    QVERIFY(over_d && !over_d->data()->isEmpty());
+    auto* table = w.layersView()->findChild<QTableWidget*>(QStringLiteral("layersTable"));
+    auto* heat = w.layersView()->findChild<QCustomPlot*>(QStringLiteral("layersHeatmap"));
+    QVERIFY(table && heat);
+    // Click the markers in turn (the was at step 31) until one selects a tensor that is
+    // partly inf/NaN: the case a colour by the finite maximum hid.
+    bool partial = false;
+    QString tensor;
+    for (auto pt = over_d->data()->constBegin(); pt != over_d->data()->constEnd() && !partial; ++pt) {
+      w.tabs()->setCurrentIndex(0);
+      scale->xAxis->setRange(pt->key - 5, pt->key + 5);
+      scale->replot();
+      QTest::mouseClick(scale, Qt::LeftButton, {}, over_d->coordsToPixels(pt->key, pt->value).toPoint());
+      QTRY_COMPARE(w.tabs()->currentWidget(), static_cast<QWidget*>(w.layersView()));
+      QVERIFY(!table->selectedItems().isEmpty());
+      const int r = table->selectedItems().first()->row();
+      const qint64 values = table->item(r, 2)->text().toLongLong(), bad = table->item(r, 5)->text().toLongLong();
+      partial = bad > 0 && bad < values;
+      tensor = table->item(r, 0)->text() + QLatin1Char('.') + table->item(r, 1)->text();
+    }
+    QVERIFY2(partial, "no overflow step with a partly inf/NaN tensor");
+    heat->replot(QCustomPlot::rpImmediateRefresh);
+    // The selected column (the frame) and the tensor's row (its y tick).
+    QCPItemRect* frame = nullptr;
+    for (int i = 0; i < heat->itemCount(); ++i)
+      if (auto* r = qobject_cast<QCPItemRect*>(heat->item(i)); r && r->visible()) frame = r;
+    QVERIFY(frame);
+    const double col = (frame->topLeft->coords().x() + frame->bottomRight->coords().x()) / 2;
+    double row = -1;
+    const auto ticks = qSharedPointerCast<QCPAxisTickerText>(heat->yAxis->ticker())->ticks();
+    for (auto it = ticks.constBegin(); it != ticks.constEnd(); ++it)
+      if (it.value() == tensor) row = it.key();
+    QVERIFY2(row >= 0, qPrintable(tensor));
+    const QImage img = heat->toPixmap(heat->width(), heat->height(), 1.0).toImage();
+    const QColor cell = img.pixelColor(static_cast<int>(heat->xAxis->coordToPixel(col)),
+                                       static_cast<int>(heat->yAxis->coordToPixel(row)));
+    QVERIFY2(cell.red() > 180 && cell.blue() > 130 && cell.green() < 140,
+             qPrintable(QStringLiteral("%1 at step %2 is %3").arg(tensor).arg(col).arg(cell.name())));
+    auto* bar = heat->findChild<QCPColorScale*>(QStringLiteral("layersColorScale"));
+    QVERIFY(bar);
+    for (int i = 0; i <= 100; ++i) {
+      const QColor g = QColor::fromRgb(bar->gradient().color(i / 100.0, QCPRange(0, 1)));
+      const double d = std::hypot(g.red() - 255, g.green() - 0, g.blue() - 255);
+      QVERIFY2(d >= 150, qPrintable(QStringLiteral("%1 at %2").arg(g.name()).arg(i)));
+    }
+    const int label = QFontMetrics(bar->axis()->labelFont()).horizontalAdvance(bar->axis()->label());
+    QVERIFY2(label <= bar->rect().height(),
+             qPrintable(QStringLiteral("label %1 px on a %2 px bar").arg(label).arg(bar->rect().height())));
+    QString why;
+    QVERIFY2(text_fits(w.layersView()->findChild<QLabel*>(QStringLiteral("layersKey")), &why), qPrintable(why));
+    // On a small screen too, each tensor's name has a line of its own on the y axis.
+    w.resize(1024, 700);
+    QTest::qWait(300);
+    heat->replot(QCustomPlot::rpImmediateRefresh);
+    const double rows_px = std::fabs(heat->yAxis->coordToPixel(0) - heat->yAxis->coordToPixel(1));
+    QVERIFY2(rows_px >= QFontMetrics(heat->yAxis->tickLabelFont()).height(), qPrintable(QString::number(rows_px)));
+    const QString shots = qEnvironmentVariable("AMPGAN_SHOT_DIR");  // docs/screenshots, by hand
+    if (!shots.isEmpty()) {
+      for (const QSize size : {QSize(1600, 1000), QSize(1024, 700)}) {
+        w.resize(size);
+        QTest::qWait(400);
+        heat->replot();
+        w.grab().save(shots + QStringLiteral("/layers-marker-click-%1x%2.png").arg(size.width()).arg(size.height()));
+      }
+    }
+  }
+
   // Sample now answers alike after a comparison and after Open run: the grid is shown (also when
   // the slider was elsewhere), the log says whether it is a saved grid, and the caption under it
   // is readable. With no grid to export, the advice names only what can be pressed.
