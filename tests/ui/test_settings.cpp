@@ -278,6 +278,81 @@ class TestSettings : public UiTestCase {
     QVERIFY(w.action(QStringLiteral("actionPrecision4"))->isChecked());
   }
 
+  // DCGAN -> ResNet -> DCGAN by the wheel on the focused Model box leaves every setting as it
+  // was; the recipe's fields are named in the log, Undo and Defaults work, and a wheel over an
+  // unfocused box (the model, the toolbar's precision, the samples' zoom) changes nothing.
+  void modelRecipeIsUndoneAndWheelSparesUnfocusedBoxes() {
+    MainWindow w(no_settings());
+    w.resize(1400, 900);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    ConfigPanel* p = w.configPanel();
+    auto* model = p->findChild<QComboBox*>(QStringLiteral("model"));
+    auto* toolbar = w.findChild<QComboBox*>(QStringLiteral("toolbarPrecision"));
+    QVERIFY(model && toolbar);
+    const RunConfig before = p->config();
+    QVERIFY(before.model == ModelFamily::DCGAN);
+    auto wheel = [](QWidget* wd, int dy) {
+      const QPointF at(wd->width() / 2.0, wd->height() / 2.0);
+      QWheelEvent e(at, wd->mapToGlobal(at), QPoint(), QPoint(0, dy), Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase,
+                    false);
+      QCoreApplication::sendEvent(wd, &e);
+    };
+    QList<QComboBox*> boxes = w.findChildren<QComboBox*>();
+    QList<int> at;
+    for (QComboBox* b : boxes) at << b->currentIndex();
+    for (QComboBox* b : boxes)
+      if (b->isVisible() && !b->hasFocus() && b->count() > 1) wheel(b, b->currentIndex() + 1 < b->count() ? -120 : 120);
+    for (int i = 0; i < boxes.size(); ++i)
+      QVERIFY2(boxes[i]->currentIndex() == at[i],
+               qPrintable(boxes[i]->objectName() + QLatin1Char(' ') + boxes[i]->currentText()));
+    // The focused box: one flick down is ResNet (its recipe), one up DCGAN again.
+    w.activateWindow();
+    const bool focus = QTest::qWaitForWindowActive(&w);
+    auto flick = [&](int dy) {
+      if (focus) {
+        model->setFocus();
+        QTRY_VERIFY(model->hasFocus());
+        wheel(model, dy);
+      } else {  // no window focus on this platform: the keyboard reaches the box all the same
+        QTest::keyClick(model, dy < 0 ? Qt::Key_Down : Qt::Key_Up);
+      }
+    };
+    auto last_log = [&w] { return w.eventLog()->rowText(w.eventLog()->rowCount() - 1); };
+    flick(-120);
+    QVERIFY(p->config().model == ModelFamily::ResNet);
+    QVERIFY(p->config().loss == LossKind::Hinge);
+    QCOMPARE(p->config().n_dis, 5);
+    QVERIFY2(last_log().contains(QStringLiteral("hinge")) && last_log().contains(QStringLiteral("Undo")),
+             qPrintable(last_log()));
+    flick(120);
+    QVERIFY(p->config().model == ModelFamily::DCGAN);
+    QCOMPARE(p->config().to_json(), before.to_json());  // hinge, TTUR, beta1 0 and 5 D steps gone
+    // Undo: the recipe again, then the Undo button.
+    auto* undo = p->findChild<QToolButton*>(QStringLiteral("settingsUndo"));
+    auto* defaults = p->findChild<QToolButton*>(QStringLiteral("settingsDefaults"));
+    QVERIFY(undo && defaults && !undo->isEnabled());
+    flick(-120);
+    QVERIFY(undo->isEnabled());
+    QTest::mouseClick(undo, Qt::LeftButton);
+    QCOMPARE(p->config().to_json(), before.to_json());
+    QVERIFY(p->config().model == ModelFamily::DCGAN);
+    // Defaults, and Undo of it.
+    auto* batch = p->findChild<QSpinBox*>(QStringLiteral("batch"));
+    batch->setValue(12);
+    p->setPrecision(Precision::BF16);
+    QTest::mouseClick(defaults, Qt::LeftButton);
+    QCOMPARE(p->config().batch, RunConfig().batch);
+    QVERIFY(p->config().precision == RunConfig().precision);
+    QCOMPARE(toolbar->currentText(), QString::fromLatin1(precision_label(RunConfig().precision)));
+    QTest::mouseClick(undo, Qt::LeftButton);
+    QCOMPARE(p->config().batch, 12);
+    QVERIFY(p->config().precision == Precision::BF16);
+    QCOMPARE(toolbar->currentText(), QStringLiteral("BF16 AMP"));
+    QString why;
+    for (QToolButton* b : {undo, defaults}) QVERIFY2(text_fits(b, &why), qPrintable(why));
+  }
+
   // The quick-tour preset shows the AMP story at once: overflows (skipped steps) within the
   // first steps, the loss scale backing off from 2^24.
   void quickTourPresetShowsOverflowsEarly() {

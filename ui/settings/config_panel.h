@@ -50,6 +50,13 @@ class ConfigPanel : public QWidget {
   QStringList presetNames() const { return presets_.keys(); }
   bool applyPreset(const QString& name);
 
+  // Undo: what was changed for the user (a model's recipe, a preset, Defaults) is put back, one
+  // change at a time. Choosing the previous model again undoes its recipe too.
+  bool canUndo() const { return !undo_.empty(); }
+  void undo();
+  // Every setting back to its default, but where runs go and the device (as a preset keeps them).
+  void resetToDefaults();
+
   // Fields holding a value outside their allowed range, as messages ("Batch: 100000 is outside
   // the allowed range 2 … 65536"); empty when all are fine. Start refuses such settings.
   QStringList rangeProblems() const;
@@ -65,6 +72,7 @@ class ConfigPanel : public QWidget {
   void learningRatesEdited(float lr_g, float lr_d);
   void stepsEdited(qint64 steps);
   void inputRefused(const QString& message);  // a field was set outside its range
+  void notice(const QString& message);        // what a change did besides itself (a recipe's fields)
 
  private:
   QGroupBox* group(PanelGroup g);
@@ -76,6 +84,17 @@ class ConfigPanel : public QWidget {
   void requestPreview();
   void browseDataset();
   QString datasetSpec() const;
+  RunConfig configExcept(const Setting* skip) const;  // config(), that row as last shown
+  void remember(const QString& what, const RunConfig& before);
+  void showChanged(const RunConfig& c);  // setConfig, and the precision controls follow
+  void choiceWithRecipe(const Setting* row);
+
+  struct UndoStep {
+    RunConfig config;  // the settings before
+    QString what;      // a row's key, "preset" or "defaults"
+  };
+  std::vector<UndoStep> undo_;
+  QToolButton* undo_button_ = nullptr;
 
   QComboBox* preset_ = nullptr;
   // The custom parts: the dataset picker, the precision mode, the device list, the runs folder.

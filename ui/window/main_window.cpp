@@ -2,8 +2,10 @@
 
 #include <algorithm>
 
+#include <QAbstractSpinBox>
 #include <QAction>
 #include <QCloseEvent>
+#include <QComboBox>
 #include <QFileInfo>
 #include <QMessageBox>
 #include <QScreen>
@@ -23,6 +25,7 @@
 #include "ui/views/layers_view.h"
 #include "ui/views/model_view.h"
 #include "ui/views/sample_view.h"
+#include "ui/widgets/input_guards.h"
 #include "ui/window/app_icon.h"
 #include "ui/window/run_exports.h"
 #include "ui/window/status_fields.h"
@@ -73,6 +76,13 @@ MainWindow::MainWindow(const Options& options, QWidget* parent) : QMainWindow(pa
   applyDefaultLayout();
   if (options_.restore_settings) restoreSettings();
   updateActions();
+  // The wheel over a box without the keyboard focus (the toolbar's precision, the Compare tab's
+  // mode, the samples' zoom) changes nothing, as in the settings panel, which guards its own.
+  auto* guard = new WheelGuard(nullptr, this);
+  for (QComboBox* c : findChildren<QComboBox*>())
+    if (!config_->isAncestorOf(c)) guard->guard(c);
+  for (QAbstractSpinBox* b : findChildren<QAbstractSpinBox*>())
+    if (!config_->isAncestorOf(b)) guard->guard(b);
 }
 
 MainWindow::~MainWindow() {

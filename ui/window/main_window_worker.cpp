@@ -92,6 +92,10 @@ void MainWindow::connectWorker() {
   connect(config_, &ConfigPanel::stepsEdited, this, [this](qint64 s) {
     if (state_ != TrainingWorker::State::Idle && !comparing_) worker_->requestTotalSteps(s);
   });
+  connect(config_, &ConfigPanel::notice, this, [this](const QString& m) {
+    statusBar()->showMessage(m, 8000);
+    log_->addNote(QStringLiteral("info"), m);
+  });
   connect(config_, &ConfigPanel::inputRefused, this, [this](const QString& m) {
     statusBar()->showMessage(m + tr(" — not used until corrected"), 8000);
     log_->addNote(QStringLiteral("warning"), m);

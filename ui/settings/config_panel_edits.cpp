@@ -1,0 +1,134 @@
+// ConfigPanel (ui/settings/config_panel.h): what changes several fields at once (presets, a
+// model's recipe, Defaults) and its undo.
+#include <QComboBox>
+#include <QFile>
+#include <QLineEdit>
+#include <QToolButton>
+
+#include "core/common/error.h"
+#include "ui/settings/config_panel.h"
+#include "ui/settings/setting_fields.h"
+
+namespace ampgan::ui {
+
+bool ConfigPanel::loadPresets(const QString& path) {
+  QFile f(path);
+  if (!f.open(QIODevice::ReadOnly)) return false;
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(f.readAll().toStdString());
+  } catch (const nlohmann::json::exception&) {
+    return false;
+  }
+  if (!j.is_object()) return false;
+  presets_.clear();
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    if (!it.value().is_object()) continue;
+    presets_.insert(QString::fromStdString(it.key()), it.value());
+  }
+  preset_->clear();
+  preset_->addItem(tr("(choose a preset)"));
+  for (auto it = presets_.begin(); it != presets_.end(); ++it) {
+    preset_->addItem(it.key());
+    const auto& desc = it.value().find("_description");
+    if (desc != it.value().end() && desc->is_string())
+      preset_->setItemData(preset_->count() - 1, QString::fromStdString(desc->get<std::string>()), Qt::ToolTipRole);
+  }
+  return true;
+}
+
+bool ConfigPanel::applyPreset(const QString& name) {
+  if (!presets_.contains(name)) return false;
+  nlohmann::json j = presets_.value(name);
+  j.erase("_description");  // documentation only
+  // A preset is a whole configuration: what it names is set, everything else goes back to the
+  // defaults (no leftovers of the previous settings). Kept: where runs go, the device of this
+  // machine, and the dataset when the preset names none ("choose your folder").
+  const RunConfig now = config();
+  RunConfig c;
+  c.runs_root = now.runs_root;
+  c.backend = now.backend;
+  c.gpu = now.gpu;
+  if (!j.contains("dataset")) c.dataset = now.dataset;
+  try {
+    c.apply_json(j, ("preset " + name).toStdString());
+  } catch (const Error&) {
+    return false;
+  }
+  c.out_dir = out_dir_.toStdString();
+  remember(QStringLiteral("preset"), now);
+  showChanged(c);
+  return true;
+}
+
+// A choice with a recipe (the ResNet's: SNGAN's hinge loss, TTUR, beta1 0, n-dis 5, an EMA of G)
+// applies it as `ampgan train --model resnet` does, says which fields it set, and can be undone;
+// choosing the previous value again is that undo. The fields stay editable afterwards.
+void ConfigPanel::choiceWithRecipe(const Setting* row) {
+  const RunConfig before = configExcept(row);
+  RunConfig c = config();
+  if (!undo_.empty() && undo_.back().what == QString::fromLatin1(row->key) &&
+      row->get(undo_.back().config) == row->get(c)) {
+    const RunConfig back = undo_.back().config;
+    undo_.pop_back();
+    undo_button_->setEnabled(canUndo());
+    showChanged(back);
+    emit notice(tr("%1 back to %2: the settings its other choice set are as they were")
+                    .arg(setting_text(row->label), QString::fromStdString(row->get(c).get<std::string>())));
+    return;
+  }
+  row->chosen(c);
+  auto text = [](const nlohmann::json& v) {
+    return v.is_number_float() ? QString::number(v.get<double>(), 'g', 4)
+           : v.is_string()     ? QString::fromStdString(v.get<std::string>())
+                               : QString::fromStdString(v.dump());
+  };
+  QStringList changed;
+  for (const Setting& s : settings())
+    if (&s != row && s.get && s.get(before) != s.get(c))
+      changed << QStringLiteral("%1 %2").arg(s.label ? setting_text(s.label) : QString::fromLatin1(s.key),
+                                             text(s.get(c)));
+  hidden_ = c;
+  for (const auto& [r, f] : fields_) show_setting(f, *r, c);
+  if (changed.isEmpty()) return;
+  remember(QString::fromLatin1(row->key), before);
+  emit notice(tr("%1 %2 also set %3 (its recipe); Undo in the settings panel puts them back")
+                  .arg(setting_text(row->label), QString::fromStdString(row->get(c).get<std::string>()),
+                       changed.join(QStringLiteral(", "))));
+}
+
+void ConfigPanel::remember(const QString& what, const RunConfig& before) {
+  undo_.push_back({before, what});
+  if (undo_.size() > 50) undo_.erase(undo_.begin());
+  undo_button_->setEnabled(true);
+}
+
+void ConfigPanel::showChanged(const RunConfig& c) {
+  const Precision was = precision();
+  setConfig(c);
+  // The toolbar and Run > Switch precision show the precision too: they follow.
+  if (c.precision != was) emit precisionEdited(c.precision);
+}
+
+void ConfigPanel::undo() {
+  if (undo_.empty()) return;
+  const RunConfig back = undo_.back().config;
+  undo_.pop_back();
+  undo_button_->setEnabled(canUndo());
+  showChanged(back);
+  emit notice(tr("settings put back as they were"));
+}
+
+void ConfigPanel::resetToDefaults() {
+  const RunConfig now = config();
+  RunConfig c;
+  c.runs_root = now.runs_root;
+  c.backend = now.backend;
+  c.gpu = now.gpu;
+  c.out_dir = out_dir_.toStdString();
+  remember(QStringLiteral("defaults"), now);
+  showChanged(c);
+  emit notice(tr("every setting back to its default; Undo puts them back"));
+}
+
+}  // namespace ampgan::ui
