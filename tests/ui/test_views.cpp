@@ -296,6 +296,42 @@ class TestViews : public UiTestCase {
     QVERIFY(errors.isEmpty());
   }
 
+  // A healthy scaler probing its limit (an overflow every 13 steps, the scale growing between)
+  // keeps a line per overflow, not one line for the whole run.
+  void eventLogKeepsSparseOverflowsApart() {
+    EventLog log;
+    int overflows = 0;
+    double scale = 65536;
+    for (int step = 35; step <= 518; step += 13) {
+      RunEvent o{step, 0, EventType::Overflow, "D", "overflow"};
+      log.addEvent(o);
+      RunEvent back{step, 0, EventType::ScaleChange, "D", "scale"};
+      back.data["from"] = scale;
+      back.data["to"] = scale / 2;
+      log.addEvent(back);
+      RunEvent grow{step + 10, 0, EventType::ScaleChange, "D", "scale"};
+      grow.data["from"] = scale / 2;
+      grow.data["to"] = scale;
+      log.addEvent(grow);
+      ++overflows;
+    }
+    QCOMPARE(overflows, 38);
+    int overflow_lines = 0;
+    for (int i = 0; i < log.rowCount(); ++i) {
+      QVERIFY2(!log.rowText(i).contains(QStringLiteral("overflows")), qPrintable(log.rowText(i)));
+      overflow_lines += log.rowText(i).contains(QStringLiteral("1 overflow in D"));
+    }
+    QCOMPARE(overflow_lines, overflows);
+    QVERIFY2(log.rowText(1).contains(QStringLiteral("loss scale grew: S_D 2^15 → 2^16")), qPrintable(log.rowText(1)));
+    // A scale set lower without an overflow (a switch to BF16 sets it to 1) did not "grow".
+    RunEvent set{600, 0, EventType::ScaleChange, "D", "scale"};
+    set.data["from"] = 1024.0;
+    set.data["to"] = 1.0;
+    log.addEvent(set);
+    const QString last = log.rowText(log.rowCount() - 1);
+    QVERIFY2(last.contains(QStringLiteral("loss scale set: S_D 2^10 → 2^0")), qPrintable(last));
+  }
+
   void eventLogCoalescesOverflows() {
     EventLog log;
     for (int i = 1; i <= 100; ++i) {  // a flood: every step overflows
