@@ -126,6 +126,28 @@ class TestPlots : public UiTestCase {
     QCOMPARE(shown.count(QStringLiteral("2^0")), 1);
   }
 
+  // BF16 bars: BF16's range is named in the chart's info row, not in a banner over the bars, and
+  // FP16's bands (not BF16's limits) are not shaded; FP16 bars get the bands back.
+  void bf16HistogramNamesItsRangeAboveTheBars() {
+    HistogramPlot h(QStringLiteral("D"), Qt::red);
+    h.resize(600, 300);
+    h.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&h));
+    std::vector<float> counts(ew::kHistBins, 0.0f);
+    counts[-30 - ew::kHistMinExp] = 50;  // below FP16's range, where the banner's corner was
+    counts[0 - ew::kHistMinExp] = 50;
+    h.setHistogram(10, counts, Precision::BF16, 1);
+    h.replot(QCustomPlot::rpImmediateRefresh);
+    QVERIFY2(h.infoText().contains(QStringLiteral("2^-126")), qPrintable(h.infoText()));
+    QVERIFY(!h.fp16BandsVisible());
+    for (int i = 0; i < h.itemCount(); ++i)
+      if (auto* t = qobject_cast<QCPItemText*>(h.item(i)); t && t->visible())
+        QFAIL(qPrintable(QStringLiteral("text over the bars: ") + t->text()));
+    h.setHistogram(11, counts, Precision::FP16, 1024);
+    QVERIFY(h.fp16BandsVisible());
+    QVERIFY(!h.infoText().contains(QStringLiteral("2^-126")));
+  }
+
   // A memory curve that is flat but for float rounding (metrics.csv's 15.1075439 read back
   // beside the live 15.10754394…, as after a resume) is drawn flat, with distinct axis labels.
   void tinySpreadIsDrawnFlatWithDistinctLabels() {
