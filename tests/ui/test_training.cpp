@@ -257,6 +257,12 @@ class TestTraining : public UiTestCase {
     QTRY_COMPARE_WITH_TIMEOUT(shown.size(), 1, kTimeout);
     QTRY_VERIFY_WITH_TIMEOUT(!w.busy(), kTimeout);
     QCOMPARE(shown[0].what, expected);
+    // Worded for the window: the settings panel's field, not the command line's --backend.
+    QVERIFY2(!shown[0].hint.contains(QStringLiteral("--")) && !shown[0].subject.contains(QStringLiteral("--")),
+             qPrintable(shown[0].text()));
+    QVERIFY2(
+        shown[0].hint.contains(QStringLiteral("Train on: cpu")) && shown[0].hint.contains(QStringLiteral("settings")),
+        qPrintable(shown[0].hint));
     QVERIFY(w.plots()->rows().empty());
     QVERIFY(!QDir(root).exists() || QDir(root).isEmpty());
     // The window still trains once the CPU is chosen.

@@ -50,6 +50,7 @@
 #include "ui/window/run_exports.h"
 #include "ui/window/status_fields.h"
 #include "ui/window/status_progress.h"
+#include "ui/window/studio_wording.h"
 
 namespace ampgan::ui {
 
@@ -363,7 +364,8 @@ void MainWindow::onRunFinished(const RunEndInfo& info) {
   maybeScreenshot(true);
 }
 
-void MainWindow::onFailed(const UiError& e) {
+void MainWindow::onFailed(const UiError& failure) {
+  const UiError e = studio_wording(failure);  // the settings panel's fields, not the CLI's options
   errors_ << e;
   QString line = e.during.isEmpty() ? e.what : QStringLiteral("%1: %2").arg(e.during, e.what);
   if (!e.subject.isEmpty()) line += QStringLiteral(" (%1)").arg(e.subject);
