@@ -145,6 +145,62 @@ class TestViews : public UiTestCase {
     }
   }
 
+  // Right-click on a layer in the Model tab, then in the Layers tab: "Keep … in FP32" puts it
+  // into the settings panel's FP32 layers and the running model computes it in FP32.
+  void rightClickKeepsALayerInFp32() {
+    MainWindow w(no_settings());
+    w.resize(1400, 900);
+    w.show();
+    RunConfig c = tiny(path(QStringLiteral("runs-keep-fp32")), 1000000);
+    c.precision = Precision::FP16;
+    c.layers_every = 2;  // rows in the Layers tab
+    w.configPanel()->setConfig(c);
+    QVERIFY(w.startTraining());
+    ModelView* mv = w.modelView();
+    QTRY_COMPARE_WITH_TIMEOUT(mv->rowCount(), 13, kTimeout);
+    auto dtype_of = [mv](const QString& layer) {
+      for (int r = 0; r < mv->rowCount(); ++r)
+        if (mv->cell(r, 1) == layer) return mv->cell(r, 4);
+      return QString();
+    };
+    QCOMPARE(dtype_of(QStringLiteral("D.2")), QStringLiteral("f16"));
+    auto right_click_keep = [&](QTableWidget* table, const QString& layer, int column) {
+      QTableWidgetItem* item = nullptr;
+      for (int r = 0; r < table->rowCount() && !item; ++r)
+        if (table->item(r, column)->text() == layer) item = table->item(r, column);
+      QVERIFY2(item, qPrintable(layer));
+      table->scrollToItem(item);
+      bool clicked = false;
+      QTimer::singleShot(200, &w, [&] {
+        auto* menu = qobject_cast<QMenu*>(QApplication::activePopupWidget());
+        QAction* keep = menu ? menu->findChild<QAction*>(QStringLiteral("keepLayerInFp32")) : nullptr;
+        if (!keep) {
+          if (menu) menu->close();
+          return;
+        }
+        clicked = keep->text() == QStringLiteral("Keep %1 in FP32").arg(layer) && !keep->isChecked();
+        QTest::mouseClick(menu, Qt::LeftButton, {}, menu->actionGeometry(keep).center());
+      });
+      const QPoint at = table->visualItemRect(item).center();
+      QContextMenuEvent e(QContextMenuEvent::Mouse, at, table->viewport()->mapToGlobal(at));
+      QApplication::sendEvent(table->viewport(), &e);
+      QVERIFY(clicked);
+    };
+    w.tabs()->setCurrentWidget(mv);
+    right_click_keep(mv->findChild<QTableWidget*>(QStringLiteral("modelTable")), QStringLiteral("D.2"), 1);
+    QTRY_COMPARE_WITH_TIMEOUT(dtype_of(QStringLiteral("D.2")), QStringLiteral("f32"), kTimeout);
+    QVERIFY(w.configPanel()->config().fp32_layers == std::vector<std::string>{"D.2"});
+    QTRY_VERIFY_WITH_TIMEOUT(w.layersView()->stepCount() >= 1, kTimeout);
+    w.tabs()->setCurrentWidget(w.layersView());
+    auto* layers = w.layersView()->findChild<QTableWidget*>(QStringLiteral("layersTable"));
+    QTRY_VERIFY_WITH_TIMEOUT(layers->rowCount() >= 13, kTimeout);
+    right_click_keep(layers, QStringLiteral("G.0"), 0);
+    QTRY_COMPARE_WITH_TIMEOUT(dtype_of(QStringLiteral("G.0")), QStringLiteral("f32"), kTimeout);
+    QVERIFY(w.configPanel()->layerInFp32(QStringLiteral("D.2")) && w.configPanel()->layerInFp32(QStringLiteral("G.0")));
+    w.stopTraining();
+    QTRY_VERIFY_WITH_TIMEOUT(!w.busy(), kTimeout);
+  }
+
   // The run (FP16, width 8, batch 16, loss scale 2^24, growth every 10 steps): clicking a
   // D overflow marker frames the layer where it started, and that tensor's cell is marked in
   // magenta even when only part of its values are inf/NaN; no colour of the magnitude bar is

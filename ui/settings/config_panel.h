@@ -39,8 +39,11 @@ class ConfigPanel : public QWidget {
   void setConfig(const RunConfig& cfg);  // no edit signals
   void setRunning(bool running);
   Precision precision() const;
-  LayerPolicy layerPolicy() const;  // the policy shown: FP32 layers, half blocks, activation clamp
-  void setPrecision(Precision p);   // no edit signal
+  LayerPolicy layerPolicy() const;               // the policy shown: FP32 layers, half blocks, activation clamp
+  bool layerInFp32(const QString& layer) const;  // named in FP32 layers
+  // Adds the layer to FP32 layers (or takes it out) as if typed there: layerPolicyEdited follows.
+  void setLayerInFp32(const QString& layer, bool on);
+  void setPrecision(Precision p);  // no edit signal
   // --out of the command line: the next run goes exactly there (once).
   void setOutDir(const QString& dir) { out_dir_ = dir; }
   void clearOutDir() { out_dir_.clear(); }

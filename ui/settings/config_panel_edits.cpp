@@ -1,5 +1,5 @@
 // ConfigPanel (ui/settings/config_panel.h): what changes several fields at once (presets, a
-// model's recipe, Defaults) and its undo.
+// model's recipe, Defaults), its undo, and the FP32 layers that the Model and Layers tabs edit.
 #include <QComboBox>
 #include <QFile>
 #include <QLineEdit>
@@ -129,6 +129,33 @@ void ConfigPanel::resetToDefaults() {
   remember(QStringLiteral("defaults"), now);
   showChanged(c);
   emit notice(tr("every setting back to its default; Undo puts them back"));
+}
+
+namespace {
+QStringList layer_list(const QLineEdit* field) {
+  QStringList out;
+  for (const QString& l : field->text().split(QLatin1Char(','), Qt::SkipEmptyParts)) out << l.trimmed();
+  return out;
+}
+}  // namespace
+
+bool ConfigPanel::layerInFp32(const QString& layer) const {
+  return layer_list(qobject_cast<QLineEdit*>(field("fp32_layers"))).contains(layer);
+}
+
+void ConfigPanel::setLayerInFp32(const QString& layer, bool on) {
+  auto* f = qobject_cast<QLineEdit*>(field("fp32_layers"));
+  QStringList layers = layer_list(f);
+  if (layers.contains(layer) == on) return;
+  if (on)
+    layers << layer;
+  else
+    layers.removeAll(layer);
+  f->setText(layers.join(QStringLiteral(",")));
+  emit f->editingFinished();  // as typed: the policy is applied (mid-run at the next step)
+  emit notice(on ? tr("%1 is kept in FP32 (settings panel: FP32 layers %2)").arg(layer, f->text())
+                 : tr("%1 computes in half precision again (FP32 layers: %2)")
+                       .arg(layer, layers.isEmpty() ? tr("none") : f->text()));
 }
 
 }  // namespace ampgan::ui

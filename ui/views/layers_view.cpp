@@ -88,6 +88,12 @@ LayersView::LayersView(QWidget* parent) : QWidget(parent) {
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
   table_->verticalHeader()->hide();
+  table_->setContextMenuPolicy(Qt::CustomContextMenu);
+  connect(table_, &QWidget::customContextMenuRequested, this, [this](const QPoint& at) {
+    if (const QTableWidgetItem* it = table_->itemAt(at))
+      if (const QTableWidgetItem* layer = table_->item(it->row(), 0))
+        emit layerMenuRequested(layer->text(), table_->viewport()->mapToGlobal(at));
+  });
   split->addWidget(table_);
   split->setStretchFactor(0, 3);
   split->setStretchFactor(1, 2);

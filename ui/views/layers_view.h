@@ -40,6 +40,10 @@ class LayersView : public QWidget {
   int stepCount() const { return static_cast<int>(steps_.size()); }
   int layerCount() const { return static_cast<int>(names_.size()); }
 
+ signals:
+  // Right-click on a tensor's row: the window offers to keep its layer in FP32.
+  void layerMenuRequested(const QString& layer, const QPoint& global_pos);
+
  private:
   void readNewRows();
   void rebuild();

@@ -18,6 +18,7 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QLabel>
+#include <QMenu>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QScreen>
@@ -107,6 +108,21 @@ void MainWindow::connectWorker() {
   connect(worker_, &TrainingWorker::stateChanged, this, &MainWindow::onState);
   connect(worker_, &TrainingWorker::runStarted, this, &MainWindow::onRunStarted);
   connect(worker_, &TrainingWorker::modelDescribed, model_, &ModelView::setDescription);
+  // Right-click on a layer in the Model or Layers tab: keep it in FP32 (or not), as the settings
+  // panel's FP32 layers field would.
+  auto layer_menu = [this](const QString& layer, const QPoint& at) {
+    QMenu menu(this);
+    QAction* keep = menu.addAction(tr("Keep %1 in FP32").arg(layer));
+    keep->setObjectName(QStringLiteral("keepLayerInFp32"));
+    keep->setCheckable(true);
+    keep->setChecked(config_->layerInFp32(layer));
+    keep->setEnabled(config_->isEnabled() && !comparing_);
+    keep->setToolTip(tr("Compute this layer in FP32 while the rest uses half precision (settings: FP32 layers)"));
+    connect(keep, &QAction::toggled, this, [this, layer](bool on) { config_->setLayerInFp32(layer, on); });
+    menu.exec(at);
+  };
+  connect(model_, &ModelView::layerMenuRequested, this, layer_menu);
+  connect(layers_, &LayersView::layerMenuRequested, this, layer_menu);
   // Clicking an overflow marker shows where that overflow started in the Layers view.
   connect(plots_, &PlotsPanel::overflowClicked, this, [this](const QString& network, qint64 step) {
     if (layers_->selectOverflow(network, step))
