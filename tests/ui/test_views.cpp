@@ -145,6 +145,52 @@ class TestViews : public UiTestCase {
     }
   }
 
+  // Every fp16 step overflowing at the floor raises four alerts (D and G, a skip streak and the
+  // scale floor): the banner says "n of 4" and steps through them, and a remedy's buttons apply
+  // what it names (FP32 layers, then BF16) in the running run.
+  void alertBannerStepsThroughAlertsAndAppliesRemedies() {
+    MainWindow w(no_settings());
+    w.resize(1400, 900);
+    w.show();
+    RunConfig c = tiny(path(QStringLiteral("runs-alerts")), 1000000);
+    c.precision = Precision::FP16;
+    c.scaler.init_scale = c.scaler.min_scale = c.scaler.max_scale = 1073741824.0f;
+    w.configPanel()->setConfig(c);
+    QVERIFY(w.startTraining());
+    AlertBanner* banner = w.alertBanner();
+    QTRY_VERIFY_WITH_TIMEOUT(banner->count() >= 4, kTimeout);
+    auto* position = banner->findChild<QLabel*>(QStringLiteral("alertPosition"));
+    QVERIFY(position && position->isVisible());
+    QCOMPARE(position->text(), QStringLiteral("%1 of %1").arg(banner->count()));
+    auto* prev = banner->findChild<QToolButton*>(QStringLiteral("alertPrevious"));
+    auto* next = banner->findChild<QToolButton*>(QStringLiteral("alertNext"));
+    QVERIFY(prev && next && prev->isEnabled() && !next->isEnabled());
+    QTest::mouseClick(prev, Qt::LeftButton);
+    QCOMPARE(position->text(), QStringLiteral("%1 of %2").arg(banner->count() - 1).arg(banner->count()));
+    while (prev->isEnabled()) QTest::mouseClick(prev, Qt::LeftButton);
+    QCOMPARE(banner->current(), 0);
+    // Forward to a skip streak, whose remedy names --precision bf16 and --fp32-layers.
+    QPushButton* to_bf16 = nullptr;
+    for (int i = 0; i < banner->count() && !to_bf16; ++i) {
+      to_bf16 = banner->findChild<QPushButton*>(QStringLiteral("alertApply-precision"));
+      if (!to_bf16) QTest::mouseClick(next, Qt::LeftButton);
+    }
+    QVERIFY(to_bf16);
+    QVERIFY2(!banner->text().contains(QStringLiteral("--")), qPrintable(banner->text()));
+    QString why;
+    for (QPushButton* b : banner->findChildren<QPushButton*>()) QVERIFY2(text_fits(b, &why), qPrintable(why));
+    QPushButton* keep = banner->findChild<QPushButton*>(QStringLiteral("alertApply-fp32-layers"));
+    QVERIFY(keep);
+    QTest::mouseClick(keep, Qt::LeftButton);
+    QVERIFY(!w.configPanel()->config().fp32_layers.empty());
+    QTest::mouseClick(to_bf16, Qt::LeftButton);
+    QCOMPARE(w.findChild<QComboBox*>(QStringLiteral("toolbarPrecision"))->currentText(), QStringLiteral("BF16 AMP"));
+    QTRY_VERIFY_WITH_TIMEOUT(!w.plots()->rows().empty() && w.plots()->rows().back().precision == Precision::BF16,
+                             kTimeout);
+    w.stopTraining();
+    QTRY_VERIFY_WITH_TIMEOUT(!w.busy(), kTimeout);
+  }
+
   // Right-click on a layer in the Model tab, then in the Layers tab: "Keep … in FP32" puts it
   // into the settings panel's FP32 layers and the running model computes it in FP32.
   void rightClickKeepsALayerInFp32() {

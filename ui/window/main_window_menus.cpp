@@ -34,6 +34,7 @@
 
 #include "core/common/error.h"
 #include "core/run/run_folder.h"
+#include "core/settings/settings_table.h"
 #include "ui/common/amp_glossary.h"
 #include "ui/plots/plots_panel.h"
 #include "ui/runs/run_branch.h"
@@ -52,6 +53,7 @@
 #include "ui/window/run_exports.h"
 #include "ui/window/status_fields.h"
 #include "ui/window/status_progress.h"
+#include "ui/window/studio_wording.h"
 
 #include "ui/window/status_fields.h"
 
@@ -83,6 +85,8 @@ void MainWindow::buildViews() {
   model_ = new ModelView;
   tabs_->addTab(model_, tr("Model"));
   alerts_ = new AlertBanner;
+  alerts_->setWording([](const QString& t) { return studio_wording(t); });
+  connect(alerts_, &AlertBanner::applyRequested, this, &MainWindow::applyRemedy);
   auto* central = new QWidget;
   auto* central_layout = new QVBoxLayout(central);
   central_layout->setContentsMargins(0, 0, 0, 0);
@@ -252,6 +256,38 @@ void MainWindow::buildMenusAndToolbar() {
   tb->addAction(checkpoint_);
   tb->addAction(export_grid_);
   tb->addAction(open_);
+}
+
+// An alert's remedy, one click away: the setting it names is changed as the user would change
+// it (the precision and FP32 layers apply mid-run, like the toolbar and the panel's field).
+void MainWindow::applyRemedy(const QString& flag, const QString& value) {
+  const Setting* s = find_setting_by_flag(flag.toStdString());
+  if (!s) return;
+  RunConfig c = config_->config();
+  try {
+    nlohmann::json v = nlohmann::json::parse(value.toStdString(), nullptr, false);
+    if (v.is_discarded() || !v.is_number()) v = value.toStdString();
+    set_setting(c, *s, v, "the alert's remedy");
+  } catch (const std::exception& e) {
+    report(tr("applying the alert's remedy"), QString::fromUtf8(e.what()));
+    return;
+  }
+  const std::string key = s->key;
+  if (key == "precision") {
+    switchPrecision(c.precision);
+  } else if (key == "fp32_layers") {
+    for (const std::string& layer : c.fp32_layers) config_->setLayerInFp32(QString::fromStdString(layer), true);
+  } else {
+    config_->setConfig(c);
+    const bool policy = key == "conv_clamp" || key == "half_blocks";
+    if (policy && state_ != TrainingWorker::State::Idle && !comparing_) worker_->requestLayerPolicy(c.layer_policy());
+  }
+  const bool later = state_ != TrainingWorker::State::Idle && !s->live;
+  log_->addNote(QStringLiteral("info"),
+                tr("alert's remedy applied: %1 %2%3")
+                    .arg(s->label ? QString::fromLatin1(s->label) : flag, value,
+                         later ? tr(" (for the next run: it cannot change mid-run)") : QString()),
+                step_);
 }
 
 // ---- dialogs ----------------------------------------------------------------------------------
