@@ -168,6 +168,7 @@ class MainWindow : public QMainWindow {
   void chooseAndResumeCheckpoint(bool branch = false);
   void chooseAndExportSamples();
   void showGlossary();
+  void showShortcuts();                                         // Help > Keyboard shortcuts
   void applyRemedy(const QString& flag, const QString& value);  // an alert's button
   void showAbout();
 

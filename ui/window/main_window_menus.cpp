@@ -18,7 +18,9 @@
 #include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QHeaderView>
 #include <QLabel>
+#include <QMenu>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QScreen>
@@ -26,6 +28,7 @@
 #include <QSplitter>
 #include <QStatusBar>
 #include <QTabWidget>
+#include <QTableWidget>
 #include <QTextBrowser>
 #include <QTimer>
 #include <QToolBar>
@@ -235,6 +238,9 @@ void MainWindow::buildMenusAndToolbar() {
   QMenu* help = menuBar()->addMenu(tr("&Help"));
   QAction* gl = help->addAction(tr("AMP &glossary"), this, &MainWindow::showGlossary);
   gl->setShortcut(QKeySequence::HelpContents);
+  QAction* keys = help->addAction(tr("&Keyboard shortcuts"), this, &MainWindow::showShortcuts);
+  keys->setObjectName(QStringLiteral("actionShortcuts"));
+  keys->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Slash));
   help->addAction(tr("&About AMP GAN Studio"), this, &MainWindow::showAbout);
 
   QToolBar* tb = addToolBar(tr("Training"));
@@ -337,6 +343,44 @@ void MainWindow::showGlossary() {
   connect(b, &QDialogButtonBox::rejected, d, &QDialog::close);
   v->addWidget(b);
   d->resize(640, 600);
+  d->show();
+}
+
+// Every action of the window that has a key, read from the actions themselves, so the list
+// cannot fall behind the menus.
+void MainWindow::showShortcuts() {
+  auto* d = new QDialog(this);
+  d->setObjectName(QStringLiteral("shortcutsDialog"));
+  d->setWindowTitle(tr("Keyboard shortcuts"));
+  d->setAttribute(Qt::WA_DeleteOnClose);
+  auto* v = new QVBoxLayout(d);
+  auto* table = new QTableWidget(0, 2);
+  table->setObjectName(QStringLiteral("shortcutsTable"));
+  table->setHorizontalHeaderLabels({tr("Action"), tr("Keys")});
+  table->verticalHeader()->hide();
+  table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  table->setWordWrap(false);
+  QList<QAction*> all = actions();
+  for (QMenu* m : menuBar()->findChildren<QMenu*>())
+    for (QAction* a : m->actions())
+      if (!all.contains(a)) all << a;
+  for (QAction* a : all) {
+    if (a->shortcut().isEmpty() || a->text().isEmpty()) continue;
+    const int r = table->rowCount();
+    table->insertRow(r);
+    QString text = a->text().remove(QLatin1Char('&'));
+    if (a->actionGroup()) text = tr("Switch precision to %1").arg(text);
+    table->setItem(r, 0, new QTableWidgetItem(text));
+    table->setItem(r, 1, new QTableWidgetItem(a->shortcut().toString(QKeySequence::NativeText)));
+    table->item(r, 0)->setToolTip(a->statusTip());
+  }
+  table->resizeColumnsToContents();
+  table->horizontalHeader()->setStretchLastSection(true);
+  v->addWidget(table);
+  auto* b = new QDialogButtonBox(QDialogButtonBox::Close);
+  connect(b, &QDialogButtonBox::rejected, d, &QDialog::close);
+  v->addWidget(b);
+  d->resize(std::max(420, table->horizontalHeader()->length() + 60), 520);
   d->show();
 }
 
