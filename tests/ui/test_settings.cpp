@@ -342,15 +342,31 @@ class TestSettings : public UiTestCase {
     batch->setValue(12);
     p->setPrecision(Precision::BF16);
     QTest::mouseClick(defaults, Qt::LeftButton);
-    QCOMPARE(p->config().batch, RunConfig().batch);
-    QVERIFY(p->config().precision == RunConfig().precision);
-    QCOMPARE(toolbar->currentText(), QString::fromLatin1(precision_label(RunConfig().precision)));
+    QCOMPARE(p->config().batch, p->defaults().batch);
+    QVERIFY(p->config().precision == p->defaults().precision);
+    QCOMPARE(toolbar->currentText(), QString::fromLatin1(precision_label(p->defaults().precision)));
     QTest::mouseClick(undo, Qt::LeftButton);
     QCOMPARE(p->config().batch, 12);
     QVERIFY(p->config().precision == Precision::BF16);
     QCOMPARE(toolbar->currentText(), QStringLiteral("BF16 AMP"));
     QString why;
     for (QToolButton* b : {undo, defaults}) QVERIFY2(text_fits(b, &why), qPrintable(why));
+  }
+
+  // Without a usable GPU the studio starts lighter than 64/64/2000 (and says so), and Defaults
+  // goes back to that lighter start.
+  void cpuDefaultsAreLighter() {
+    MainWindow w(no_settings());
+    ConfigPanel* p = w.configPanel();
+    if (p->gpuUsable()) QSKIP("a usable GPU: the full defaults apply");
+    const RunConfig c = p->config();
+    QCOMPARE(c.width, 32);
+    QCOMPARE(c.batch, 32);
+    QCOMPARE(c.steps, int64_t{1000});
+    QVERIFY2(p->deviceNote().contains(QStringLiteral("width 32, batch 32, 1000 steps")), qPrintable(p->deviceNote()));
+    p->findChild<QSpinBox*>(QStringLiteral("batch"))->setValue(128);
+    QTest::mouseClick(p->findChild<QToolButton*>(QStringLiteral("settingsDefaults")), Qt::LeftButton);
+    QCOMPARE(p->config().batch, 32);
   }
 
   // The quick-tour preset shows the AMP story at once: overflows (skipped steps) within the

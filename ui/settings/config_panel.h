@@ -53,6 +53,10 @@ class ConfigPanel : public QWidget {
   QStringList presetNames() const { return presets_.keys(); }
   bool applyPreset(const QString& name);
 
+  // What a new configuration starts from: RunConfig's defaults, lighter without a usable GPU
+  // (width 32, batch 32, 1000 steps: a DCGAN of width 64, batch 64 takes minutes per hundred
+  // steps on a laptop's CPU). Presets fill in from it, Defaults resets to it.
+  RunConfig defaults() const;
   // Undo: what was changed for the user (a model's recipe, a preset, Defaults) is put back, one
   // change at a time. Choosing the previous model again undoes its recipe too.
   bool canUndo() const { return !undo_.empty(); }

@@ -37,6 +37,16 @@ bool ConfigPanel::loadPresets(const QString& path) {
   return true;
 }
 
+RunConfig ConfigPanel::defaults() const {
+  RunConfig c;
+  if (!gpu_usable_) {
+    c.width = 32;
+    c.batch = 32;
+    c.steps = 1000;
+  }
+  return c;
+}
+
 bool ConfigPanel::applyPreset(const QString& name) {
   if (!presets_.contains(name)) return false;
   nlohmann::json j = presets_.value(name);
@@ -45,7 +55,7 @@ bool ConfigPanel::applyPreset(const QString& name) {
   // defaults (no leftovers of the previous settings). Kept: where runs go, the device of this
   // machine, and the dataset when the preset names none ("choose your folder").
   const RunConfig now = config();
-  RunConfig c;
+  RunConfig c = defaults();
   c.runs_root = now.runs_root;
   c.backend = now.backend;
   c.gpu = now.gpu;
@@ -121,7 +131,7 @@ void ConfigPanel::undo() {
 
 void ConfigPanel::resetToDefaults() {
   const RunConfig now = config();
-  RunConfig c;
+  RunConfig c = defaults();
   c.runs_root = now.runs_root;
   c.backend = now.backend;
   c.gpu = now.gpu;
