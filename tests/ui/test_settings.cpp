@@ -369,6 +369,49 @@ class TestSettings : public UiTestCase {
     QCOMPARE(p->config().batch, 32);
   }
 
+  // Save… stores the settings as the user's preset (named in a dialog); the next start lists it
+  // under Preset, and choosing it there loads the settings back.
+  void userPresetIsSavedAndLoadedBack() {
+    RunConfig mine = tiny(path(QStringLiteral("runs-user-preset")), 444);
+    mine.width = 16;
+    mine.batch = 12;
+    mine.precision = Precision::BF16;
+    mine.scaler.growth_interval = 77;
+    {
+      MainWindow w(no_settings());
+      w.show();
+      w.configPanel()->setConfig(mine);
+      bool named = false;
+      QTimer::singleShot(200, &w, [&] {
+        auto* d = qobject_cast<QInputDialog*>(QApplication::activeModalWidget());
+        if (!d) return;
+        named = true;
+        d->setTextValue(QStringLiteral("my small bf16"));
+        d->accept();
+      });
+      QTest::mouseClick(w.configPanel()->findChild<QToolButton*>(QStringLiteral("settingsSavePreset")), Qt::LeftButton);
+      QVERIFY(named);
+      QVERIFY(w.configPanel()->userPresetNames().contains(QStringLiteral("my small bf16")));
+    }
+    MainWindow w(no_settings());
+    w.show();
+    auto* preset = w.configPanel()->findChild<QComboBox*>(QStringLiteral("preset"));
+    const int at = preset->findText(QStringLiteral("my small bf16"));
+    QVERIFY(at > 0);
+    QVERIFY(w.configPanel()->config().width != 16);
+    while (preset->currentIndex() < at) QTest::keyClick(preset, Qt::Key_Down);
+    const RunConfig r = w.configPanel()->config();
+    QCOMPARE(r.width, 16);
+    QCOMPARE(r.batch, 12);
+    QCOMPARE(r.steps, int64_t{444});
+    QCOMPARE(r.scaler.growth_interval, 77);
+    QVERIFY(r.precision == Precision::BF16);
+    QCOMPARE(w.findChild<QComboBox*>(QStringLiteral("toolbarPrecision"))->currentText(), QStringLiteral("BF16 AMP"));
+    QString why;
+    QVERIFY2(text_fits(w.configPanel()->findChild<QToolButton*>(QStringLiteral("settingsSavePreset")), &why),
+             qPrintable(why));
+  }
+
   // The quick-tour preset shows the AMP story at once: overflows (skipped steps) within the
   // first steps, the loss scale backing off from 2^24.
   void quickTourPresetShowsOverflowsEarly() {

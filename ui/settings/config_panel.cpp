@@ -82,12 +82,18 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
         tr("Every setting back to its default (where runs go and the device stay); Undo puts "
            "them back"));
     connect(reset, &QToolButton::clicked, this, &ConfigPanel::resetToDefaults);
+    auto* save = new QToolButton;
+    save->setObjectName(QStringLiteral("settingsSavePreset"));
+    save->setText(tr("Save…"));
+    save->setToolTip(tr("Save these settings as a preset of your own, to load them again under Preset"));
+    connect(save, &QToolButton::clicked, this, &ConfigPanel::chooseAndSavePreset);
     v->addLayout(row);
     // Their own row: beside the preset box they would hold a narrow dock wider.
     auto* edits = new QHBoxLayout;
     edits->addStretch(1);
     edits->addWidget(undo_button_);
     edits->addWidget(reset);
+    edits->addWidget(save);
     locked_while_running_ << undo_button_ << reset;
     v->addLayout(edits);
   }

@@ -57,6 +57,11 @@ class ConfigPanel : public QWidget {
   // (width 32, batch 32, 1000 steps: a DCGAN of width 64, batch 64 takes minutes per hundred
   // steps on a laptop's CPU). Presets fill in from it, Defaults resets to it.
   RunConfig defaults() const;
+  // The current settings as a preset of the user's (kept in the user's settings, listed after
+  // the ready-made ones); false: no name, or a ready-made preset's name.
+  bool savePreset(const QString& name);
+  QStringList userPresetNames() const { return user_presets_; }
+
   // Undo: what was changed for the user (a model's recipe, a preset, Defaults) is put back, one
   // change at a time. Choosing the previous model again undoes its recipe too.
   bool canUndo() const { return !undo_.empty(); }
@@ -119,7 +124,10 @@ class ConfigPanel : public QWidget {
   std::vector<std::pair<const Setting*, QWidget*>> fields_;
   QList<QWidget*> locked_while_running_;
   WheelGuard* wheel_guard_ = nullptr;
-  QMap<QString, nlohmann::json> presets_;
+  void fillPresetBox();
+  void chooseAndSavePreset();
+  QMap<QString, nlohmann::json> presets_;  // ready-made and the user's
+  QStringList user_presets_;               // the user's, by name
   QString out_dir_;
   bool gpu_usable_ = false;
   bool running_ = false;

@@ -1,8 +1,11 @@
 // ConfigPanel (ui/settings/config_panel.h): what changes several fields at once (presets, a
 // model's recipe, Defaults), its undo, and the FP32 layers that the Model and Layers tabs edit.
 #include <QComboBox>
+#include <QDateTime>
 #include <QFile>
+#include <QInputDialog>
 #include <QLineEdit>
+#include <QSettings>
 #include <QToolButton>
 
 #include "core/common/error.h"
@@ -10,6 +13,10 @@
 #include "ui/settings/setting_fields.h"
 
 namespace ampgan::ui {
+
+namespace {
+const QString kUserPresets = QStringLiteral("presets/user");  // QSettings: a JSON object, name -> config
+}  // namespace
 
 bool ConfigPanel::loadPresets(const QString& path) {
   QFile f(path);
@@ -26,15 +33,67 @@ bool ConfigPanel::loadPresets(const QString& path) {
     if (!it.value().is_object()) continue;
     presets_.insert(QString::fromStdString(it.key()), it.value());
   }
+  // The user's own, after the ready-made ones (one unreadable is skipped, not fatal).
+  user_presets_.clear();
+  const QSettings settings;
+  try {
+    const nlohmann::json user =
+        nlohmann::json::parse(settings.value(kUserPresets, QStringLiteral("{}")).toString().toStdString());
+    for (auto it = user.begin(); it != user.end(); ++it) {
+      const QString name = QString::fromStdString(it.key());
+      if (!it.value().is_object() || presets_.contains(name)) continue;
+      presets_.insert(name, it.value());
+      user_presets_ << name;
+    }
+  } catch (const nlohmann::json::exception&) {}
+  fillPresetBox();
+  return true;
+}
+
+void ConfigPanel::fillPresetBox() {
   preset_->clear();
   preset_->addItem(tr("(choose a preset)"));
-  for (auto it = presets_.begin(); it != presets_.end(); ++it) {
-    preset_->addItem(it.key());
-    const auto& desc = it.value().find("_description");
-    if (desc != it.value().end() && desc->is_string())
-      preset_->setItemData(preset_->count() - 1, QString::fromStdString(desc->get<std::string>()), Qt::ToolTipRole);
+  for (int user = 0; user < 2; ++user) {
+    if (user && !user_presets_.isEmpty()) preset_->insertSeparator(preset_->count());
+    for (auto it = presets_.begin(); it != presets_.end(); ++it) {
+      if (user_presets_.contains(it.key()) != (user == 1)) continue;
+      preset_->addItem(it.key());
+      const auto& desc = it.value().find("_description");
+      if (desc != it.value().end() && desc->is_string())
+        preset_->setItemData(preset_->count() - 1, QString::fromStdString(desc->get<std::string>()), Qt::ToolTipRole);
+    }
   }
+}
+
+bool ConfigPanel::savePreset(const QString& typed) {
+  const QString name = typed.trimmed();
+  if (name.isEmpty() || (presets_.contains(name) && !user_presets_.contains(name))) return false;
+  nlohmann::json j = config().to_json();
+  for (const char* machine : {"backend", "gpu"}) j.erase(machine);  // this machine's, as presets keep them
+  j["_description"] = tr("Your preset, saved %1").arg(QDateTime::currentDateTime().toString(Qt::ISODate)).toStdString();
+  QSettings settings;
+  nlohmann::json user = nlohmann::json::object();
+  try {
+    user = nlohmann::json::parse(settings.value(kUserPresets, QStringLiteral("{}")).toString().toStdString());
+  } catch (const nlohmann::json::exception&) {}
+  user[name.toStdString()] = j;
+  settings.setValue(kUserPresets, QString::fromStdString(user.dump()));
+  presets_.insert(name, j);
+  if (!user_presets_.contains(name)) user_presets_ << name;
+  fillPresetBox();
+  emit notice(tr("preset “%1” saved: choose it under Preset to load these settings again").arg(name));
   return true;
+}
+
+void ConfigPanel::chooseAndSavePreset() {
+  bool ok = false;
+  const QString name = QInputDialog::getText(this, tr("Save as preset"),
+                                             tr("Name of the preset (listed under Preset, after the ready-made ones):"),
+                                             QLineEdit::Normal, QString(), &ok);
+  if (!ok) return;
+  if (!savePreset(name))
+    emit inputRefused(name.trimmed().isEmpty() ? tr("a preset needs a name")
+                                               : tr("“%1” is a ready-made preset's name: choose another").arg(name));
 }
 
 RunConfig ConfigPanel::defaults() const {
