@@ -3,10 +3,17 @@
 #include <algorithm>
 #include <cmath>
 
+#include <QApplication>
+#include <QContextMenuEvent>
+#include <QDialog>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QImage>
+#include <QLineEdit>
+#include <QMenu>
 #include <QMouseEvent>
+#include <QSpinBox>
+#include <QTimer>
 #include <QtTest>
 
 #include "core/backend/elementwise.h"
@@ -117,6 +124,103 @@ class TestPlots : public UiTestCase {
     scale->replot(QCustomPlot::rpImmediateRefresh);
     const QVector<QString> shown = scale->yAxis->tickVectorLabels();
     QCOMPARE(shown.count(QStringLiteral("2^0")), 1);
+  }
+
+  // BF16 bars: BF16's range is named in the chart's info row, not in a banner over the bars, and
+  // FP16's bands (not BF16's limits) are not shaded; FP16 bars get the bands back.
+  void bf16HistogramNamesItsRangeAboveTheBars() {
+    HistogramPlot h(QStringLiteral("D"), Qt::red);
+    h.resize(600, 300);
+    h.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&h));
+    std::vector<float> counts(ew::kHistBins, 0.0f);
+    counts[-30 - ew::kHistMinExp] = 50;  // below FP16's range, where the banner's corner was
+    counts[0 - ew::kHistMinExp] = 50;
+    h.setHistogram(10, counts, Precision::BF16, 1);
+    h.replot(QCustomPlot::rpImmediateRefresh);
+    QVERIFY2(h.infoText().contains(QStringLiteral("2^-126")), qPrintable(h.infoText()));
+    QVERIFY(!h.fp16BandsVisible());
+    for (int i = 0; i < h.itemCount(); ++i)
+      if (auto* t = qobject_cast<QCPItemText*>(h.item(i)); t && t->visible())
+        QFAIL(qPrintable(QStringLiteral("text over the bars: ") + t->text()));
+    h.setHistogram(11, counts, Precision::FP16, 1024);
+    QVERIFY(h.fp16BandsVisible());
+    QVERIFY(!h.infoText().contains(QStringLiteral("2^-126")));
+  }
+
+  // A memory curve that is flat but for float rounding (metrics.csv's 15.1075439 read back
+  // beside the live 15.10754394…, as after a resume) is drawn flat, with distinct axis labels.
+  void tinySpreadIsDrawnFlatWithDistinctLabels() {
+    PlotsPanel panel;
+    panel.resize(1200, 900);
+    panel.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    const double from_csv = 15.1075439, live = static_cast<double>(15.1075439f);
+    QVERIFY(from_csv != live);
+    std::vector<StepMetrics> all = rows(100);
+    for (StepMetrics& m : all) m.memory_mb = m.step <= 50 ? from_csv : live;
+    panel.setHistory(std::vector<StepMetrics>(all.begin(), all.begin() + 50));
+    panel.appendRows(std::vector<StepMetrics>(all.begin() + 50, all.end()));
+    panel.refreshNow();
+    LivePlot* perf = panel.plot(QStringLiteral("throughput"));
+    perf->replot(QCustomPlot::rpImmediateRefresh);
+    const QVector<QString> shown = perf->yAxis2->tickVectorLabels();
+    QStringList labels(shown.begin(), shown.end());
+    QVERIFY2(labels.size() >= 2, qPrintable(labels.join(QLatin1Char(' '))));
+    QCOMPARE(labels.removeDuplicates(), 0);
+    const double jump = std::fabs(perf->yAxis2->coordToPixel(from_csv) - perf->yAxis2->coordToPixel(live));
+    QVERIFY2(jump < 1, qPrintable(QString::number(jump)));
+    QVERIFY(perf->yAxis2->range().contains(from_csv));
+  }
+
+  // Right-click > Save as PNG… asks for the size and DPI (as All plots does) and saves at them,
+  // not at the chart's on-screen size.
+  void contextMenuSaveAsPngAsksForSizeAndDpi() {
+    PlotsPanel panel;
+    panel.resize(950, 700);
+    panel.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    panel.setHistory(rows(100));
+    LivePlot* p = panel.plot(QStringLiteral("losses"));
+    QVERIFY(p->width() < 1000);
+    const QString file = path(QStringLiteral("menu-losses.png"));
+    bool menu_seen = false, dialog_seen = false;
+    QTimer::singleShot(200, &panel, [&] {
+      auto* menu = qobject_cast<QMenu*>(QApplication::activePopupWidget());
+      QAction* png = nullptr;
+      if (menu)
+        for (QAction* a : menu->actions())
+          if (a->text().startsWith(QStringLiteral("Save as PNG"))) png = a;
+      if (!png) return;
+      menu_seen = true;
+      QTimer::singleShot(200, &panel, [&] {
+        auto* d = qobject_cast<QDialog*>(QApplication::activeModalWidget());
+        dialog_seen = d && d->objectName() == QStringLiteral("plotSaveDialog");
+        if (!d) return;
+        if (dialog_seen) {
+          d->findChild<QLineEdit*>(QStringLiteral("plotSavePath"))->setText(file);
+          d->findChild<QSpinBox*>(QStringLiteral("plotSaveWidth"))->setValue(1600);
+          d->findChild<QSpinBox*>(QStringLiteral("plotSaveHeight"))->setValue(1000);
+          d->findChild<QSpinBox*>(QStringLiteral("plotSaveDpi"))->setValue(192);
+          d->accept();
+        } else {
+          d->reject();
+        }
+      });
+      QTest::mouseClick(menu, Qt::LeftButton, {}, menu->actionGeometry(png).center());
+    });
+    QTimer::singleShot(20000, &panel, [] {  // never hang the suite on a menu left open
+      if (QWidget* w = QApplication::activePopupWidget()) w->close();
+    });
+    const QPoint at = p->axisRect()->center();
+    QContextMenuEvent menu_event(QContextMenuEvent::Mouse, at, p->mapToGlobal(at));
+    QApplication::sendEvent(p, &menu_event);  // returns when the menu has closed
+    QTRY_VERIFY(dialog_seen || !QApplication::activeModalWidget());
+    QVERIFY(menu_seen);
+    QVERIFY(dialog_seen);
+    const QImage img(file);
+    QCOMPARE(img.size(), QSize(1600, 1000));
+    QCOMPARE(qRound(img.dotsPerMeterX() * 0.0254), 192);
   }
 
   // A chart exported as PNG has the size asked for, not the widget's, and no hover marker in it.

@@ -7,6 +7,7 @@
 #include <QImage>
 #include <QPushButton>
 #include <QSignalSpy>
+#include <QSlider>
 #include <QtTest>
 
 #include "core/backend/elementwise.h"
@@ -197,6 +198,43 @@ class TestResume : public UiTestCase {
     QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, kTimeout);
     QTRY_VERIFY_WITH_TIMEOUT(!w.busy(), kTimeout);
     QCOMPARE(count_rows(dir + QStringLiteral("/metrics.csv")), 30);
+  }
+
+  // Resuming an opened run from an earlier checkpoint: the Samples slider holds the grids up to
+  // that step and then the retrained ones, in step order, as many as samples/ holds.
+  void resumeFromEarlierCheckpointDropsLaterGrids() {
+    const QString dir = path(QStringLiteral("resume-early-grids"));
+    RunConfig c = tiny(path(QStringLiteral("unused")), 40);
+    c.checkpoint_every = 10;
+    engine_run(dir, c);
+    MainWindow w(no_settings());
+    w.setErrorPresenter([](const UiError& e) { QFAIL(qPrintable(e.text())); });
+    w.setConfirmer([](const QString&, const QString&) { return true; });
+    w.show();
+    QSignalSpy opened(&w, &MainWindow::runOpened);
+    w.openRun(dir);
+    QTRY_COMPARE_WITH_TIMEOUT(opened.count(), 1, kTimeout);
+    QCOMPARE(w.samples()->count(), 4);  // 10, 20, 30, 40
+    QSignalSpy finished(&w, &MainWindow::runFinished);
+    // As the resume starts: the grids of the dropped steps are gone from the slider.
+    int at_start = -1;
+    connect(&w, &MainWindow::runStarted, &w, [&] { at_start = w.samples()->count(); });
+    QVERIFY(w.resumeRun(dir, dir + QStringLiteral("/checkpoints/step_000020.safetensors")));
+    QTRY_VERIFY_WITH_TIMEOUT(at_start >= 0, kTimeout);
+    QCOMPARE(at_start, 2);
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, kTimeout);
+    QTRY_VERIFY_WITH_TIMEOUT(!w.busy(), kTimeout);
+    auto* slider = w.samples()->findChild<QSlider*>();
+    QVERIFY(slider);
+    QCOMPARE(w.samples()->count(), 4);
+    QCOMPARE(slider->maximum(), 3);
+    QCOMPARE(QDir(dir + QStringLiteral("/samples")).entryList({QStringLiteral("step_*.png")}).size(), 4);
+    QList<int64_t> steps;
+    for (int i = 0; i < w.samples()->count(); ++i) {
+      slider->setValue(i);
+      steps << w.samples()->currentStep();
+    }
+    QCOMPARE(steps, (QList<int64_t>{10, 20, 30, 40}));
   }
 
   // An opened run shows the gradient histograms its folder stores (histograms.csv), over time:

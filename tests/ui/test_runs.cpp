@@ -2,11 +2,17 @@
 // the Runs panel's table, overlays and seed groups; two studios on one runs folder.
 #include <cmath>
 
+#include <QAction>
+#include <QApplication>
+#include <QComboBox>
 #include <QDir>
 #include <QFile>
 #include <QImage>
 #include <QProcess>
 #include <QSignalSpy>
+#include <QStyle>
+#include <QTableWidget>
+#include <QToolBar>
 #include <QtTest>
 
 #include "core/run/run_folder.h"
@@ -145,6 +151,143 @@ class TestRuns : public UiTestCase {
     QVERIFY(!w.watching());
     QVERIFY(w.action(QStringLiteral("actionStart"))->isEnabled());
     QVERIFY(w.configPanel()->isEnabled());
+  }
+
+  // Watching shows the watched run's settings, but Stop (which cannot stop another process) is
+  // off and promises no checkpoint, the user's own settings are what the window saves, and
+  // Stop watching shows them again.
+  void watchingLeavesStopAndTheUsersSettingsAlone() {
+    const QString dir = path(QStringLiteral("watched-settings"));
+    engine_run(dir, tiny(path(QStringLiteral("unused")), 20));
+    RunConfig mine = tiny(path(QStringLiteral("runs-mine")), 333);
+    mine.width = 16;
+    mine.batch = 12;
+    mine.precision = Precision::BF16;
+    auto watch = [&](MainWindow& w) {
+      w.configPanel()->setConfig(mine);
+      w.show();
+      w.watcher()->setIntervalMs(100);
+      w.watchRun(dir);
+      QTRY_COMPARE_WITH_TIMEOUT(w.configPanel()->config().steps, int64_t{20}, kTimeout);  // the watched run's
+    };
+    {
+      MainWindow::Options o;
+      o.restore_settings = false;  // reads none, writes on close
+      MainWindow w(o);
+      watch(w);
+      QAction* stop = w.action(QStringLiteral("actionStop"));
+      QVERIFY(!stop->isEnabled());
+      QVERIFY2(!stop->toolTip().contains(QStringLiteral("checkpoint")), qPrintable(stop->toolTip()));
+      auto* bar = w.findChild<QToolBar*>(QStringLiteral("trainingToolbar"));
+      QVERIFY(bar && bar->widgetForAction(stop) && !bar->widgetForAction(stop)->isEnabled());
+      QVERIFY(w.close());
+    }
+    {
+      MainWindow::Options o;
+      o.save_settings = false;
+      MainWindow w(o);  // the next start reads the user's settings, not the watched run's
+      const RunConfig r = w.configPanel()->config();
+      QCOMPARE(r.steps, int64_t{333});
+      QCOMPARE(r.width, 16);
+      QCOMPARE(r.batch, 12);
+      QVERIFY(r.precision == Precision::BF16);
+    }
+    MainWindow w(no_settings());
+    watch(w);
+    w.stopWatching();
+    QCOMPARE(w.configPanel()->config().steps, int64_t{333});
+    QCOMPARE(w.configPanel()->config().batch, 12);
+    QCOMPARE(w.findChild<QComboBox*>(QStringLiteral("toolbarPrecision"))->currentText(), QStringLiteral("BF16 AMP"));
+  }
+
+  // Three runs named as the studio names them, at 1024x700: the Run column shows each name in
+  // full, and ticked, each run's legend entry names what tells it apart, is drawn in full beside
+  // the chart's own entries (none covering another), in a colour far from the chart's own.
+  void runsTableAndOverlayLegendsAreReadable() {
+    const QString root = path(QStringLiteral("runs-named"));
+    const QStringList names = {QStringLiteral("20261202-043145-synthetic-fp32"),
+                               QStringLiteral("20261202-043912-synthetic-fp16"),
+                               QStringLiteral("20261202-044501-synthetic-bf16")};
+    const Precision precisions[] = {Precision::FP32, Precision::FP16, Precision::BF16};
+    for (int i = 0; i < 3; ++i) {
+      RunConfig c = tiny(path(QStringLiteral("unused")), 20);
+      c.precision = precisions[i];
+      engine_run(QDir(root).filePath(names[i]), c);
+    }
+    MainWindow w(no_settings());
+    w.resize(1024, 700);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    RunsPanel* panel = w.runsPanel();
+    QSignalSpy scanned(panel, &RunsPanel::scanned);
+    panel->setRunsFolder(root);
+    QTRY_VERIFY_WITH_TIMEOUT(scanned.count() == 1, kTimeout);
+    w.tabs()->setCurrentWidget(panel);
+    QTableWidget* table = panel->table();
+    QCOMPARE(table->rowCount(), 3);
+    QApplication::processEvents();
+    const int check = table->style()->pixelMetric(QStyle::PM_IndicatorWidth);
+    for (int r = 0; r < 3; ++r) {
+      QTableWidgetItem* it = table->item(r, 0);
+      const int need = table->fontMetrics().horizontalAdvance(it->text()) + check;
+      QVERIFY2(table->columnWidth(0) >= need,
+               qPrintable(QStringLiteral("%1: %2 < %3").arg(it->text()).arg(table->columnWidth(0)).arg(need)));
+    }
+    const QString shots = qEnvironmentVariable("AMPGAN_SHOT_DIR");  // docs/screenshots, by hand
+    if (!shots.isEmpty()) w.grab().save(shots + QStringLiteral("/runs-table-1024x700.png"));
+
+    for (const QString& n : names) panel->setTicked(n, true);
+    QCOMPARE(w.plots()->overlayCount(), 3);
+    // The settings diff of the first two is headed by what tells them apart, in full.
+    auto* diff = panel->findChild<QTableWidget*>(QStringLiteral("configDiff"));
+    QVERIFY(diff);
+    QApplication::processEvents();
+    for (int c = 1; c <= 2; ++c) {
+      const QString head = diff->horizontalHeaderItem(c)->text();
+      QVERIFY2(head == QStringLiteral("044501-bf16") || head == QStringLiteral("043912-fp16"), qPrintable(head));
+      QVERIFY2(
+          diff->horizontalHeader()->sectionSize(c) >= diff->horizontalHeader()->fontMetrics().horizontalAdvance(head),
+          qPrintable(head));
+    }
+    w.tabs()->setCurrentWidget(w.plots());
+    LivePlot* dout = w.plots()->plot(QStringLiteral("d_outputs"));
+    dout->replot(QCustomPlot::rpImmediateRefresh);
+    QStringList entries;
+    QList<QRectF> rects;
+    for (int i = 0; i < dout->legend->itemCount(); ++i) {
+      auto* it = qobject_cast<QCPPlottableLegendItem*>(dout->legend->item(i));
+      if (!it || !it->visible()) continue;
+      const QString text = it->plottable()->name();
+      entries << text;
+      const QRectF rect = it->outerRect();
+      const int need = QFontMetrics(dout->legend->font()).horizontalAdvance(text) + dout->legend->iconSize().width();
+      QVERIFY2(rect.width() >= need, qPrintable(QStringLiteral("%1: %2 < %3").arg(text).arg(rect.width()).arg(need)));
+      QVERIFY2(rect.right() <= dout->width() && rect.left() >= 0, qPrintable(text));
+      for (const QRectF& o : rects) QVERIFY2(!rect.intersects(o.adjusted(1, 1, -1, -1)), qPrintable(text));
+      rects << rect;
+    }
+    QVERIFY2(entries.contains(QStringLiteral("D(x)")) && entries.contains(QStringLiteral("D(G(z))")),
+             qPrintable(entries.join(QStringLiteral(" | "))));
+    for (const QString& label :
+         {QStringLiteral("043145-fp32"), QStringLiteral("043912-fp16"), QStringLiteral("044501-bf16")}) {
+      const QCPGraph* g = dout->series(label + QStringLiteral(" · D(x)"));
+      QVERIFY2(g, qPrintable(label + QStringLiteral(" in ") + entries.join(QStringLiteral(" | "))));
+      for (const char* own : {"D(x)", "D(G(z))"}) {
+        const QColor a = g->pen().color(), b = dout->series(QString::fromLatin1(own))->pen().color();
+        const double d = std::hypot(a.red() - b.red(), a.green() - b.green(), a.blue() - b.blue());
+        QVERIFY2(d >= 80, qPrintable(QStringLiteral("%1 vs %2: %3").arg(label, QString::fromLatin1(own)).arg(d)));
+      }
+    }
+    if (!shots.isEmpty()) {
+      w.resize(1600, 1000);
+      QTest::qWait(300);
+      w.tabs()->setCurrentWidget(panel);
+      QTest::qWait(300);
+      w.grab().save(shots + QStringLiteral("/runs-table-1600x1000.png"));
+      w.tabs()->setCurrentWidget(w.plots());
+      QTest::qWait(300);
+      w.grab().save(shots + QStringLiteral("/overlays-1600x1000.png"));
+    }
   }
 
   // A watched metrics.csv that gets shorter (a resume from an earlier checkpoint rewrote it)

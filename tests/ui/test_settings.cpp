@@ -1,9 +1,14 @@
 // The settings panel (settings/): input guards, ranges, the model choice, every row of the
 // settings table through the panel, and presets.
+#include <QApplication>
 #include <QComboBox>
 #include <QDir>
+#include <QInputDialog>
 #include <QLineEdit>
 #include <QSignalSpy>
+#include <QSpinBox>
+#include <QTimer>
+#include <QToolButton>
 #include <QWheelEvent>
 #include <QtTest>
 
@@ -12,6 +17,7 @@
 #include "ui/common/amp_glossary.h"
 #include "ui/plots/plots_panel.h"
 #include "ui/settings/config_panel.h"
+#include "ui/views/event_log.h"
 
 using namespace ampgan;
 using namespace ampgan::ui;
@@ -248,6 +254,167 @@ class TestSettings : public UiTestCase {
         QFAIL(qPrintable(name + QStringLiteral(": ") + QString::fromUtf8(e.what())));
       }
     }
+  }
+
+  // A preset chosen in the panel's Preset box (by keyboard, as a user would) sets the precision
+  // the toolbar and Run > Switch precision show, and the one Start trains in.
+  void presetPrecisionReachesToolbarAndMenu() {
+    MainWindow w(no_settings());
+    w.resize(1400, 900);
+    w.show();
+    auto* preset = w.configPanel()->findChild<QComboBox*>(QStringLiteral("preset"));
+    auto* toolbar = w.findChild<QComboBox*>(QStringLiteral("toolbarPrecision"));
+    QVERIFY(preset && toolbar);
+    QCOMPARE(toolbar->currentText(), QStringLiteral("FP32"));
+    QVERIFY(w.action(QStringLiteral("actionPrecision1"))->isChecked());
+    const int tiny_at = preset->findText(QStringLiteral("Tiny"), Qt::MatchStartsWith);
+    QVERIFY(tiny_at > 0);
+    while (preset->currentIndex() < tiny_at) QTest::keyClick(preset, Qt::Key_Down);
+    QVERIFY(w.configPanel()->precision() == Precision::FP16);
+    QCOMPARE(toolbar->currentText(), QStringLiteral("FP16 AMP"));
+    QVERIFY(w.action(QStringLiteral("actionPrecision3"))->isChecked());
+    QVERIFY(!w.action(QStringLiteral("actionPrecision1"))->isChecked());
+    // And back: a preset in BF16.
+    const int bf16_at = preset->findText(QStringLiteral("BF16"), Qt::MatchStartsWith);
+    QVERIFY(bf16_at > 0);
+    while (preset->currentIndex() > bf16_at) QTest::keyClick(preset, Qt::Key_Up);
+    while (preset->currentIndex() < bf16_at) QTest::keyClick(preset, Qt::Key_Down);
+    QCOMPARE(toolbar->currentText(), QStringLiteral("BF16 AMP"));
+    QVERIFY(w.action(QStringLiteral("actionPrecision4"))->isChecked());
+  }
+
+  // DCGAN -> ResNet -> DCGAN by the wheel on the focused Model box leaves every setting as it
+  // was; the recipe's fields are named in the log, Undo and Defaults work, and a wheel over an
+  // unfocused box (the model, the toolbar's precision, the samples' zoom) changes nothing.
+  void modelRecipeIsUndoneAndWheelSparesUnfocusedBoxes() {
+    MainWindow w(no_settings());
+    w.resize(1400, 900);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    ConfigPanel* p = w.configPanel();
+    auto* model = p->findChild<QComboBox*>(QStringLiteral("model"));
+    auto* toolbar = w.findChild<QComboBox*>(QStringLiteral("toolbarPrecision"));
+    QVERIFY(model && toolbar);
+    const RunConfig before = p->config();
+    QVERIFY(before.model == ModelFamily::DCGAN);
+    auto wheel = [](QWidget* wd, int dy) {
+      const QPointF at(wd->width() / 2.0, wd->height() / 2.0);
+      QWheelEvent e(at, wd->mapToGlobal(at), QPoint(), QPoint(0, dy), Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase,
+                    false);
+      QCoreApplication::sendEvent(wd, &e);
+    };
+    QList<QComboBox*> boxes = w.findChildren<QComboBox*>();
+    QList<int> at;
+    for (QComboBox* b : boxes) at << b->currentIndex();
+    for (QComboBox* b : boxes)
+      if (b->isVisible() && !b->hasFocus() && b->count() > 1) wheel(b, b->currentIndex() + 1 < b->count() ? -120 : 120);
+    for (int i = 0; i < boxes.size(); ++i)
+      QVERIFY2(boxes[i]->currentIndex() == at[i],
+               qPrintable(boxes[i]->objectName() + QLatin1Char(' ') + boxes[i]->currentText()));
+    // The focused box: one flick down is ResNet (its recipe), one up DCGAN again.
+    w.activateWindow();
+    const bool focus = QTest::qWaitForWindowActive(&w);
+    auto flick = [&](int dy) {
+      if (focus) {
+        model->setFocus();
+        QTRY_VERIFY(model->hasFocus());
+        wheel(model, dy);
+      } else {  // no window focus on this platform: the keyboard reaches the box all the same
+        QTest::keyClick(model, dy < 0 ? Qt::Key_Down : Qt::Key_Up);
+      }
+    };
+    auto last_log = [&w] { return w.eventLog()->rowText(w.eventLog()->rowCount() - 1); };
+    flick(-120);
+    QVERIFY(p->config().model == ModelFamily::ResNet);
+    QVERIFY(p->config().loss == LossKind::Hinge);
+    QCOMPARE(p->config().n_dis, 5);
+    QVERIFY2(last_log().contains(QStringLiteral("hinge")) && last_log().contains(QStringLiteral("Undo")),
+             qPrintable(last_log()));
+    flick(120);
+    QVERIFY(p->config().model == ModelFamily::DCGAN);
+    QCOMPARE(p->config().to_json(), before.to_json());  // hinge, TTUR, beta1 0 and 5 D steps gone
+    // Undo: the recipe again, then the Undo button.
+    auto* undo = p->findChild<QToolButton*>(QStringLiteral("settingsUndo"));
+    auto* defaults = p->findChild<QToolButton*>(QStringLiteral("settingsDefaults"));
+    QVERIFY(undo && defaults && !undo->isEnabled());
+    flick(-120);
+    QVERIFY(undo->isEnabled());
+    QTest::mouseClick(undo, Qt::LeftButton);
+    QCOMPARE(p->config().to_json(), before.to_json());
+    QVERIFY(p->config().model == ModelFamily::DCGAN);
+    // Defaults, and Undo of it.
+    auto* batch = p->findChild<QSpinBox*>(QStringLiteral("batch"));
+    batch->setValue(12);
+    p->setPrecision(Precision::BF16);
+    QTest::mouseClick(defaults, Qt::LeftButton);
+    QCOMPARE(p->config().batch, p->defaults().batch);
+    QVERIFY(p->config().precision == p->defaults().precision);
+    QCOMPARE(toolbar->currentText(), QString::fromLatin1(precision_label(p->defaults().precision)));
+    QTest::mouseClick(undo, Qt::LeftButton);
+    QCOMPARE(p->config().batch, 12);
+    QVERIFY(p->config().precision == Precision::BF16);
+    QCOMPARE(toolbar->currentText(), QStringLiteral("BF16 AMP"));
+    QString why;
+    for (QToolButton* b : {undo, defaults}) QVERIFY2(text_fits(b, &why), qPrintable(why));
+  }
+
+  // Without a usable GPU the studio starts lighter than 64/64/2000 (and says so), and Defaults
+  // goes back to that lighter start.
+  void cpuDefaultsAreLighter() {
+    MainWindow w(no_settings());
+    ConfigPanel* p = w.configPanel();
+    if (p->gpuUsable()) QSKIP("a usable GPU: the full defaults apply");
+    const RunConfig c = p->config();
+    QCOMPARE(c.width, 32);
+    QCOMPARE(c.batch, 32);
+    QCOMPARE(c.steps, int64_t{1000});
+    QVERIFY2(p->deviceNote().contains(QStringLiteral("width 32, batch 32, 1000 steps")), qPrintable(p->deviceNote()));
+    p->findChild<QSpinBox*>(QStringLiteral("batch"))->setValue(128);
+    QTest::mouseClick(p->findChild<QToolButton*>(QStringLiteral("settingsDefaults")), Qt::LeftButton);
+    QCOMPARE(p->config().batch, 32);
+  }
+
+  // Save… stores the settings as the user's preset (named in a dialog); the next start lists it
+  // under Preset, and choosing it there loads the settings back.
+  void userPresetIsSavedAndLoadedBack() {
+    RunConfig mine = tiny(path(QStringLiteral("runs-user-preset")), 444);
+    mine.width = 16;
+    mine.batch = 12;
+    mine.precision = Precision::BF16;
+    mine.scaler.growth_interval = 77;
+    {
+      MainWindow w(no_settings());
+      w.show();
+      w.configPanel()->setConfig(mine);
+      bool named = false;
+      QTimer::singleShot(200, &w, [&] {
+        auto* d = qobject_cast<QInputDialog*>(QApplication::activeModalWidget());
+        if (!d) return;
+        named = true;
+        d->setTextValue(QStringLiteral("my small bf16"));
+        d->accept();
+      });
+      QTest::mouseClick(w.configPanel()->findChild<QToolButton*>(QStringLiteral("settingsSavePreset")), Qt::LeftButton);
+      QVERIFY(named);
+      QVERIFY(w.configPanel()->userPresetNames().contains(QStringLiteral("my small bf16")));
+    }
+    MainWindow w(no_settings());
+    w.show();
+    auto* preset = w.configPanel()->findChild<QComboBox*>(QStringLiteral("preset"));
+    const int at = preset->findText(QStringLiteral("my small bf16"));
+    QVERIFY(at > 0);
+    QVERIFY(w.configPanel()->config().width != 16);
+    while (preset->currentIndex() < at) QTest::keyClick(preset, Qt::Key_Down);
+    const RunConfig r = w.configPanel()->config();
+    QCOMPARE(r.width, 16);
+    QCOMPARE(r.batch, 12);
+    QCOMPARE(r.steps, int64_t{444});
+    QCOMPARE(r.scaler.growth_interval, 77);
+    QVERIFY(r.precision == Precision::BF16);
+    QCOMPARE(w.findChild<QComboBox*>(QStringLiteral("toolbarPrecision"))->currentText(), QStringLiteral("BF16 AMP"));
+    QString why;
+    QVERIFY2(text_fits(w.configPanel()->findChild<QToolButton*>(QStringLiteral("settingsSavePreset")), &why),
+             qPrintable(why));
   }
 
   // The quick-tour preset shows the AMP story at once: overflows (skipped steps) within the

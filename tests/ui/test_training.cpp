@@ -7,6 +7,7 @@
 #include <QImage>
 #include <QMessageBox>
 #include <QSignalSpy>
+#include <QToolButton>
 #include <QtTest>
 
 #include "core/common/error.h"
@@ -274,6 +275,12 @@ class TestTraining : public UiTestCase {
     QTRY_COMPARE_WITH_TIMEOUT(shown.size(), 1, kTimeout);
     QTRY_VERIFY_WITH_TIMEOUT(!w.busy(), kTimeout);
     QCOMPARE(shown[0].what, expected);
+    // Worded for the window: the settings panel's field, not the command line's --backend.
+    QVERIFY2(!shown[0].hint.contains(QStringLiteral("--")) && !shown[0].subject.contains(QStringLiteral("--")),
+             qPrintable(shown[0].text()));
+    QVERIFY2(
+        shown[0].hint.contains(QStringLiteral("Train on: cpu")) && shown[0].hint.contains(QStringLiteral("settings")),
+        qPrintable(shown[0].hint));
     QVERIFY(w.plots()->rows().empty());
     QVERIFY(!QDir(root).exists() || QDir(root).isEmpty());
     // The window still trains once the CPU is chosen.
@@ -330,6 +337,55 @@ class TestTraining : public UiTestCase {
                 .entryList(QDir::Files | QDir::NoDotAndDotDot)
                 .isEmpty());
     QCOMPARE(w.plots()->rows().back().step, int64_t{3});
+  }
+
+  // "Skip this evaluation" in the status bar ends the first evaluation (and the classifier it
+  // trains) while the run goes on; the empty quality charts say it was skipped, and after a
+  // resume they name the next evaluation, not the first one of the run.
+  void skipEvaluationKeepsTheRunAndResumeNamesTheNext() {
+    qputenv("AMPGAN_CACHE_DIR", path(QStringLiteral("classifier-cache-skip")).toUtf8());  // nothing cached
+    MainWindow w(no_settings());
+    QList<UiError> shown;
+    w.setErrorPresenter([&](const UiError& e) { shown << e; });
+    w.show();
+    RunConfig c = tiny(path(QStringLiteral("runs-eval-skip")), 1000000);
+    c.eval_every = 3;
+    c.eval_samples = 64;
+    w.configPanel()->setConfig(c);
+    QSignalSpy finished(&w, &MainWindow::runFinished);
+    QVERIFY(w.startTraining());
+    StatusProgress* sp = w.statusProgress();
+    QTRY_VERIFY_WITH_TIMEOUT(sp->working() && sp->workText().contains(QStringLiteral("classifier")), kTimeout);
+    auto* skip = w.findChild<QToolButton*>(QStringLiteral("statusSkip"));
+    QVERIFY(skip);
+    QTRY_VERIFY_WITH_TIMEOUT(skip->isVisible() && skip->isEnabled(), kTimeout);
+    QString why;
+    QVERIFY2(text_fits(skip, &why), qPrintable(why));
+    QTest::mouseClick(skip, Qt::LeftButton);
+    // The run goes on past the skipped evaluation (step 3) and is still running.
+    QTRY_VERIFY_WITH_TIMEOUT(!w.plots()->rows().empty() && w.plots()->rows().back().step >= 5, kTimeout);
+    QCOMPARE(finished.count(), 0);
+    QVERIFY(w.state() == TrainingWorker::State::Running || w.state() == TrainingWorker::State::Paused);
+    const QString empty = w.plots()->plot(QStringLiteral("quality"))->emptyText();
+    QVERIFY2(empty.contains(QStringLiteral("skipped")) && empty.contains(QStringLiteral("step 6")), qPrintable(empty));
+    w.stopTraining();
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, kTimeout);
+    QTRY_VERIFY_WITH_TIMEOUT(!w.busy(), kTimeout);
+    const QString dir = w.currentRunDir();
+
+    // Resume: the charts name the evaluation after the resumed step.
+    QSignalSpy started(&w, &MainWindow::runStarted);
+    QVERIFY(w.resumeRun(dir));
+    QTRY_COMPARE_WITH_TIMEOUT(started.count(), 1, kTimeout);
+    const int64_t from = w.currentStep();
+    QVERIFY(from >= 5);
+    const QString next = w.plots()->plot(QStringLiteral("fd"))->emptyText();
+    QVERIFY2(next.contains(QStringLiteral("Next evaluation at step %1").arg((from / 3 + 1) * 3)), qPrintable(next));
+    QVERIFY2(!next.contains(QStringLiteral("step 3\n")), qPrintable(next));
+    w.stopTraining();
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 2, kTimeout);
+    QTRY_VERIFY_WITH_TIMEOUT(!w.busy(), kTimeout);
+    QVERIFY2(shown.isEmpty(), shown.isEmpty() ? "" : qPrintable(shown.first().text()));
   }
 
   // Closing the window while training finishes the run (metrics, samples, checkpoint) first.

@@ -4,9 +4,13 @@
 
 #include <algorithm>
 
+#include <QDialog>
 #include <QDockWidget>
 #include <QFile>
+#include <QMenu>
+#include <QMenuBar>
 #include <QSignalSpy>
+#include <QTableWidget>
 #include <QtTest>
 
 #include "core/settings/settings_table.h"
@@ -125,6 +129,41 @@ class TestWindow : public UiTestCase {
     }
     QVERIFY(!parse_app_options({QStringLiteral("ampgan-studio"), QStringLiteral("--help")}, &err, &text).has_value());
     QVERIFY(text.contains(QStringLiteral("--start")));
+  }
+
+  // Help > Keyboard shortcuts lists every action that has a key (read from the actions), each
+  // shown in full.
+  void helpListsTheKeyboardShortcuts() {
+    MainWindow w(no_settings());
+    w.resize(1400, 900);
+    w.show();
+    QAction* open_list = nullptr;
+    for (QAction* m : w.menuBar()->actions())
+      if (m->text().remove(QLatin1Char('&')) == QStringLiteral("Help"))
+        for (QAction* a : m->menu()->actions())
+          if (a->text().remove(QLatin1Char('&')) == QStringLiteral("Keyboard shortcuts")) open_list = a;
+    QVERIFY(open_list);
+    open_list->trigger();
+    QDialog* d = nullptr;
+    QTRY_VERIFY((d = w.findChild<QDialog*>(QStringLiteral("shortcutsDialog"))) && d->isVisible());
+    auto* table = d->findChild<QTableWidget*>(QStringLiteral("shortcutsTable"));
+    QVERIFY(table);
+    QMap<QString, QString> keys;
+    for (int r = 0; r < table->rowCount(); ++r) {
+      keys.insert(table->item(r, 0)->text(), table->item(r, 1)->text());
+      for (int c = 0; c < 2; ++c)
+        QVERIFY2(table->columnWidth(c) >= table->fontMetrics().horizontalAdvance(table->item(r, c)->text()),
+                 qPrintable(table->item(r, c)->text()));
+    }
+    const auto native = [](const QKeySequence& k) { return k.toString(QKeySequence::NativeText); };
+    QCOMPARE(keys.value(QStringLiteral("Start")), native(QKeySequence(Qt::CTRL | Qt::Key_Return)));
+    QCOMPARE(keys.value(QStringLiteral("Pause")), native(QKeySequence(Qt::Key_Space)));
+    QCOMPARE(keys.value(QStringLiteral("Switch precision to FP16 AMP")), native(QKeySequence(Qt::CTRL | Qt::Key_3)));
+    QCOMPARE(keys.value(QStringLiteral("AMP glossary")), native(QKeySequence(QKeySequence::HelpContents)));
+    int with_keys = 0;
+    for (QAction* a : w.findChildren<QAction*>())
+      if (!a->shortcut().isEmpty() && !a->text().isEmpty()) ++with_keys;
+    QVERIFY2(table->rowCount() >= with_keys - 2, qPrintable(QString::number(table->rowCount())));  // dock toggles
   }
 
   void settingsPersist() {

@@ -4,11 +4,13 @@
 #include <cmath>
 
 #include <qcustomplot.h>
+#include <QAbstractButton>
 #include <QCoreApplication>
 #include <QCryptographicHash>
 #include <QDir>
 #include <QDirIterator>
 #include <QFile>
+#include <QLabel>
 #include <QPushButton>
 #include <QSettings>
 #include <QSignalSpy>
@@ -160,6 +162,32 @@ QStringList files_under(const QString& dir) {
   while (it.hasNext()) out << it.next();
   out.sort();
   return out;
+}
+
+bool text_fits(const QWidget* w, QString* why) {
+  QString text;
+  bool wrap = false;
+  QRect box = w->contentsRect();
+  if (const auto* l = qobject_cast<const QLabel*>(w)) {
+    text = l->text();
+    wrap = l->wordWrap();
+    box = box.adjusted(l->margin(), l->margin(), -l->margin(), -l->margin());
+  } else if (const auto* b = qobject_cast<const QAbstractButton*>(w)) {
+    text = b->text();
+    box = box.adjusted(2, 0, -2, 0);  // a button's frame
+  }
+  const QFontMetrics fm = w->fontMetrics();
+  const QRect need = wrap ? fm.boundingRect(QRect(0, 0, box.width(), 100000), Qt::TextWordWrap, text)
+                          : QRect(0, 0, fm.horizontalAdvance(text), fm.height());
+  const bool ok = need.width() <= box.width() && need.height() <= box.height();
+  if (why)
+    *why = QStringLiteral("\"%1\" needs %2x%3 px, has %4x%5")
+               .arg(text)
+               .arg(need.width())
+               .arg(need.height())
+               .arg(box.width())
+               .arg(box.height());
+  return ok;
 }
 
 double value_at(const QCPGraph* g, double key) {

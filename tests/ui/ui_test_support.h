@@ -71,6 +71,10 @@ QMap<QString, QByteArray> contents_under(const QString& dir);
 
 QStringList files_under(const QString& dir);
 
+// Whether a label's (or button's) text is shown in full: its width fits the widget, or for a
+// word-wrapped label, its wrapped height fits. Why not, in `why`.
+bool text_fits(const QWidget* w, QString* why = nullptr);
+
 // The value a graph holds at exactly `key`; NaN if it has no point there.
 double value_at(const QCPGraph* g, double key);
 

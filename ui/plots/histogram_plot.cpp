@@ -64,23 +64,6 @@ HistogramPlot::HistogramPlot(const QString& network, const QColor& color, QWidge
   nonfinite_->setPen(Qt::NoPen);
   nonfinite_->setBrush(QColor(210, 30, 30));
 
-  // BF16 has FP32's exponent range: its limits lie beyond both ends of this axis.
-  auto bf16_text = [this](double ratio_x, Qt::Alignment align, const QString& text) {
-    auto* t = new QCPItemText(this);
-    t->position->setType(QCPItemPosition::ptAxisRectRatio);
-    t->position->setCoords(ratio_x, 0.97);
-    t->setPositionAlignment(align | Qt::AlignBottom);
-    t->setText(text);
-    QFont f = font();
-    f.setPointSizeF(std::max(7.0, f.pointSizeF() - 1.5));
-    t->setFont(f);
-    t->setColor(QColor(30, 80, 170));
-    t->setBrush(QColor(255, 255, 255, 220));
-    t->setVisible(false);
-    return t;
-  };
-  bf16_left_ = bf16_text(0.01, Qt::AlignLeft, QStringLiteral("◀ BF16 normal down to 2^-126"));
-  bf16_right_ = bf16_text(0.99, Qt::AlignRight, QStringLiteral("BF16 up to 2^127 ▶"));
   for (QCPBars* b : {bars_, zero_, nonfinite_}) b->removeFromLegend();  // no legend: the title says it
 
   rescaleFollow();
@@ -99,6 +82,7 @@ void HistogramPlot::addRegion(double from, double to, const QColor& fill, const 
   r->setBrush(fill);
   r->setLayer(QStringLiteral("background"));
   r->setClipToAxisRect(true);
+  regions_.push_back(r);
   auto* t = new QCPItemText(this);
   t->position->setTypeX(QCPItemPosition::ptPlotCoords);
   t->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
@@ -119,7 +103,7 @@ void HistogramPlot::hideCrowdedLabels() {
   const QFontMetrics fm(region_labels_.empty() ? font() : region_labels_.front().text->font());
   for (const RegionLabel& r : region_labels_) {
     const double px = std::fabs(xAxis->coordToPixel(r.to) - xAxis->coordToPixel(r.from));
-    r.text->setVisible(px >= fm.horizontalAdvance(r.text->text()) + 4);
+    r.text->setVisible(!bf16_ && px >= fm.horizontalAdvance(r.text->text()) + 4);
   }
 }
 
@@ -143,11 +127,12 @@ void HistogramPlot::setHistogram(int64_t step, const std::vector<float>& counts,
   zero_->setData({kZeroX}, {counts[ew::kHistZeroBin] * norm}, true);
   nonfinite_->setData({kNonFiniteX}, {counts[ew::kHistNonFiniteBin] * norm}, true);
   max_fraction_ = std::max({max_fraction_, counts[ew::kHistZeroBin] * norm, counts[ew::kHistNonFiniteBin] * norm});
-  const bool bf16 = precision == Precision::BF16;
-  bf16_left_->setVisible(bf16);
-  bf16_right_->setVisible(bf16);
+  bf16_ = precision == Precision::BF16;
+  for (QCPItemRect* r : regions_) r->setVisible(!bf16_);
   QString t = QStringLiteral("step %1 · %2").arg(step).arg(QString::fromLatin1(precision_label(precision)));
   if (is_mixed(precision) && scale != 1) t += QStringLiteral(" · S = %1").arg(format_value(scale, true));
+  // BF16 has FP32's exponent range: its limits lie beyond both ends of this axis.
+  if (bf16_) t += tr(" · BF16 range 2^-126 … 2^127, beyond this axis");
   info_->setText(t);
   markDirty();
 }
@@ -158,13 +143,19 @@ void HistogramPlot::clearHistogram() {
   bars_->data()->clear();
   zero_->data()->clear();
   nonfinite_->data()->clear();
-  bf16_left_->setVisible(false);
-  bf16_right_->setVisible(false);
+  bf16_ = false;
+  for (QCPItemRect* r : regions_) r->setVisible(true);
   info_->setText(tr("no histogram yet"));
   markDirty();
 }
 
-bool HistogramPlot::bf16MarksVisible() const { return bf16_left_->visible() && bf16_right_->visible(); }
+bool HistogramPlot::bf16MarksVisible() const { return bf16_ && info_->text().contains(QStringLiteral("2^-126")); }
+
+bool HistogramPlot::fp16BandsVisible() const {
+  return std::all_of(regions_.begin(), regions_.end(), [](const QCPItemRect* r) { return r->visible(); });
+}
+
+QString HistogramPlot::infoText() const { return info_->text(); }
 
 double HistogramPlot::fraction(int bin) const {
   if (total_ <= 0 || bin < 0 || bin >= static_cast<int>(counts_.size())) return 0;

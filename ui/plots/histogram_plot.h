@@ -23,7 +23,11 @@ class HistogramPlot : public LivePlot {
   bool hasData() const { return total_ > 0; }
   int64_t step() const { return step_; }
   double fraction(int bin) const;  // of all values, 0..1
+  // BF16 bars: the info row names BF16's range and FP16's bands are hidden (they are not
+  // BF16's limits), rather than a banner over the bars.
   bool bf16MarksVisible() const;
+  bool fp16BandsVisible() const;
+  QString infoText() const;
 
  protected:
   QString hoverText(double key) const override;
@@ -43,8 +47,8 @@ class HistogramPlot : public LivePlot {
   QCPBars* bars_ = nullptr;
   QCPBars* zero_ = nullptr;
   QCPBars* nonfinite_ = nullptr;
-  QCPItemText* bf16_left_ = nullptr;
-  QCPItemText* bf16_right_ = nullptr;
+  std::vector<QCPItemRect*> regions_;  // FP16's bands: shown unless the bars are BF16's
+  bool bf16_ = false;                  // BF16's range is in the info row, FP16's bands hidden
   QCPTextElement* info_ = nullptr;
   std::vector<float> counts_;
   double total_ = 0, max_fraction_ = 0;

@@ -247,14 +247,21 @@ void PlotsPanel::refreshNow() {
   }
 }
 
-void PlotsPanel::setEvaluationInterval(int every) {
+void PlotsPanel::setEvaluationInterval(int every, int64_t after, bool skipped) {
   // "Set Evaluation under Settings" would mislead a run that evaluates but has not yet.
-  for (const char* id : {"quality", "fd"})
-    plots_.value(QString::fromLatin1(id))
-        ->setEmptyText(every > 0 ? tr("First evaluation at step %1\n(the first one on a dataset also trains\nthe "
-                                      "feature classifier: see the status bar)")
-                                       .arg(every)
-                                 : tr("No evaluation yet: set\nEvery N steps > Evaluation\nunder Settings"));
+  QString text = tr("No evaluation yet: set\nEvery N steps > Evaluation\nunder Settings");
+  if (every > 0) {
+    const int64_t next = (std::max<int64_t>(after, 0) / every + 1) * every;
+    const QString classifier =
+        tr("(the first one on a dataset also trains\nthe feature classifier: see the status bar)");
+    if (skipped)
+      text = tr("Evaluation at step %1 skipped\nnext one at step %2").arg(next).arg(next + every);
+    else if (after > 0)
+      text = tr("Next evaluation at step %1\n%2").arg(next).arg(classifier);
+    else
+      text = tr("First evaluation at step %1\n%2").arg(next).arg(classifier);
+  }
+  for (const char* id : {"quality", "fd"}) plots_.value(QString::fromLatin1(id))->setEmptyText(text);
 }
 
 void PlotsPanel::toggleMaximized(LivePlot* p) {

@@ -46,8 +46,9 @@ class PlotsPanel : public QWidget {
   explicit PlotsPanel(QWidget* parent = nullptr);
 
   void clear();
-  // What the empty quality chart says: where the first evaluation will be (0: none set).
-  void setEvaluationInterval(int every);
+  // What the empty quality chart says: where the next evaluation will be after step `after`
+  // (every 0: none set); skipped: the evaluation at the next interval after `after` was skipped.
+  void setEvaluationInterval(int every, int64_t after = 0, bool skipped = false);
   void appendRows(const std::vector<StepMetrics>& rows);
   void setHistory(const std::vector<StepMetrics>& rows);  // replaces everything (opened/resumed run)
   // Gradient histograms over time (plots_histograms.cpp): every set the run delivered or its

@@ -9,9 +9,12 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include <QObject>
 #include <QString>
+
+#include "ui/common/ui_types.h"
 
 class QLockFile;
 
@@ -61,6 +64,9 @@ class RunController : public QObject {
   static std::optional<LaterHistory> laterHistory(const QString& run_dir, const QString& checkpoint);
   // The question to ask before such a resume; empty when nothing would be lost.
   static QString laterHistoryQuestion(const QString& run_dir, const QString& checkpoint);
+  // The sample grids in run_dir's samples/ up to `up_to_step`, oldest first (as paths, read on
+  // demand). Grids after it on disk belong to a history a resume dropped.
+  static std::vector<SampleShot> storedGrids(const QString& run_dir, int64_t up_to_step);
   static int64_t checkpointStep(const QString& checkpoint);  // step_NNNNNN.safetensors -> N; -1
   static bool samePath(const QString& a, const QString& b);
 

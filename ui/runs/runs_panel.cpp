@@ -10,6 +10,8 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QPushButton>
+#include <QRegularExpression>
+#include <QSet>
 #include <QSlider>
 #include <QSplitter>
 #include <QTableWidget>
@@ -23,10 +25,41 @@
 namespace ampgan::ui {
 
 QColor overlay_color(int n) {
-  static const QColor palette[] = {QColor(255, 127, 14), QColor(44, 160, 44),   QColor(148, 103, 189),
-                                   QColor(140, 86, 75),  QColor(227, 119, 194), QColor(188, 189, 34),
-                                   QColor(23, 190, 207), QColor(127, 127, 127)};
+  // Far (RGB distance 80 and more) from every live curve's colour: G's blue, D's red, D(x)'s
+  // green, D(G(z))'s purple, SWD's cyan, FD's olive, images/s' orange, memory's grey.
+  static const QColor palette[] = {QColor(200, 0, 160),   QColor(0, 110, 100),  QColor(30, 30, 30),
+                                   QColor(250, 150, 120), QColor(20, 30, 120),  QColor(120, 0, 40),
+                                   QColor(80, 40, 160),   QColor(227, 119, 194)};
   return palette[n % 8];
+}
+
+QStringList overlay_labels(const QStringList& names) {
+  // Run folders are named <date>-<time>-<dataset>-<precision>: a legend of full names is mostly
+  // what they share. Keep what tells them apart.
+  if (names.isEmpty()) return {};
+  std::vector<QStringList> parts;
+  for (const QString& n : names) parts.push_back(n.split(QLatin1Char('-')));
+  static const QRegularExpression date(QStringLiteral("^\\d{8}$"));
+  QStringList out;
+  if (names.size() == 1) {
+    const QStringList& p = parts[0];
+    out << (p.size() > 1 && date.match(p[0]).hasMatch() ? p.mid(1).join(QLatin1Char('-')) : names[0]);
+    return out;
+  }
+  const qsizetype len = parts[0].size();
+  const bool same_len = std::all_of(parts.begin(), parts.end(), [&](const QStringList& p) { return p.size() == len; });
+  for (const QStringList& p : parts) {
+    QStringList keep;
+    for (qsizetype i = 0; i < p.size(); ++i) {
+      const bool shared =
+          same_len && std::all_of(parts.begin(), parts.end(), [&](const QStringList& o) { return o[i] == p[i]; });
+      if (!shared) keep << p[i];
+    }
+    out << (keep.isEmpty() ? p.join(QLatin1Char('-')) : keep.join(QLatin1Char('-')));
+  }
+  // Different lengths, or two left alike: the full names, which are unique.
+  if (!same_len || QSet<QString>(out.begin(), out.end()).size() != out.size()) return names;
+  return out;
 }
 
 namespace {
@@ -116,7 +149,12 @@ RunsPanel::RunsPanel(QWidget* parent) : QWidget(parent) {
   table_->setSelectionBehavior(QAbstractItemView::SelectRows);
   table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
   table_->verticalHeader()->setVisible(false);
-  table_->horizontalHeader()->setSectionResizeMode(kName, QHeaderView::Stretch);
+  // The run's name in full (the table scrolls sideways on a small screen rather than show
+  // every row as "2026120… fashion-…").
+  table_->setWordWrap(false);
+  table_->setTextElideMode(Qt::ElideNone);
+  table_->horizontalHeader()->setSectionResizeMode(kName, QHeaderView::ResizeToContents);
+  table_->horizontalHeader()->setStretchLastSection(true);
   table_->setSortingEnabled(true);
   table_->setToolTip(tr("Tick runs to draw them over the Live charts; click a header to sort"));
   connect(table_, &QTableWidget::itemChanged, this, [this](QTableWidgetItem* it) {
@@ -268,7 +306,10 @@ void RunsPanel::setGroupSeeds(bool on) { group_->setChecked(on); }
 
 std::vector<RunOverlay> RunsPanel::overlays() const {
   std::vector<int> ticked;
-  for (const QString& n : tickedNames()) ticked.push_back(indexOf(n));
+  const QStringList names = tickedNames();
+  for (const QString& n : names) ticked.push_back(indexOf(n));
+  const QStringList labels = overlay_labels(names);
+  auto label = [&](int run) { return labels.value(static_cast<int>(names.indexOf(runs_[run].name))); };
   std::vector<RunOverlay> out;
   std::vector<bool> used(runs_.size(), false);
   if (group_->isChecked()) {
@@ -282,12 +323,12 @@ std::vector<RunOverlay> RunsPanel::overlays() const {
         used[ticked[k]] = true;
         seeds << QString::number(chosen[k].seed);
       }
-      ov.label = tr("%1 (seeds %2, mean ± sd)").arg(chosen[g.front()].name, seeds.join(QLatin1Char(',')));
+      ov.label = tr("%1 (seeds %2, mean ± sd)").arg(label(ticked[g.front()]), seeds.join(QLatin1Char(',')));
       out.push_back(std::move(ov));
     }
   }
   for (int i : ticked)
-    if (!used[i]) out.push_back({runs_[i].name, QColor(), {runs_[i].rows}});
+    if (!used[i]) out.push_back({label(i), QColor(), {runs_[i].rows}});
   for (int n = 0; n < static_cast<int>(out.size()); ++n) out[n].color = overlay_color(n);
   return out;
 }
@@ -327,7 +368,10 @@ void RunsPanel::updateDiff() {
     diff_->setItem(i, 2, new QTableWidgetItem(d[i].b));
   }
   if (t.size() >= 2) {
-    diff_->setHorizontalHeaderLabels({tr("Setting"), t[0], t[1]});
+    // Headed by what tells the two apart (as the overlays' legends are), the full names as tooltips.
+    const QStringList short_names = overlay_labels({t[0], t[1]});
+    diff_->setHorizontalHeaderLabels({tr("Setting"), short_names[0], short_names[1]});
+    for (int c = 1; c <= 2; ++c) diff_->horizontalHeaderItem(c)->setToolTip(t[c - 1]);
     diff_caption_->setText(d.empty() ? tr("%1 and %2 have the same settings").arg(t[0], t[1])
                                      : tr("%1 settings differ").arg(d.size()));
   } else {

@@ -74,7 +74,10 @@ class RunsPanel : public QWidget {
   QPointer<QThread> scan_thread_;
 };
 
-// The colour of the n-th overlay (none of them the live curves' blue or red).
+// The colour of the n-th overlay (none of them close to a live curve's colour).
 QColor overlay_color(int n);
+// Legend labels for overlaid runs: what tells their names apart ("043145-fp16" for
+// 20261202-043145-fashion-mnist-fp16 beside 20261202-044012-fashion-mnist-fp32).
+QStringList overlay_labels(const QStringList& names);
 
 }  // namespace ampgan::ui

@@ -61,6 +61,7 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
     auto* row = new QHBoxLayout;
     row->addWidget(new QLabel(tr("Preset")));
     preset_ = new QComboBox;
+    preset_->setObjectName(QStringLiteral("preset"));
     preset_->setToolTip(
         tr("Fill in a ready-made configuration (resources/presets.json); every field can be "
            "changed afterwards"));
@@ -68,7 +69,33 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
       if (i > 0) applyPreset(preset_->itemText(i));
     });
     row->addWidget(preset_, 1);
+    undo_button_ = new QToolButton;
+    undo_button_->setObjectName(QStringLiteral("settingsUndo"));
+    undo_button_->setText(tr("Undo"));
+    undo_button_->setToolTip(tr("Put back the settings the last preset, model recipe or Defaults changed"));
+    undo_button_->setEnabled(false);
+    connect(undo_button_, &QToolButton::clicked, this, &ConfigPanel::undo);
+    auto* reset = new QToolButton;
+    reset->setObjectName(QStringLiteral("settingsDefaults"));
+    reset->setText(tr("Defaults"));
+    reset->setToolTip(
+        tr("Every setting back to its default (where runs go and the device stay); Undo puts "
+           "them back"));
+    connect(reset, &QToolButton::clicked, this, &ConfigPanel::resetToDefaults);
+    auto* save = new QToolButton;
+    save->setObjectName(QStringLiteral("settingsSavePreset"));
+    save->setText(tr("Save…"));
+    save->setToolTip(tr("Save these settings as a preset of your own, to load them again under Preset"));
+    connect(save, &QToolButton::clicked, this, &ConfigPanel::chooseAndSavePreset);
     v->addLayout(row);
+    // Their own row: beside the preset box they would hold a narrow dock wider.
+    auto* edits = new QHBoxLayout;
+    edits->addStretch(1);
+    edits->addWidget(undo_button_);
+    edits->addWidget(reset);
+    edits->addWidget(save);
+    locked_while_running_ << undo_button_ << reset;
+    v->addLayout(edits);
   }
 
   for (PanelGroup pg : kGroups) {
@@ -120,6 +147,7 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
   for (QAbstractSpinBox* b : body->findChildren<QAbstractSpinBox*>()) wheel_guard_->guard(b);
   for (QComboBox* c : body->findChildren<QComboBox*>()) wheel_guard_->guard(c);
   setMinimumWidth(240);
+  if (!gpu_usable_) setConfig(defaults());  // the lighter start of a CPU-only machine
   datasetChanged();
 }
 
@@ -260,17 +288,10 @@ void ConfigPanel::connectFields() {
           [this] { emit layerPolicyEdited(layerPolicy()); });
   for (const char* key : {"res", "channels"})
     connect(qobject_cast<QComboBox*>(field(key)), &QComboBox::currentIndexChanged, this, &ConfigPanel::requestPreview);
-  // A choice with a recipe (the ResNet's: SNGAN's hinge loss, TTUR, beta1 0, n-dis 5, an EMA of
-  // G) applies it as `ampgan train --model resnet` does; the fields stay editable afterwards.
-  for (const auto& [s, w] : fields_) {
-    if (!s->chosen) continue;
-    connect(qobject_cast<QComboBox*>(w), &QComboBox::currentIndexChanged, this, [this, row = s] {
-      RunConfig c = config();
-      row->chosen(c);
-      hidden_ = c;
-      for (const auto& [r, f] : fields_) show_setting(f, *r, c);
-    });
-  }
+  for (const auto& [s, w] : fields_)
+    if (s->chosen)
+      connect(qobject_cast<QComboBox*>(w), &QComboBox::currentIndexChanged, this,
+              [this, row = s] { choiceWithRecipe(row); });
 }
 
 void ConfigPanel::fillDevices() {
@@ -310,7 +331,8 @@ void ConfigPanel::fillDevices() {
     if (reason.isEmpty())
       reason = cuda_backend_compiled() ? tr("no usable NVIDIA GPU was found") : tr("this build has no CUDA backend");
     device_note_->setText(tr("No usable GPU: %1. Training runs on the CPU, which is slower but shows the same "
-                             "overflows, underflow and loss scaling: it rounds exactly where a GPU does.")
+                             "overflows, underflow and loss scaling: it rounds exactly where a GPU does. The "
+                             "defaults are lighter here (width 32, batch 32, 1000 steps).")
                               .arg(reason));
     device_note_->setStyleSheet(QStringLiteral("color: #8a5a00"));
   }
@@ -360,10 +382,13 @@ void ConfigPanel::setPrecision(Precision p) {
   precision_->setCurrentIndex(precision_->findData(static_cast<int>(p)));
 }
 
-RunConfig ConfigPanel::config() const {
+RunConfig ConfigPanel::config() const { return configExcept(nullptr); }
+
+RunConfig ConfigPanel::configExcept(const Setting* skip) const {
   RunConfig c = hidden_;
   c.dataset = datasetSpec().toStdString();
-  for (const auto& [s, w] : fields_) read_setting(w, *s, c);
+  for (const auto& [s, w] : fields_)
+    if (s != skip) read_setting(w, *s, c);
   c.precision = precision();
   // Items hold "auto", "cpu" or "cuda:N" (GPU N).
   const QString dev = device_->currentData().toString();
@@ -415,55 +440,6 @@ void ConfigPanel::setConfig(const RunConfig& c) {
 void ConfigPanel::setRunning(bool running) {
   running_ = running;
   for (QWidget* w : locked_while_running_) w->setEnabled(!running);
-}
-
-bool ConfigPanel::loadPresets(const QString& path) {
-  QFile f(path);
-  if (!f.open(QIODevice::ReadOnly)) return false;
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(f.readAll().toStdString());
-  } catch (const nlohmann::json::exception&) {
-    return false;
-  }
-  if (!j.is_object()) return false;
-  presets_.clear();
-  for (auto it = j.begin(); it != j.end(); ++it) {
-    if (!it.value().is_object()) continue;
-    presets_.insert(QString::fromStdString(it.key()), it.value());
-  }
-  preset_->clear();
-  preset_->addItem(tr("(choose a preset)"));
-  for (auto it = presets_.begin(); it != presets_.end(); ++it) {
-    preset_->addItem(it.key());
-    const auto& desc = it.value().find("_description");
-    if (desc != it.value().end() && desc->is_string())
-      preset_->setItemData(preset_->count() - 1, QString::fromStdString(desc->get<std::string>()), Qt::ToolTipRole);
-  }
-  return true;
-}
-
-bool ConfigPanel::applyPreset(const QString& name) {
-  if (!presets_.contains(name)) return false;
-  nlohmann::json j = presets_.value(name);
-  j.erase("_description");  // documentation only
-  // A preset is a whole configuration: what it names is set, everything else goes back to the
-  // defaults (no leftovers of the previous settings). Kept: where runs go, the device of this
-  // machine, and the dataset when the preset names none ("choose your folder").
-  const RunConfig now = config();
-  RunConfig c;
-  c.runs_root = now.runs_root;
-  c.backend = now.backend;
-  c.gpu = now.gpu;
-  if (!j.contains("dataset")) c.dataset = now.dataset;
-  try {
-    c.apply_json(j, ("preset " + name).toStdString());
-  } catch (const Error&) {
-    return false;
-  }
-  c.out_dir = out_dir_.toStdString();
-  setConfig(c);
-  return true;
 }
 
 }  // namespace ampgan::ui

@@ -39,8 +39,11 @@ class ConfigPanel : public QWidget {
   void setConfig(const RunConfig& cfg);  // no edit signals
   void setRunning(bool running);
   Precision precision() const;
-  LayerPolicy layerPolicy() const;  // the policy shown: FP32 layers, half blocks, activation clamp
-  void setPrecision(Precision p);   // no edit signal
+  LayerPolicy layerPolicy() const;               // the policy shown: FP32 layers, half blocks, activation clamp
+  bool layerInFp32(const QString& layer) const;  // named in FP32 layers
+  // Adds the layer to FP32 layers (or takes it out) as if typed there: layerPolicyEdited follows.
+  void setLayerInFp32(const QString& layer, bool on);
+  void setPrecision(Precision p);  // no edit signal
   // --out of the command line: the next run goes exactly there (once).
   void setOutDir(const QString& dir) { out_dir_ = dir; }
   void clearOutDir() { out_dir_.clear(); }
@@ -49,6 +52,22 @@ class ConfigPanel : public QWidget {
   bool loadPresets(const QString& path);
   QStringList presetNames() const { return presets_.keys(); }
   bool applyPreset(const QString& name);
+
+  // What a new configuration starts from: RunConfig's defaults, lighter without a usable GPU
+  // (width 32, batch 32, 1000 steps: a DCGAN of width 64, batch 64 takes minutes per hundred
+  // steps on a laptop's CPU). Presets fill in from it, Defaults resets to it.
+  RunConfig defaults() const;
+  // The current settings as a preset of the user's (kept in the user's settings, listed after
+  // the ready-made ones); false: no name, or a ready-made preset's name.
+  bool savePreset(const QString& name);
+  QStringList userPresetNames() const { return user_presets_; }
+
+  // Undo: what was changed for the user (a model's recipe, a preset, Defaults) is put back, one
+  // change at a time. Choosing the previous model again undoes its recipe too.
+  bool canUndo() const { return !undo_.empty(); }
+  void undo();
+  // Every setting back to its default, but where runs go and the device (as a preset keeps them).
+  void resetToDefaults();
 
   // Fields holding a value outside their allowed range, as messages ("Batch: 100000 is outside
   // the allowed range 2 … 65536"); empty when all are fine. Start refuses such settings.
@@ -65,6 +84,7 @@ class ConfigPanel : public QWidget {
   void learningRatesEdited(float lr_g, float lr_d);
   void stepsEdited(qint64 steps);
   void inputRefused(const QString& message);  // a field was set outside its range
+  void notice(const QString& message);        // what a change did besides itself (a recipe's fields)
 
  private:
   QGroupBox* group(PanelGroup g);
@@ -76,6 +96,17 @@ class ConfigPanel : public QWidget {
   void requestPreview();
   void browseDataset();
   QString datasetSpec() const;
+  RunConfig configExcept(const Setting* skip) const;  // config(), that row as last shown
+  void remember(const QString& what, const RunConfig& before);
+  void showChanged(const RunConfig& c);  // setConfig, and the precision controls follow
+  void choiceWithRecipe(const Setting* row);
+
+  struct UndoStep {
+    RunConfig config;  // the settings before
+    QString what;      // a row's key, "preset" or "defaults"
+  };
+  std::vector<UndoStep> undo_;
+  QToolButton* undo_button_ = nullptr;
 
   QComboBox* preset_ = nullptr;
   // The custom parts: the dataset picker, the precision mode, the device list, the runs folder.
@@ -93,7 +124,10 @@ class ConfigPanel : public QWidget {
   std::vector<std::pair<const Setting*, QWidget*>> fields_;
   QList<QWidget*> locked_while_running_;
   WheelGuard* wheel_guard_ = nullptr;
-  QMap<QString, nlohmann::json> presets_;
+  void fillPresetBox();
+  void chooseAndSavePreset();
+  QMap<QString, nlohmann::json> presets_;  // ready-made and the user's
+  QStringList user_presets_;               // the user's, by name
   QString out_dir_;
   bool gpu_usable_ = false;
   bool running_ = false;

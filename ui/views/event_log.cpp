@@ -138,8 +138,13 @@ void EventLog::updateGroup(Group& g) {
   };
   if (g.from_d > 0) scales << change("S_D", g.from_d, g.to_d);
   if (g.from_g > 0) scales << change("S_G", g.from_g, g.to_g);
+  // Without an overflow a scale grows (the scaler's probe), or is set (a switch to BF16 sets it to 1).
+  const bool grew = (g.from_d <= 0 || g.to_d >= g.from_d) && (g.from_g <= 0 || g.to_g >= g.from_g);
   if (!scales.isEmpty())
-    parts << (overflows == 0 ? tr("loss scale grew: ") : QString()) + scales.join(QStringLiteral(", "));
+    parts << (overflows > 0 ? QString()
+              : grew        ? tr("loss scale grew: ")
+                            : tr("loss scale set: ")) +
+                 scales.join(QStringLiteral(", "));
   QString text = steps + QStringLiteral(": ") + parts.join(QStringLiteral("; "));
   if (!g.prefix.isEmpty()) text = QStringLiteral("[%1] ").arg(g.prefix) + text;
   g.item->setText(kStep, QString::number(g.first));

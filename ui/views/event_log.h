@@ -37,9 +37,10 @@ class EventLog : public QWidget {
 
   // A flood is overflows on (nearly) consecutive steps: an event joins the open group when it is
   // at most kGroupWindow steps after the group's last one and kGroupSpan after its first. Rare
-  // overflows (a healthy scaler probing its limit) keep a line each.
-  static constexpr int kGroupWindow = 20;
-  static constexpr int kGroupSpan = 500;
+  // overflows (a healthy scaler probing its limit every growth interval) keep a line each, so a
+  // run's overflows never read as one line for hundreds of steps.
+  static constexpr int kGroupWindow = 2;
+  static constexpr int kGroupSpan = 200;
   static constexpr int kMaxRows = 5000;
 
  private:

@@ -18,8 +18,26 @@ namespace ampgan::ui {
 
 namespace {
 // The colour range: FP16's, in log2 (smallest subnormal 2^-24, largest finite ~2^16). Zero
-// gradients sit below it, inf/NaN above.
-constexpr double kLow = -24, kHigh = 16, kZero = -25, kNonFinite = 17;
+// gradients sit below it.
+constexpr double kLow = -24, kHigh = 16, kZero = -25;
+const QColor kNonFiniteColor(255, 0, 255);
+
+// Dark grey to blue, teal, green and yellow: no pink or purple anywhere on the bar, so no
+// magnitude can be mistaken for the inf/NaN magenta drawn over it.
+QCPColorGradient magnitude_gradient() {
+  QCPColorGradient g;
+  g.setColorStopAt(0.0, QColor(30, 30, 30));
+  g.setColorStopAt(0.25, QColor(40, 60, 150));
+  g.setColorStopAt(0.5, QColor(30, 150, 160));
+  g.setColorStopAt(0.75, QColor(120, 200, 70));
+  g.setColorStopAt(1.0, QColor(250, 230, 50));
+  g.setColorInterpolation(QCPColorGradient::ciRGB);
+  return g;
+}
+
+// How opaque the magenta over a tensor with inf/NaN is: clearly marked at any share, nearly solid
+// when all of its values are inf/NaN.
+unsigned char nonfinite_alpha(double share) { return static_cast<unsigned char>(150 + std::lround(105 * share)); }
 }  // namespace
 
 LayersView::LayersView(QWidget* parent) : QWidget(parent) {
@@ -39,13 +57,28 @@ LayersView::LayersView(QWidget* parent) : QWidget(parent) {
   auto* scale = new QCPColorScale(plot_);
   plot_->plotLayout()->addElement(0, 1, scale);
   scale->setType(QCPAxis::atRight);
-  scale->axis()->setLabel(tr("log2 max |g / S|  (FP16: 2^-24 .. 2^16; top: inf/NaN)"));
+  scale->setObjectName(QStringLiteral("layersColorScale"));
+  scale->axis()->setLabel(tr("log2 max |g / S|"));  // short: it runs along the bar; the caption says more
   map_->setColorScale(scale);
-  QCPColorGradient grad(QCPColorGradient::gpThermal);
-  grad.setColorStopAt(1.0, QColor(255, 0, 255));  // inf/NaN: magenta
-  map_->setGradient(grad);
-  map_->setDataRange(QCPRange(kZero, kNonFinite));
+  map_->setGradient(magnitude_gradient());
+  map_->setDataRange(QCPRange(kZero, kHigh));
   map_->setInterpolate(false);
+  // Over it, each tensor's share of inf/NaN values in magenta: a tensor with a few inf/NaN
+  // values beside large finite ones is marked, not coloured by its finite maximum alone.
+  nonfinite_ = new QCPColorMap(plot_->xAxis, plot_->yAxis);
+  QCPColorGradient solid;
+  solid.setColorStopAt(0.0, kNonFiniteColor);
+  solid.setColorStopAt(1.0, kNonFiniteColor);
+  nonfinite_->setGradient(solid);
+  nonfinite_->setDataRange(QCPRange(0, 1));
+  nonfinite_->setInterpolate(false);
+  auto* key =
+      new QLabel(tr("Magenta over a cell: inf/NaN in that tensor's gradient, the more opaque the larger "
+                    "their share. The colours under it: log2 of the largest finite |g / S|, on FP16's range "
+                    "2^-24 … 2^16 (dark: zero)."));
+  key->setObjectName(QStringLiteral("layersKey"));
+  key->setWordWrap(true);
+  v->addWidget(key);
   plot_->xAxis->setLabel(tr("step (columns: steps written to layers.csv; click one)"));
   split->addWidget(plot_);
   table_ = new QTableWidget(0, 7);
@@ -55,6 +88,12 @@ LayersView::LayersView(QWidget* parent) : QWidget(parent) {
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
   table_->verticalHeader()->hide();
+  table_->setContextMenuPolicy(Qt::CustomContextMenu);
+  connect(table_, &QWidget::customContextMenuRequested, this, [this](const QPoint& at) {
+    if (const QTableWidgetItem* it = table_->itemAt(at))
+      if (const QTableWidgetItem* layer = table_->item(it->row(), 0))
+        emit layerMenuRequested(layer->text(), table_->viewport()->mapToGlobal(at));
+  });
   split->addWidget(table_);
   split->setStretchFactor(0, 3);
   split->setStretchFactor(1, 2);
@@ -116,9 +155,13 @@ void LayersView::rebuild() {
     }
   }
   const int nx = static_cast<int>(steps_.size()), ny = static_cast<int>(names_.size());
-  map_->data()->setSize(std::max(nx, 1), std::max(ny, 1));
-  map_->data()->setRange(QCPRange(0, std::max(nx - 1, 0)), QCPRange(0, std::max(ny - 1, 0)));
+  for (QCPColorMap* m : {map_, nonfinite_}) {
+    m->data()->setSize(std::max(nx, 1), std::max(ny, 1));
+    m->data()->setRange(QCPRange(0, std::max(nx - 1, 0)), QCPRange(0, std::max(ny - 1, 0)));
+  }
   map_->data()->fill(kZero);
+  nonfinite_->data()->fill(0);
+  nonfinite_->data()->fillAlpha(0);
   int col = -1;
   int64_t last = -1;
   int overflows = 0;
@@ -129,12 +172,17 @@ void LayersView::rebuild() {
     }
     // Heatmap rows from the top: D's first tensor at the top.
     const int row = ny - 1 - index[r.name.layer + "." + r.name.tensor];
-    double v = r.stat.max_abs > 0 ? std::clamp(std::log2(static_cast<double>(r.stat.max_abs)), kLow, kHigh) : kZero;
+    const double v =
+        r.stat.max_abs > 0 ? std::clamp(std::log2(static_cast<double>(r.stat.max_abs)), kLow, kHigh) : kZero;
+    map_->data()->setCell(col, row, v);
     if (r.stat.nonfinite > 0) {
-      v = kNonFinite;
+      const double share =
+          r.name.numel > 0 ? std::min(1.0, static_cast<double>(r.stat.nonfinite) / static_cast<double>(r.name.numel))
+                           : 1.0;
+      nonfinite_->data()->setCell(col, row, share);
+      nonfinite_->data()->setAlpha(col, row, nonfinite_alpha(share));
       ++overflows;
     }
-    map_->data()->setCell(col, row, v);
   }
   auto yt = QSharedPointer<QCPAxisTickerText>::create();
   for (int i = 0; i < ny; ++i)
@@ -147,9 +195,11 @@ void LayersView::rebuild() {
   plot_->xAxis->setTicker(xt);
   plot_->xAxis->setRange(-0.5, std::max(nx, 1) - 0.5);
   plot_->yAxis->setRange(-0.5, std::max(ny, 1) - 0.5);
+  // A line of height per tensor, so that no two tensors' names overlap on a small screen.
+  const int line = QFontMetrics(plot_->yAxis->tickLabelFont()).height();
+  plot_->setMinimumHeight(std::clamp(ny * line + 70, 200, 600));
   if (nx > 0)
-    caption_->setText(tr("%1 steps in layers.csv, %2 tensors; %3 tensor-steps held inf/NaN (magenta). "
-                         "Colours: log2 of the largest unscaled gradient magnitude per tensor.")
+    caption_->setText(tr("%1 steps in layers.csv, %2 tensors; %3 tensor-steps held inf/NaN (magenta).")
                           .arg(nx)
                           .arg(ny)
                           .arg(overflows));

@@ -1,7 +1,7 @@
 // The Layers view: a layers x steps heatmap of log2 max |g| (the unscaled gradient's
 // largest magnitude per parameter tensor) against FP16's range, from the run folder's layers.csv,
 // and a table of every tensor at the selected step. Cells where the gradient held inf/NaN are
-// drawn above the range (the top colour) and listed as such in the table.
+// covered in magenta, the more opaque the larger their share, and listed as such in the table.
 #pragma once
 
 #include <QString>
@@ -40,6 +40,10 @@ class LayersView : public QWidget {
   int stepCount() const { return static_cast<int>(steps_.size()); }
   int layerCount() const { return static_cast<int>(names_.size()); }
 
+ signals:
+  // Right-click on a tensor's row: the window offers to keep its layer in FP32.
+  void layerMenuRequested(const QString& layer, const QPoint& global_pos);
+
  private:
   void readNewRows();
   void rebuild();
@@ -47,7 +51,8 @@ class LayersView : public QWidget {
 
   QString dir_;
   QCustomPlot* plot_ = nullptr;
-  QCPColorMap* map_ = nullptr;
+  QCPColorMap* map_ = nullptr;        // log2 of each tensor's largest finite magnitude
+  QCPColorMap* nonfinite_ = nullptr;  // over it: each tensor's share of inf/NaN values
   QTableWidget* table_ = nullptr;
   QLabel* caption_ = nullptr;
   std::vector<LayerRow> rows_;

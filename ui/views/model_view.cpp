@@ -23,6 +23,12 @@ ModelView::ModelView(QWidget* parent) : QWidget(parent) {
   table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
   table_->setSelectionBehavior(QAbstractItemView::SelectRows);
   table_->verticalHeader()->hide();
+  table_->setContextMenuPolicy(Qt::CustomContextMenu);
+  connect(table_, &QWidget::customContextMenuRequested, this, [this](const QPoint& at) {
+    if (const QTableWidgetItem* it = table_->itemAt(at))
+      if (const QTableWidgetItem* layer = table_->item(it->row(), 1))
+        emit layerMenuRequested(layer->text(), table_->viewport()->mapToGlobal(at));
+  });
   v->addWidget(table_, 1);
 }
 

@@ -22,6 +22,10 @@ class ModelView : public QWidget {
   int rowCount() const;
   QString cell(int row, int column) const;  // for tests
 
+ signals:
+  // Right-click on a layer's row: the window offers to keep it in FP32 (the per-layer policy).
+  void layerMenuRequested(const QString& layer, const QPoint& global_pos);
+
  private:
   QLabel* caption_ = nullptr;
   QTableWidget* table_ = nullptr;

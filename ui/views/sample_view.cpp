@@ -44,7 +44,9 @@ SampleView::SampleView(QWidget* parent) : QWidget(parent) {
   v->addWidget(scroll_, 1);
 
   label_ = new QLabel(tr("no samples yet"));
+  label_->setObjectName(QStringLiteral("sampleCaption"));
   label_->setAlignment(Qt::AlignCenter);
+  label_->setWordWrap(true);  // a narrow dock wraps the caption instead of clipping it
   v->addWidget(label_);
 
   slider_ = new QSlider(Qt::Horizontal);
@@ -122,6 +124,23 @@ void SampleView::addShot(const SampleShot& shot) {
     updateLabel();
 }
 
+QString SampleView::addRequested(const SampleShot& shot) {
+  for (int i = count() - 1; i >= 0; --i) {
+    const Entry& e = entries_[i];
+    if (e.step == shot.step && e.label == shot.label && !e.path.isEmpty()) {
+      showIndex(i);
+      const QSignalBlocker b(follow_);
+      follow_->setChecked(i == count() - 1);
+      return e.path;
+    }
+  }
+  addShot(shot);
+  showIndex(count() - 1);  // asked for: shown even when not following the latest
+  const QSignalBlocker b(follow_);
+  follow_->setChecked(true);
+  return {};
+}
+
 void SampleView::setShots(const std::vector<SampleShot>& shots) {
   clear();
   for (const SampleShot& s : shots) entries_.push_back({s.step, s.label, s.path, s.image});
@@ -177,6 +196,10 @@ void SampleView::setZoom(int factor) {
 
 void SampleView::setSampleNowEnabled(bool on) { sample_now_->setEnabled(on); }
 
+bool SampleView::sampleNowEnabled() const { return sample_now_->isEnabled(); }
+
+QString SampleView::caption() const { return label_->text(); }
+
 void SampleView::updateLabel() {
   if (current_ < 0) {
     label_->setText(tr("no samples yet"));
@@ -184,6 +207,7 @@ void SampleView::updateLabel() {
   }
   const QImage img = entries_[current_].image;
   QString t = tr("step %1 · grid %2 of %3").arg(entries_[current_].step).arg(current_ + 1).arg(count());
+  if (entries_[current_].path.isEmpty()) t += tr(" · Sample now, not saved");
   if (!entries_[current_].label.isEmpty()) t = entries_[current_].label + QStringLiteral(" · ") + t;
   if (!img.isNull()) t += QStringLiteral(" · %1×%2 px").arg(img.width()).arg(img.height());
   label_->setText(t);

@@ -31,7 +31,12 @@ class SampleView : public QWidget {
   explicit SampleView(QWidget* parent = nullptr);
 
   void clear();
-  void addShot(const SampleShot& shot);                 // a new grid: shown if following the latest
+  void addShot(const SampleShot& shot);  // a new grid: shown if following the latest
+  // A grid the user asked for with Sample now (no path: the engine did not write it). It is
+  // always shown: when a stored grid has its step and run, the weights are the same, so that
+  // entry is shown and its path returned; otherwise it is added, captioned as not saved, and
+  // the result is empty.
+  QString addRequested(const SampleShot& shot);
   void setShots(const std::vector<SampleShot>& shots);  // an opened run's grids (paths)
   int count() const { return static_cast<int>(entries_.size()); }
   int currentIndex() const { return current_; }
@@ -42,6 +47,8 @@ class SampleView : public QWidget {
   void setZoom(int factor);
   int zoom() const { return zoom_; }
   void setSampleNowEnabled(bool on);
+  bool sampleNowEnabled() const;
+  QString caption() const;  // the line under the grid
 
  signals:
   void sampleNowRequested();

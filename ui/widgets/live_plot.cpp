@@ -102,7 +102,6 @@ QCPGraph* LivePlot::addSeries(const QString& name, const QColor& color, Qt::PenS
                               bool right_axis, bool in_legend) {
   QCPGraph* g = addGraph(xAxis, right_axis ? yAxis2 : yAxis);
   g->setName(name);
-  fitLegend();
   QPen pen(color, width, style);
   pen.setCosmetic(true);
   g->setPen(pen);
@@ -113,6 +112,7 @@ QCPGraph* LivePlot::addSeries(const QString& name, const QColor& color, Qt::PenS
     yAxis2->setTickLabels(true);
   }
   ranges_.insert(g, Range{});
+  fitLegend();
   return g;
 }
 
@@ -219,6 +219,7 @@ void LivePlot::removeSeries(QCPGraph* g) {
   ranges_.remove(g);
   kept_.remove(g);
   removeGraph(g);
+  fitLegend();
   markDirty();
 }
 
@@ -272,8 +273,13 @@ void LivePlot::rescaleFollow() {
       ax->setRange(std::exp2(l - pad), std::exp2(h + pad));
     } else {
       double l = a.vmin, h = a.vmax;
-      const double span = h - l;
-      const double pad = span > 0 ? span * 0.06 : std::max(0.5, std::fabs(h) * 0.1);
+      const double span = h - l, mag = std::max(std::fabs(l), std::fabs(h));
+      // A spread below 1e-4 of the values is rounding (a value read back from metrics.csv beside
+      // the same value live, after a resume), not a change: drawn flat, on a span whose tick
+      // labels differ, instead of as a jump across an axis of five equal labels.
+      const bool flat = span <= mag * 1e-4;
+      const double pad = flat ? std::max(0.5, mag * 0.1) : span * 0.06;
+      if (flat) l = h = (l + h) / 2;
       ax->setRange(l - pad, h + pad);
     }
   }
@@ -319,15 +325,18 @@ void LivePlot::setKeyIsTime(bool on) {
 void LivePlot::fitLegend() {
   if (!legend->visible() || legend->layout() != plotLayout()) return;
   const QFontMetrics fm(legend->font());
-  int total = 0, items = 0;
+  int widest = 0, items = 0;
   for (int i = 0; i < legend->itemCount(); ++i) {
     auto* it = qobject_cast<QCPPlottableLegendItem*>(legend->item(i));
     if (!it || !it->visible()) continue;
-    total += fm.horizontalAdvance(it->plottable()->name()) + legend->iconSize().width() + legend->iconTextPadding() +
-             legend->columnSpacing() + 8;
+    widest = std::max(widest, fm.horizontalAdvance(it->plottable()->name()) + legend->iconSize().width() +
+                                  legend->iconTextPadding() + legend->columnSpacing() + 8);
     ++items;
   }
-  const int wrap = total > width() - 16 && items > 1 ? (items + 1) / 2 : 0;
+  // As many columns as entries of the widest one fit side by side, and as many rows as that
+  // takes: overlaid runs' entries then never squeeze or cover the chart's own.
+  const int columns = std::max(1, (width() - 16) / std::max(1, widest));
+  const int wrap = items > columns ? columns : 0;
   if (legend->wrap() != wrap) {
     legend->setWrap(wrap);
     legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, true);  // re-flow the existing items

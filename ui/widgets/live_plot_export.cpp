@@ -6,12 +6,12 @@
 #include <QApplication>
 #include <QClipboard>
 #include <QContextMenuEvent>
-#include <QFileDialog>
 #include <QMenu>
 #include <QRegularExpression>
 #include <QToolTip>
 
 #include "ui/widgets/live_plot.h"
+#include "ui/widgets/plot_save_dialog.h"
 
 namespace ampgan::ui {
 
@@ -82,14 +82,17 @@ void LivePlot::contextMenuEvent(QContextMenuEvent* e) {
   }
   menu.addAction(tr("Maximise / restore"), this, &LivePlot::maximizeRequested);
   menu.addSeparator();
-  auto save = [this](const QString& filter, const QString& ext) {
+  auto save = [this](bool pdf) {
     QString name = title().toLower();
     name.replace(QRegularExpression(QStringLiteral("[^a-z0-9]+")), QStringLiteral("-"));
-    const QString path = QFileDialog::getSaveFileName(this, tr("Save plot"), name + ext, filter);
-    if (!path.isEmpty() && !saveTo(path)) QToolTip::showText(QCursor::pos(), tr("Could not write %1").arg(path), this);
+    PlotSaveDialog d(name + (pdf ? QStringLiteral(".pdf") : QStringLiteral(".png")), pdf, this);
+    if (d.exec() != QDialog::Accepted) return;
+    const PlotExportSize s = d.size();
+    if (!saveTo(d.path(), s.width, s.height, s.dpi))
+      QToolTip::showText(QCursor::pos(), tr("Could not write %1").arg(d.path()), this);
   };
-  menu.addAction(tr("Save as PNG…"), this, [=] { save(tr("PNG images (*.png)"), QStringLiteral(".png")); });
-  menu.addAction(tr("Save as PDF…"), this, [=] { save(tr("PDF documents (*.pdf)"), QStringLiteral(".pdf")); });
+  menu.addAction(tr("Save as PNG…"), this, [=] { save(false); });
+  menu.addAction(tr("Save as PDF…"), this, [=] { save(true); });
   menu.addAction(tr("Copy image"), this, [this] { QApplication::clipboard()->setPixmap(toPixmap()); });
   menu.exec(e->globalPos());
 }

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 
+#include <QAbstractSpinBox>
 #include <QAction>
 #include <QCloseEvent>
+#include <QComboBox>
 #include <QFileInfo>
 #include <QMessageBox>
 #include <QScreen>
@@ -23,6 +25,7 @@
 #include "ui/views/layers_view.h"
 #include "ui/views/model_view.h"
 #include "ui/views/sample_view.h"
+#include "ui/widgets/input_guards.h"
 #include "ui/window/app_icon.h"
 #include "ui/window/run_exports.h"
 #include "ui/window/status_fields.h"
@@ -73,6 +76,13 @@ MainWindow::MainWindow(const Options& options, QWidget* parent) : QMainWindow(pa
   applyDefaultLayout();
   if (options_.restore_settings) restoreSettings();
   updateActions();
+  // The wheel over a box without the keyboard focus (the toolbar's precision, the Compare tab's
+  // mode, the samples' zoom) changes nothing, as in the settings panel, which guards its own.
+  auto* guard = new WheelGuard(nullptr, this);
+  for (QComboBox* c : findChildren<QComboBox*>())
+    if (!config_->isAncestorOf(c)) guard->guard(c);
+  for (QAbstractSpinBox* b : findChildren<QAbstractSpinBox*>())
+    if (!config_->isAncestorOf(b)) guard->guard(b);
 }
 
 MainWindow::~MainWindow() {
@@ -108,7 +118,9 @@ void MainWindow::saveSettings() {
   if (options_.save_settings) save_window_settings(settingsParts());
 }
 
-WindowParts MainWindow::settingsParts() { return {this, config_, plots_, samples_, compare_, tabs_}; }
+WindowParts MainWindow::settingsParts() {
+  return {this, config_, plots_, samples_, compare_, tabs_, watching() ? user_config_ : std::nullopt};
+}
 
 void MainWindow::applyOptions(const AppOptions& o) {
   RunConfig c = config_->config();
@@ -374,7 +386,14 @@ void MainWindow::updateActions() {
   pause_->setEnabled((running || paused) && !comparing_);
   pause_->setText(paused ? tr("Resume") : tr("Pause"));
   step_act_->setEnabled((paused || running) && !comparing_);
-  stop_->setEnabled(!idle && state_ != State::Stopping);
+  // Stop stops what this window runs; a watched run belongs to the process that writes it.
+  stop_->setEnabled(busy() && state_ != State::Stopping);
+  const QString stop_tip = watch ? tr("The watched run is written by another process and cannot be stopped from "
+                                      "here; File > Stop watching stops following it")
+                                 : tr("Stop after the current step; metrics, samples and a checkpoint are saved");
+  stop_->setToolTip(
+      watch ? stop_tip : QStringLiteral("%1 (%2)").arg(stop_tip, stop_->shortcut().toString(QKeySequence::NativeText)));
+  stop_->setStatusTip(stop_tip);
   compare_act_->setEnabled(idle);
   compare_->setBusy(!idle);
   checkpoint_->setEnabled(has_session_ && !watch && !comparing_ && state_ != State::Stopping &&

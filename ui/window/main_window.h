@@ -158,6 +158,7 @@ class MainWindow : public QMainWindow {
   void onRunOpened(const std::shared_ptr<const OpenedRun>& run);
   void onLoading(int done, int total);
   void onBranchCopied(const QString& branch, const QString& checkpoint, const QString& error, bool cancelled);
+  void showRequestedGrid(const SampleShot& s);  // a Sample now grid: shown and logged
   void maybeScreenshot(bool run_ended);
   void takeScreenshot();  // --screenshot now (once), then --quit-after-screenshot
 
@@ -168,6 +169,8 @@ class MainWindow : public QMainWindow {
   void chooseAndResumeCheckpoint(bool branch = false);
   void chooseAndExportSamples();
   void showGlossary();
+  void showShortcuts();                                         // Help > Keyboard shortcuts
+  void applyRemedy(const QString& flag, const QString& value);  // an alert's button
   void showAbout();
 
   Options options_;
@@ -184,6 +187,7 @@ class MainWindow : public QMainWindow {
   LayersView* layers_ = nullptr;   // per-layer gradient statistics
   ModelView* model_ = nullptr;     // each layer's dtype under the policy
   int layers_every_ = 0;           // the current run's layers.csv interval
+  int eval_every_ = 0;             // and its evaluation interval
   AlertBanner* alerts_ = nullptr;  // alerts with a remedy, above the tabs
   QDockWidget *settings_dock_ = nullptr, *samples_dock_ = nullptr, *log_dock_ = nullptr;
   PrecisionActions* precision_ = nullptr;  // the one exclusive precision choice
@@ -202,6 +206,7 @@ class MainWindow : public QMainWindow {
   BranchCopy* branch_ = nullptr;   // copying a run into a branch folder (then resuming there)
   QString branch_source_;
   QAction *watch_ = nullptr, *unwatch_ = nullptr;
+  std::optional<RunConfig> user_config_;  // the panel's settings before watching, shown again after
   bool closing_ = false;
   bool restored_layout_ = false;
   bool comparing_ = false;

@@ -18,7 +18,9 @@
 #include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QHeaderView>
 #include <QLabel>
+#include <QMenu>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QScreen>
@@ -26,6 +28,7 @@
 #include <QSplitter>
 #include <QStatusBar>
 #include <QTabWidget>
+#include <QTableWidget>
 #include <QTextBrowser>
 #include <QTimer>
 #include <QToolBar>
@@ -34,6 +37,7 @@
 
 #include "core/common/error.h"
 #include "core/run/run_folder.h"
+#include "core/settings/settings_table.h"
 #include "ui/common/amp_glossary.h"
 #include "ui/plots/plots_panel.h"
 #include "ui/runs/run_branch.h"
@@ -52,6 +56,7 @@
 #include "ui/window/run_exports.h"
 #include "ui/window/status_fields.h"
 #include "ui/window/status_progress.h"
+#include "ui/window/studio_wording.h"
 
 #include "ui/window/status_fields.h"
 
@@ -83,6 +88,8 @@ void MainWindow::buildViews() {
   model_ = new ModelView;
   tabs_->addTab(model_, tr("Model"));
   alerts_ = new AlertBanner;
+  alerts_->setWording([](const QString& t) { return studio_wording(t); });
+  connect(alerts_, &AlertBanner::applyRequested, this, &MainWindow::applyRemedy);
   auto* central = new QWidget;
   auto* central_layout = new QVBoxLayout(central);
   central_layout->setContentsMargins(0, 0, 0, 0);
@@ -239,6 +246,9 @@ void MainWindow::buildMenusAndToolbar() {
   QMenu* help = menuBar()->addMenu(tr("&Help"));
   QAction* gl = help->addAction(tr("AMP &glossary"), this, &MainWindow::showGlossary);
   gl->setShortcut(QKeySequence::HelpContents);
+  QAction* keys = help->addAction(tr("&Keyboard shortcuts"), this, &MainWindow::showShortcuts);
+  keys->setObjectName(QStringLiteral("actionShortcuts"));
+  keys->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Slash));
   help->addAction(tr("&About AMP GAN Studio"), this, &MainWindow::showAbout);
 
   QToolBar* tb = addToolBar(tr("Training"));
@@ -260,6 +270,38 @@ void MainWindow::buildMenusAndToolbar() {
   tb->addAction(checkpoint_);
   tb->addAction(export_grid_);
   tb->addAction(open_);
+}
+
+// An alert's remedy, one click away: the setting it names is changed as the user would change
+// it (the precision and FP32 layers apply mid-run, like the toolbar and the panel's field).
+void MainWindow::applyRemedy(const QString& flag, const QString& value) {
+  const Setting* s = find_setting_by_flag(flag.toStdString());
+  if (!s) return;
+  RunConfig c = config_->config();
+  try {
+    nlohmann::json v = nlohmann::json::parse(value.toStdString(), nullptr, false);
+    if (v.is_discarded() || !v.is_number()) v = value.toStdString();
+    set_setting(c, *s, v, "the alert's remedy");
+  } catch (const std::exception& e) {
+    report(tr("applying the alert's remedy"), QString::fromUtf8(e.what()));
+    return;
+  }
+  const std::string key = s->key;
+  if (key == "precision") {
+    switchPrecision(c.precision);
+  } else if (key == "fp32_layers") {
+    for (const std::string& layer : c.fp32_layers) config_->setLayerInFp32(QString::fromStdString(layer), true);
+  } else {
+    config_->setConfig(c);
+    const bool policy = key == "conv_clamp" || key == "half_blocks";
+    if (policy && state_ != TrainingWorker::State::Idle && !comparing_) worker_->requestLayerPolicy(c.layer_policy());
+  }
+  const bool later = state_ != TrainingWorker::State::Idle && !s->live;
+  log_->addNote(QStringLiteral("info"),
+                tr("alert's remedy applied: %1 %2%3")
+                    .arg(s->label ? QString::fromLatin1(s->label) : flag, value,
+                         later ? tr(" (for the next run: it cannot change mid-run)") : QString()),
+                step_);
 }
 
 // ---- dialogs ----------------------------------------------------------------------------------
@@ -309,6 +351,44 @@ void MainWindow::showGlossary() {
   connect(b, &QDialogButtonBox::rejected, d, &QDialog::close);
   v->addWidget(b);
   d->resize(640, 600);
+  d->show();
+}
+
+// Every action of the window that has a key, read from the actions themselves, so the list
+// cannot fall behind the menus.
+void MainWindow::showShortcuts() {
+  auto* d = new QDialog(this);
+  d->setObjectName(QStringLiteral("shortcutsDialog"));
+  d->setWindowTitle(tr("Keyboard shortcuts"));
+  d->setAttribute(Qt::WA_DeleteOnClose);
+  auto* v = new QVBoxLayout(d);
+  auto* table = new QTableWidget(0, 2);
+  table->setObjectName(QStringLiteral("shortcutsTable"));
+  table->setHorizontalHeaderLabels({tr("Action"), tr("Keys")});
+  table->verticalHeader()->hide();
+  table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  table->setWordWrap(false);
+  QList<QAction*> all = actions();
+  for (QMenu* m : menuBar()->findChildren<QMenu*>())
+    for (QAction* a : m->actions())
+      if (!all.contains(a)) all << a;
+  for (QAction* a : all) {
+    if (a->shortcut().isEmpty() || a->text().isEmpty()) continue;
+    const int r = table->rowCount();
+    table->insertRow(r);
+    QString text = a->text().remove(QLatin1Char('&'));
+    if (a->actionGroup()) text = tr("Switch precision to %1").arg(text);
+    table->setItem(r, 0, new QTableWidgetItem(text));
+    table->setItem(r, 1, new QTableWidgetItem(a->shortcut().toString(QKeySequence::NativeText)));
+    table->item(r, 0)->setToolTip(a->statusTip());
+  }
+  table->resizeColumnsToContents();
+  table->horizontalHeader()->setStretchLastSection(true);
+  v->addWidget(table);
+  auto* b = new QDialogButtonBox(QDialogButtonBox::Close);
+  connect(b, &QDialogButtonBox::rejected, d, &QDialog::close);
+  v->addWidget(b);
+  d->resize(std::max(420, table->horizontalHeader()->length() + 60), 520);
   d->show();
 }
 

@@ -74,6 +74,9 @@ void MainWindow::watchRun(const QString& dir) {
   step_ = total_ = 0;
   status_->clearStep();
   const QString abs = QFileInfo(dir).absoluteFilePath();
+  // The panel will show the watched run's settings: the user's own come back after watching and
+  // are what the window saves meanwhile.
+  if (!watching()) user_config_ = config_->config();
   runs_->setCurrent(abs, RunController::Origin::Watched);
   log_->addNote(
       QStringLiteral("info"),
@@ -88,6 +91,11 @@ void MainWindow::stopWatching() {
   if (!watching()) return;
   log_->addNote(QStringLiteral("info"), tr("stopped watching %1").arg(watcher_->dir()), step_);
   watcher_->stop();
+  if (user_config_) {
+    config_->setConfig(*user_config_);
+    precision_->show(user_config_->precision);
+    user_config_.reset();
+  }
   status_->setState(tr("idle"));
   updateActions();
 }

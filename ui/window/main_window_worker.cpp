@@ -18,6 +18,7 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QLabel>
+#include <QMenu>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QScreen>
@@ -50,12 +51,25 @@
 #include "ui/window/run_exports.h"
 #include "ui/window/status_fields.h"
 #include "ui/window/status_progress.h"
+#include "ui/window/studio_wording.h"
 
 namespace ampgan::ui {
 
 void MainWindow::buildStatusBar() {
   progress_ = new StatusProgress(statusBar(), log_, this);
   connect(progress_, &StatusProgress::cancelRequested, this, &MainWindow::stopTraining);
+  connect(progress_, &StatusProgress::skipRequested, this, [this] {
+    worker_->requestSkipWork();
+    // The evaluation runs inside the step after the last one shown: the next multiple of its interval.
+    const int64_t at = eval_every_ > 0 ? (step_ / eval_every_ + 1) * eval_every_ : step_ + 1;
+    plots_->setEvaluationInterval(eval_every_, step_, true);
+    log_->addNote(QStringLiteral("info"),
+                  eval_every_ > 0 ? tr("evaluation at step %1 skipped: training goes on, the next one is at step %2")
+                                        .arg(at)
+                                        .arg(at + eval_every_)
+                                  : tr("evaluation skipped: training goes on"),
+                  at);
+  });
   branch_ = new BranchCopy(this);
   connect(branch_, &BranchCopy::progress, this, [this](qint64 done, qint64 total) {
     // KiB, so a run of several GiB stays within the bar's int range.
@@ -80,6 +94,10 @@ void MainWindow::connectWorker() {
   connect(config_, &ConfigPanel::stepsEdited, this, [this](qint64 s) {
     if (state_ != TrainingWorker::State::Idle && !comparing_) worker_->requestTotalSteps(s);
   });
+  connect(config_, &ConfigPanel::notice, this, [this](const QString& m) {
+    statusBar()->showMessage(m, 8000);
+    log_->addNote(QStringLiteral("info"), m);
+  });
   connect(config_, &ConfigPanel::inputRefused, this, [this](const QString& m) {
     statusBar()->showMessage(m + tr(" — not used until corrected"), 8000);
     log_->addNote(QStringLiteral("warning"), m);
@@ -90,6 +108,21 @@ void MainWindow::connectWorker() {
   connect(worker_, &TrainingWorker::stateChanged, this, &MainWindow::onState);
   connect(worker_, &TrainingWorker::runStarted, this, &MainWindow::onRunStarted);
   connect(worker_, &TrainingWorker::modelDescribed, model_, &ModelView::setDescription);
+  // Right-click on a layer in the Model or Layers tab: keep it in FP32 (or not), as the settings
+  // panel's FP32 layers field would.
+  auto layer_menu = [this](const QString& layer, const QPoint& at) {
+    QMenu menu(this);
+    QAction* keep = menu.addAction(tr("Keep %1 in FP32").arg(layer));
+    keep->setObjectName(QStringLiteral("keepLayerInFp32"));
+    keep->setCheckable(true);
+    keep->setChecked(config_->layerInFp32(layer));
+    keep->setEnabled(config_->isEnabled() && !comparing_);
+    keep->setToolTip(tr("Compute this layer in FP32 while the rest uses half precision (settings: FP32 layers)"));
+    connect(keep, &QAction::toggled, this, [this, layer](bool on) { config_->setLayerInFp32(layer, on); });
+    menu.exec(at);
+  };
+  connect(model_, &ModelView::layerMenuRequested, this, layer_menu);
+  connect(layers_, &LayersView::layerMenuRequested, this, layer_menu);
   // Clicking an overflow marker shows where that overflow started in the Layers view.
   connect(plots_, &PlotsPanel::overflowClicked, this, [this](const QString& network, qint64 step) {
     if (layers_->selectOverflow(network, step))
@@ -106,7 +139,8 @@ void MainWindow::connectWorker() {
     const bool search = comparing_ && what.startsWith(QStringLiteral("largest batch"));
     if (search) compare_->onWorkProgress(what, done, total);
     progress_->setWork(what, done, total, step_,
-                       search ? tr("Stop the largest-batch search: the two runs' rows stay as they are") : QString());
+                       search ? tr("Stop the largest-batch search: the two runs' rows stay as they are") : QString(),
+                       !search);
     updateStepText();
   });
   connect(worker_, &TrainingWorker::notice, this,
@@ -187,6 +221,7 @@ void MainWindow::onRunStarted(const RunStartInfo& info) {
   total_ = info.config.steps;
   step_ = info.start_step;
   layers_every_ = info.config.layers_every;
+  eval_every_ = info.config.eval_every;
   layers_->setRunDir(info.dir);
   alerts_->dismiss();
   ips_ = 0;
@@ -204,11 +239,15 @@ void MainWindow::onRunStarted(const RunStartInfo& info) {
   }
   runs_->setCurrent(info.dir, RunController::Origin::Trained);
   config_->clearOutDir();  // --out named this run's folder only
-  plots_->setEvaluationInterval(info.config.eval_every);
+  // A resumed run's charts name its next evaluation, not its first.
+  plots_->setEvaluationInterval(info.config.eval_every, info.start_step);
   if (!info.resumed) {
     plots_->clear();
     samples_->clear();
     log_->clear();
+  } else {
+    // What the resumed run has up to its checkpoint; later grids were of the dropped history.
+    samples_->setShots(RunController::storedGrids(info.dir, info.start_step));
   }
   log_->addNote(QStringLiteral("info"),
                 tr("%1 run folder: %2 · %3 · %4")
@@ -230,7 +269,11 @@ void MainWindow::onBatch(const UiBatchPtr& b) {
     } else {
       plots_->appendRows(b->rows);
     }
-    for (const SampleShot& s : b->samples) samples_->addShot(s);
+    for (const SampleShot& s : b->samples)
+      if (s.path.isEmpty())
+        showRequestedGrid(s);  // Sample now
+      else
+        samples_->addShot(s);
     if (b->has_histograms) plots_->setHistograms(b->hist_step, b->hist_g, b->hist_d);
     log_->addEvents(b->events);
     layers_->onRows(b->rows, layers_every_);
@@ -242,7 +285,10 @@ void MainWindow::onBatch(const UiBatchPtr& b) {
     for (SampleShot s : b->samples) {
       compare_->onSample(b->tag, s);
       s.label = label;  // the Samples dock follows the comparison, run by run
-      samples_->addShot(s);
+      if (s.path.isEmpty())
+        showRequestedGrid(s);
+      else
+        samples_->addShot(s);
     }
     log_->addEvents(b->events, label);
   }
@@ -270,6 +316,27 @@ void MainWindow::onBatch(const UiBatchPtr& b) {
     switchPrecision(switch_to_);
   }
   if (b->tag == RunTag::Main) maybeScreenshot(false);
+}
+
+// Sample now answers the same way after training, a comparison or Open run: the grid is shown,
+// and the log says whether it is a saved grid (same step, same weights) or one kept only here.
+void MainWindow::showRequestedGrid(const SampleShot& s) {
+  const QString saved = samples_->addRequested(s);
+  const QString who = s.label.isEmpty() ? QString() : QStringLiteral("[%1] ").arg(s.label);
+  const QString text =
+      saved.isEmpty()
+          ? tr("%1Sample now: grid of step %2 from the current weights, shown in the Samples dock; not saved "
+               "(File > Export > Sample grid as PNG writes it)")
+                .arg(who)
+                .arg(s.step)
+          : tr("%1Sample now: step %2's weights are those of the saved grid %3, shown in the Samples dock")
+                .arg(who)
+                .arg(s.step)
+                .arg(QDir::toNativeSeparators(saved));
+  log_->addNote(QStringLiteral("info"), text, s.step);
+  statusBar()->showMessage(saved.isEmpty() ? tr("Sample now: grid of step %1 (not saved)").arg(s.step)
+                                           : tr("Sample now: step %1, the saved grid").arg(s.step),
+                           5000);
 }
 
 void MainWindow::maybeScreenshot(bool run_ended) {
@@ -313,7 +380,8 @@ void MainWindow::onRunFinished(const RunEndInfo& info) {
   maybeScreenshot(true);
 }
 
-void MainWindow::onFailed(const UiError& e) {
+void MainWindow::onFailed(const UiError& failure) {
+  const UiError e = studio_wording(failure);  // the settings panel's fields, not the CLI's options
   errors_ << e;
   QString line = e.during.isEmpty() ? e.what : QStringLiteral("%1: %2").arg(e.during, e.what);
   if (!e.subject.isEmpty()) line += QStringLiteral(" (%1)").arg(e.subject);

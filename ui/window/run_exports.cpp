@@ -39,8 +39,12 @@ RunExports::~RunExports() {
 bool RunExports::exportGrid(const QString& path, int factor) {
   const QImage img = p_.samples->currentImage();
   if (img.isNull()) {
+    // Advise Sample now only where the button can be pressed (a generator of the current run).
     p_.report(tr("exporting the sample grid"), tr("there is no sample grid yet"),
-              tr("train until the first samples appear (Samples every), or press Sample now"));
+              p_.samples->sampleNowEnabled()
+                  ? tr("press Sample now under the Samples dock, or train until the first samples appear")
+                  : tr("start a run and train until the first samples appear (Samples every), or open a run "
+                       "that has samples"));
     return false;
   }
   try {

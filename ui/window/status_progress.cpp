@@ -21,6 +21,18 @@ StatusProgress::StatusProgress(QStatusBar* bar, EventLog* log, QObject* parent) 
   cancel_->setVisible(false);
   connect(cancel_, &QToolButton::clicked, this, &StatusProgress::cancelRequested);
   bar->addWidget(cancel_);
+  skip_ = new QToolButton;
+  skip_->setObjectName(QStringLiteral("statusSkip"));
+  skip_->setText(tr("Skip this evaluation"));
+  skip_->setToolTip(
+      tr("End this evaluation without scores; training goes on, and the next evaluation comes at "
+         "the next interval"));
+  skip_->setVisible(false);
+  connect(skip_, &QToolButton::clicked, this, [this] {
+    skip_->setEnabled(false);  // once per evaluation
+    emit skipRequested();
+  });
+  bar->addWidget(skip_);
 }
 
 void StatusProgress::show(const QString& format, int done, int total) {
@@ -29,11 +41,13 @@ void StatusProgress::show(const QString& format, int done, int total) {
   if (total > 0) bar_->setValue(done);
   bar_->setVisible(true);
   cancel_->setVisible(true);
+  skip_->setVisible(working_ && skippable_);
 }
 
 void StatusProgress::hide() {
   bar_->setVisible(false);
   cancel_->setVisible(false);
+  skip_->setVisible(false);
 }
 
 void StatusProgress::setLoading(bool on) {
@@ -52,11 +66,14 @@ void StatusProgress::setLoadingProgress(int done, int total) {
   bar_->setValue(done);
 }
 
-void StatusProgress::setWork(const QString& what, int done, int total, int64_t step, const QString& cancel_tip) {
+void StatusProgress::setWork(const QString& what, int done, int total, int64_t step, const QString& cancel_tip,
+                             bool skippable) {
   const bool end = done >= total;
   if (!working_ && !end) {
     working_ = true;
     logged_ = false;
+    skippable_ = skippable;
+    skip_->setEnabled(true);
     what_ = what;
     work_clock_.start();
     cancel_->setToolTip(cancel_tip.isEmpty()
@@ -69,7 +86,11 @@ void StatusProgress::setWork(const QString& what, int done, int total, int64_t s
   const bool slow = work_clock_.elapsed() > 1000;
   if (!end && slow && !logged_) {
     logged_ = true;
-    log_->addNote(QStringLiteral("info"), tr("%1… (progress in the status bar; Stop or Cancel ends it)").arg(what),
+    log_->addNote(QStringLiteral("info"),
+                  skippable_ ? tr("%1… (progress in the status bar; Skip this evaluation ends it and training goes "
+                                  "on, Stop or Cancel ends the run)")
+                                   .arg(what)
+                             : tr("%1… (progress in the status bar; Stop or Cancel ends it)").arg(what),
                   step);
   }
   if (end) {

@@ -25,8 +25,10 @@ class StatusProgress : public QObject {
   void setLoading(bool on);  // indeterminate until loadingProgress arrives
   void setLoadingProgress(int done, int total);
   // From TrainingWorker::workProgress; done == total ends it.
-  // cancel_tip: what Cancel does (default: the run stops after the step).
-  void setWork(const QString& what, int done, int total, int64_t step, const QString& cancel_tip = {});
+  // cancel_tip: what Cancel does (default: the run stops after the step). skippable: an
+  // evaluation, which "Skip this evaluation" ends while the run goes on.
+  void setWork(const QString& what, int done, int total, int64_t step, const QString& cancel_tip = {},
+               bool skippable = false);
   bool working() const { return working_; }  // long work inside a step is going on
   QString workText() const { return what_; }
   bool visible() const;
@@ -35,6 +37,7 @@ class StatusProgress : public QObject {
 
  signals:
   void cancelRequested();
+  void skipRequested();
 
  private:
   void show(const QString& format, int done, int total);
@@ -42,8 +45,9 @@ class StatusProgress : public QObject {
 
   QProgressBar* bar_ = nullptr;
   QToolButton* cancel_ = nullptr;
+  QToolButton* skip_ = nullptr;  // shown for skippable work only
   EventLog* log_ = nullptr;
-  bool loading_ = false, working_ = false, logged_ = false;
+  bool loading_ = false, working_ = false, logged_ = false, skippable_ = false;
   QString what_;
   QElapsedTimer work_clock_;
 };

@@ -47,7 +47,7 @@ bool restore_window_settings(const WindowParts& w) {
 
 void save_window_settings(const WindowParts& w) {
   QSettings s;
-  RunConfig c = w.config->config();
+  RunConfig c = w.config_to_save ? *w.config_to_save : w.config->config();
   c.out_dir.clear();                     // --out is for one run
   const nlohmann::json j = c.to_json();  // a run's config.json keys; the runs folder is separate
   s.setValue(QStringLiteral("config/json"), QString::fromStdString(j.dump()));

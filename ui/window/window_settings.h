@@ -3,6 +3,10 @@
 // and the comparison's mode, length and splitter.
 #pragma once
 
+#include <optional>
+
+#include "core/settings/run_config.h"
+
 class QMainWindow;
 class QTabWidget;
 
@@ -20,6 +24,9 @@ struct WindowParts {
   SampleView* samples;
   CompareView* compare;
   QTabWidget* tabs;
+  // Saved instead of what the panel shows (while watching, the panel shows the watched run's
+  // settings, which are not the user's).
+  std::optional<RunConfig> config_to_save = std::nullopt;
 };
 
 // Applies what was saved; true when a saved dock layout was restored.

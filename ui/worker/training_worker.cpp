@@ -359,6 +359,7 @@ void TrainingWorker::openRun(const QString& run_dir) {
   // Sample now or Export single samples any more.
   setSession(nullptr);
   setSampler(nullptr);
+  tag_ = RunTag::Main;  // its Sample now grids are the opened run's, not a comparison's
   try {
     auto run = std::make_shared<OpenedRun>();
     run->dir = run_dir;
@@ -418,6 +419,7 @@ int TrainingWorker::initThread() {
   metrics::work_hook() = [this](const std::string& what, int done, int total) {
     const auto now = Clock::now();
     const bool start = !in_work_ || what != work_what_, end = done >= total;
+    if (start || end) skip_work_.store(false);  // a skip is for the work it was asked during
     if (start) {
       in_work_ = true;
       work_what_ = what;
@@ -428,7 +430,7 @@ int TrainingWorker::initThread() {
       emit workProgress(QString::fromStdString(what), done, total);
     }
     if (end) in_work_ = false;
-    return !stopRequested();
+    return !stopRequested() && !skip_work_.load();
   };
   return nice_value;
 }

@@ -62,6 +62,9 @@ class TrainingWorker : public QObject, private SessionListener {
   void requestCheckpoint();
   void requestExportSamples(const QString& dir, int n, quint64 seed);
   void requestSampleNow();
+  // Ends the evaluation in progress without scores (the engine tries again at the next
+  // interval); the run goes on. No effect when none is going.
+  void requestSkipWork() { skip_work_.store(true); }
   void setFlushIntervalMs(int ms) { flush_ms_.store(ms); }
   State state() const { return static_cast<State>(state_.load()); }
   bool hasSession() const { return has_session_.load(); }
@@ -169,7 +172,7 @@ class TrainingWorker : public QObject, private SessionListener {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Command> commands_;
-  std::atomic<bool> stop_{false}, paused_{false}, cancel_loading_{false}, has_session_{false};
+  std::atomic<bool> stop_{false}, paused_{false}, cancel_loading_{false}, has_session_{false}, skip_work_{false};
   std::atomic<int> step_requests_{0};
   std::atomic<int> state_{0};
   std::atomic<int> flush_ms_{50};
