@@ -87,6 +87,23 @@ bool log_conv_plans() {
 
 int round8(int v) { return (v + 7) / 8 * 8; }
 
+// " [channels 3->8: algo 0 CUDNN_STATUS_NOT_SUPPORTED ...]", for the error when no layout works.
+std::string tried_text(int cp, int kp, const std::vector<ConvCandidate>& cands) {
+  std::string t = " [channels " + std::to_string(cp) + "->" + std::to_string(kp) + ":";
+  for (const ConvCandidate& cand : cands)
+    t += " algo " + std::to_string(cand.algo) + " " + cudnnGetErrorString(cand.status);
+  return t + "]";
+}
+
+// Channel layouts to try, best first: half modes want multiples of 8 (tensor cores); FP32 runs
+// unpadded and pads only if cuDNN supports nothing else.
+std::vector<std::pair<int, int>> channel_layouts(const ConvGeometry& g, bool half) {
+  const std::pair<int, int> exact{g.c, g.k}, padded{round8(g.c), round8(g.k)};
+  std::vector<std::pair<int, int>> layouts = half ? std::vector{padded, exact} : std::vector{exact, padded};
+  if (layouts[0] == layouts[1]) layouts.pop_back();
+  return layouts;
+}
+
 std::string describe(int op, const ConvGeometry& g, DType dt) {
   return std::string(op_name(op)) + " " + dtype_name(dt) + " x(n=" + std::to_string(g.n) +
          ", h=" + std::to_string(g.h) + ", w=" + std::to_string(g.w) + ", c=" + std::to_string(g.c) +
@@ -176,19 +193,9 @@ CudaBackend::ConvPlan& CudaBackend::conv_plan(int op, const ConvGeometry& g, DTy
     throw Error("bf16 convolutions need a GPU of compute capability 8.0 (Ampere) or newer; " + name_ + " is not",
                 "--precision bf16", "use fp16 or fp32 on this GPU");
 
-  // Channel layouts to try, best first: half modes want multiples of 8 (tensor cores); FP32 runs
-  // unpadded and pads only if cuDNN supports nothing else.
-  std::vector<std::pair<int, int>> layouts;
-  const std::pair<int, int> exact{g.c, g.k}, padded{round8(g.c), round8(g.k)};
-  if (half)
-    layouts = {padded, exact};
-  else
-    layouts = {exact, padded};
-  if (layouts[0] == layouts[1]) layouts.pop_back();
-
   const ConvCalls& calls = conv_calls(op);
   std::string tried;
-  for (const auto& [cp, kp] : layouts) {
+  for (const auto& [cp, kp] : channel_layouts(g, half)) {
     std::unique_ptr<ConvPlan> plan = conv_descriptors(op, g, dt, cp, kp, math);
     const ConvDescs d{plan->x, plan->y, plan->w, plan->conv};
     std::vector<ConvCandidate> cands;
@@ -274,10 +281,7 @@ CudaBackend::ConvPlan& CudaBackend::conv_plan(int op, const ConvGeometry& g, DTy
         if (pass == 0 && !calls.gemm_style(cand.algo)) continue;
         if (take(cand)) return keep("by heuristics");
       }
-    tried += " [channels " + std::to_string(cp) + "->" + std::to_string(kp) + ":";
-    for (const ConvCandidate& cand : cands)
-      tried += " algo " + std::to_string(cand.algo) + " " + cudnnGetErrorString(cand.status);
-    tried += "]";
+    tried += tried_text(cp, kp, cands);
   }
   throw Error(
       "cuDNN offers no usable algorithm for " + describe(op, g, dt) + " with " + math_name(math) + " math;" + tried,

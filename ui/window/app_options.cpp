@@ -98,6 +98,29 @@ bool setting_options(const QCommandLineParser& p, nlohmann::json* out, QString* 
   return true;
 }
 
+// --size WxH and --tab T.
+bool window_options(const QCommandLineParser& p, AppOptions* o, QString* error) {
+  if (p.isSet(QStringLiteral("size"))) {
+    const QStringList wh = p.value(QStringLiteral("size")).toLower().split(QLatin1Char('x'));
+    bool ok1 = false, ok2 = false;
+    const int w = wh.size() == 2 ? wh[0].toInt(&ok1) : 0, h = wh.size() == 2 ? wh[1].toInt(&ok2) : 0;
+    if (!ok1 || !ok2 || w < 320 || h < 240 || w > 16384 || h > 16384) {
+      *error = QObject::tr("--size: '%1' is not a window size like 1600x1000").arg(p.value(QStringLiteral("size")));
+      return false;
+    }
+    o->size = QSize(w, h);
+  }
+  if (p.isSet(QStringLiteral("tab"))) {
+    o->tab = p.value(QStringLiteral("tab")).toLower();
+    if (o->tab != QStringLiteral("live") && o->tab != QStringLiteral("compare") && o->tab != QStringLiteral("runs") &&
+        o->tab != QStringLiteral("layers") && o->tab != QStringLiteral("model")) {
+      *error = QObject::tr("--tab: use live, compare, runs, layers or model, not '%1'").arg(o->tab);
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 std::optional<AppOptions> parse_app_options(const QStringList& args, QString* error, QString* exit_text) {
@@ -199,24 +222,7 @@ std::optional<AppOptions> parse_app_options(const QStringList& args, QString* er
   if (!int_option(p, QStringLiteral("screenshot-step"), 1, INT_MAX, &v, error)) return std::nullopt;
   if (v) o.screenshot_step = *v;
   o.screenshot = p.value(QStringLiteral("screenshot"));
-  if (p.isSet(QStringLiteral("size"))) {
-    const QStringList wh = p.value(QStringLiteral("size")).toLower().split(QLatin1Char('x'));
-    bool ok1 = false, ok2 = false;
-    const int w = wh.size() == 2 ? wh[0].toInt(&ok1) : 0, h = wh.size() == 2 ? wh[1].toInt(&ok2) : 0;
-    if (!ok1 || !ok2 || w < 320 || h < 240 || w > 16384 || h > 16384) {
-      *error = QObject::tr("--size: '%1' is not a window size like 1600x1000").arg(p.value(QStringLiteral("size")));
-      return std::nullopt;
-    }
-    o.size = QSize(w, h);
-  }
-  if (p.isSet(QStringLiteral("tab"))) {
-    o.tab = p.value(QStringLiteral("tab")).toLower();
-    if (o.tab != QStringLiteral("live") && o.tab != QStringLiteral("compare") && o.tab != QStringLiteral("runs") &&
-        o.tab != QStringLiteral("layers") && o.tab != QStringLiteral("model")) {
-      *error = QObject::tr("--tab: use live, compare, runs, layers or model, not '%1'").arg(o.tab);
-      return std::nullopt;
-    }
-  }
+  if (!window_options(p, &o, error)) return std::nullopt;
   if (o.start && o.compare) {
     *error = QObject::tr("--start and --compare cannot be combined: choose one");
     return std::nullopt;
