@@ -114,6 +114,15 @@ class TestCompare : public UiTestCase {
     QVERIFY(cv->tableAsText().contains(QStringLiteral("\tLargest batch\t")));
     // The AMP run's generator still answers Sample now (its session made way for the search).
     QVERIFY(!sample_now(w).isNull());
+    const QString shots = qEnvironmentVariable("AMPGAN_SHOT_DIR");  // docs/screenshots, by hand
+    if (!shots.isEmpty()) {
+      w.tabs()->setCurrentWidget(cv);
+      for (const QSize& size : {QSize(1600, 1000), QSize(1280, 800), QSize(1024, 700)}) {
+        w.resize(size);
+        QTest::qWait(200);
+        w.grab().save(shots + QStringLiteral("/compare-largest-batch-%1x%2.png").arg(size.width()).arg(size.height()));
+      }
+    }
   }
 
   // The search stops at Stop (the two runs' rows stay; the cells say nothing was found), and a
