@@ -5,21 +5,16 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 
+#include <zlib.h>
 #include <chrono>
 #include <cmath>
 #include <cstring>
 #include <fstream>
-// OpenCV 4.6's headers mix enum types, which C++20 deprecates; not our code to fix.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-enum-enum-conversion"
-#include <opencv2/core.hpp>
-#include <opencv2/imgcodecs.hpp>
-#pragma GCC diagnostic pop
-#include <zlib.h>
 
 #include "core/common/error.h"
 #include "core/io/atomic_file.h"
 #include "core/io/image_io.h"
+#include "core/io/opencv.h"
 #include "core/io/run_lock.h"
 #include "core/io/safetensors.h"
 #include "core/tensor/half.h"

@@ -5,15 +5,11 @@
 #include <string>
 
 #include <gtest/gtest.h>
-// OpenCV 4.6's headers mix enum types, which C++20 deprecates; not our code to fix.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-enum-enum-conversion"
-#include <opencv2/videoio.hpp>
-#pragma GCC diagnostic pop
 #include <webp/demux.h>
 
 #include "core/io/atomic_file.h"
 #include "core/io/image_io.h"
+#include "core/io/opencv.h"
 #include "core/run/session.h"
 #include "core/run/timelapse.h"
 #include "test_support.h"

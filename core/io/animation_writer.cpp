@@ -7,18 +7,12 @@
 #include <cmath>
 #include <system_error>
 
-// OpenCV 4.6's headers mix enum types, which C++20 deprecates; not our code to fix.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-enum-enum-conversion"
-#include <opencv2/core.hpp>
-#include <opencv2/imgproc.hpp>
-#include <opencv2/videoio.hpp>
-#pragma GCC diagnostic pop
 #include <webp/encode.h>
 #include <webp/mux.h>
 
 #include "core/common/error.h"
 #include "core/io/atomic_file.h"
+#include "core/io/opencv.h"
 
 namespace ampgan::io {
 
@@ -104,13 +98,7 @@ void AnimationWriter::add(const Image8& frame, int frames) {
   AMPGAN_CHECK(!finished_ && frames >= 1 && frame.width == width_ && frame.height == height_ &&
                    (frame.channels == 1 || frame.channels == 3),
                "AnimationWriter::add: a frame of another size");
-  cv::Mat src(frame.height, frame.width, frame.channels == 3 ? CV_8UC3 : CV_8UC1,
-              const_cast<uint8_t*>(frame.pixels.data()));
-  cv::Mat rgb;
-  if (frame.channels == 1)
-    cv::cvtColor(src, rgb, cv::COLOR_GRAY2RGB);
-  else
-    rgb = src;
+  const cv::Mat rgb = rgb_mat(frame);
   if (impl_->format == AnimationFormat::Mp4) {
     cv::Mat bgr;
     cv::cvtColor(rgb, bgr, cv::COLOR_RGB2BGR);

@@ -4,16 +4,9 @@
 #include <cstring>
 #include <string>
 
-// OpenCV 4.6's headers mix enum types, which C++20 deprecates; not our code to fix.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-enum-enum-conversion"
-#include <opencv2/core.hpp>
-#include <opencv2/imgcodecs.hpp>
-#include <opencv2/imgproc.hpp>
-#pragma GCC diagnostic pop
-
 #include "core/common/error.h"
 #include "core/io/atomic_file.h"
+#include "core/io/opencv.h"
 #include "core/io/read_limits.h"
 
 namespace ampgan::io {

@@ -4,15 +4,9 @@
 #include <cmath>
 #include <map>
 
-// OpenCV 4.6's headers mix enum types, which C++20 deprecates; not our code to fix.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-enum-enum-conversion"
-#include <opencv2/core.hpp>
-#include <opencv2/imgproc.hpp>
-#pragma GCC diagnostic pop
-
 #include "core/common/error.h"
 #include "core/io/animation_writer.h"
+#include "core/io/opencv.h"
 
 namespace ampgan {
 
@@ -69,15 +63,8 @@ std::vector<TimelapseFrame> timelapse_frames(const RunFolder& run, int every) {
 
 io::Image8 timelapse_image(const io::Image8& grid, const TimelapseFrame& frame, int scale) {
   AMPGAN_CHECK(scale >= 1 && (grid.channels == 1 || grid.channels == 3), "timelapse_image: bad grid or scale");
-  cv::Mat src(grid.height, grid.width, grid.channels == 3 ? CV_8UC3 : CV_8UC1,
-              const_cast<uint8_t*>(grid.pixels.data()));
-  cv::Mat rgb;
-  if (grid.channels == 1)
-    cv::cvtColor(src, rgb, cv::COLOR_GRAY2RGB);
-  else
-    rgb = src.clone();
   cv::Mat big;
-  cv::resize(rgb, big, cv::Size(), scale, scale, cv::INTER_NEAREST);  // pixels stay pixels
+  cv::resize(io::rgb_mat(grid), big, cv::Size(), scale, scale, cv::INTER_NEAREST);  // pixels stay pixels
   const int width = big.cols + big.cols % 2;
   const int height = big.rows + kCaptionHeight + (big.rows + kCaptionHeight) % 2;
   cv::Mat out(height, width, CV_8UC3, cv::Scalar(0, 0, 0));
