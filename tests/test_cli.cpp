@@ -37,7 +37,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::string kCli = AMPGAN_CLI_PATH;
 const std::string kTiny = " --synthetic-count 64 --res 32 --width 8 --batch 8 --backend cpu --quiet ";
 
 struct Result {
@@ -74,8 +73,6 @@ void write_gz(const fs::path& p, const std::string& data) {
   gzwrite(f, data.data(), static_cast<unsigned>(data.size()));
   gzclose(f);
 }
-
-std::string quote(const fs::path& p) { return "'" + p.string() + "'"; }
 
 // The CLI as a separate process we can signal: argv split at spaces (no quoting), stdout and
 // stderr to `log`.

@@ -23,8 +23,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::string kCli = AMPGAN_CLI_PATH;
-
 // Probes of 30 steps, 10 of them warm-up: a tiny DCGAN's scaler settles from 2^16 within 10 steps.
 // The skip target has a margin on both sides: the answers' probes (D.2 in FP32; the scale raised
 // to 2^16) skipped 5% of their updates after the warm-up (2 of 40: the scale still finding its

@@ -30,11 +30,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::string kCli = AMPGAN_CLI_PATH;
 const std::string kSrc = AMPGAN_SOURCE_DIR;
 const std::string kTiny = " --synthetic-count 64 --res 32 --width 8 --batch 8 --backend cpu --quiet ";
-
-std::string quote(const fs::path& p) { return "'" + p.string() + "'"; }
 
 // Why the independent reader cannot run here, or empty when it can (scripts/setup.sh --dev
 // installs what it needs: Debian's python3-protobuf, python3-crc32c, protobuf-compiler).

@@ -23,17 +23,16 @@
 
 namespace fs = std::filesystem;
 using namespace ampgan;
+using ampgan::testing::kCli;
+using ampgan::testing::quote;
 using ampgan::testing::TempDir;
 
 namespace {
 
-const std::string kCli = AMPGAN_CLI_PATH;
 // Two threads and two malloc arenas: the address space a run reserves then depends on the
 // input, not on how many cores the machine has.
 const std::string kEnv = "AMPGAN_THREADS=2 OPENBLAS_NUM_THREADS=1 MALLOC_ARENA_MAX=2 ";
 const std::string kTrain = " --res 32 --width 8 --batch 8 --backend cpu --steps 1 --sample-every 0 --quiet ";
-
-std::string quote(const fs::path& p) { return "'" + p.string() + "'"; }
 
 struct Result {
   int status;

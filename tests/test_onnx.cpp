@@ -24,12 +24,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::string kCli = AMPGAN_CLI_PATH;
 const std::string kSrc = AMPGAN_SOURCE_DIR;
 const std::string kTiny =
     " --dataset synthetic --synthetic-count 64 --res 32 --width 8 --batch 8 --backend cpu --precision fp32 --quiet ";
-
-std::string quote(const fs::path& p) { return "'" + p.string() + "'"; }
 
 // Where scripts/setup.sh --dev installs onnxruntime-node (AMPGAN_ORT_NODE_MODULES overrides it).
 fs::path ort_modules() {

@@ -94,4 +94,11 @@ void expect_error(Fn&& fn, std::initializer_list<std::string> parts) {
 // Runs a command line, returns its exit status and fills output (stdout + stderr).
 int run_command(const std::string& cmd, std::string* output = nullptr);
 
+#ifdef AMPGAN_CLI_PATH  // the core tests' definitions (tests/CMakeLists.txt); the studio's have none
+// The ampgan this build made.
+inline const std::string kCli = AMPGAN_CLI_PATH;
+#endif
+// p in single quotes, for the shell run_command starts (the tests' temporary paths hold no quote).
+inline std::string quote(const std::filesystem::path& p) { return "'" + p.string() + "'"; }
+
 }  // namespace ampgan::testing

@@ -20,9 +20,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::string kCli = AMPGAN_CLI_PATH;
-std::string quote(const fs::path& p) { return "'" + p.string() + "'"; }
-
 // 12 steps in FP16, a grid every 2, BF16 from step 7 on.
 fs::path switched_run(const TempDir& tmp) {
   RunConfig c = tiny_fp16_run(12, tmp / "run");
