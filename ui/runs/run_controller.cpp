@@ -33,15 +33,11 @@ QString RunController::claimRunsFolder(const QString& root) {
 
 std::vector<SampleShot> RunController::storedGrids(const QString& run_dir, int64_t up_to_step) {
   std::vector<SampleShot> out;
-  const QDir samples(QDir(run_dir).filePath(QString::fromLatin1(RunFolder::kSamples)));
-  // step_NNNNNN.png: zero-padded, so the names' order is the steps' order.
-  for (const QString& f : samples.entryList({QStringLiteral("step_*.png")}, QDir::Files, QDir::Name)) {
-    bool ok = false;
-    const int64_t step = f.mid(5, f.size() - 9).toLongLong(&ok);
-    if (!ok || step > up_to_step) continue;
+  for (const auto& [step, path] : RunFolder(run_dir.toStdString()).sample_grids()) {  // in step order
+    if (step > up_to_step) break;
     SampleShot s;
     s.step = step;
-    s.path = samples.filePath(f);
+    s.path = QString::fromStdString(path.string());
     out.push_back(std::move(s));
   }
   return out;
