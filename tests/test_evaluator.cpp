@@ -148,14 +148,23 @@ TEST_F(EvaluatorTest, ClassifierIsCachedPerDataset) {
   EXPECT_GT(std::filesystem::file_size(copy), 100u) << "the retrained classifier replaces the damaged file";
 }
 
-// A GAN's scores swing while it trains: until ~800 steps here one snapshot's FD is often 2-4x
-// the one 100 steps before or after (e.g. 239, 653, 146 at steps 500, 600, 700), on OpenBLAS's
-// AVX2 (Haswell) kernels as on its AVX-512 (Cooperlake) ones, whose trajectories differ from the
-// first step. A single snapshot at 600 steps was worse than the untrained generator on one host
-// kind and better on the other. So the claim is made where training has left that phase, on the
-// median of three evaluations 100 steps apart: measured over 3 seeds x 2 kernel families, the
-// median FD at steps 800-1000 was 0.13-0.36x the untrained FD and the SWD at 1000 steps
-// 0.29-0.41x (tests/README.md, "Host kinds").
+// A GAN's scores swing while it trains, and so does the untrained baseline, so the claim is made
+// on medians at both ends:
+// - Trained: until ~800 steps here one snapshot's FD is often 2-4x the one 100 steps before or
+//   after (e.g. 408, 143, 401 at steps 600, 700, 800), so the trained score is the median of three
+//   evaluations 100 steps apart late in the run. The trajectory itself differs between hosts and
+//   between runs on one host: OpenBLAS and the engine pick kernels by CPU, and the kernel plan
+//   times its candidates on first use (cpu_kernel_plan.h), so two fresh runs need not multiply
+//   alike. Over 7 runs of seed 0 on a Zen 4 host (auto, openblas, onednn; OpenBLAS's Haswell and
+//   AVX-512 kernels, AMPGAN_CPU_FEATURES=avx2) the median FD at steps 800-1000 was 100-244, and a
+//   CI run on the same kind of host got 349.
+// - Untrained: one initialisation's FD is as much a draw: 488, 969, 923 and 887 for seeds 0-3 with
+//   one classifier, so a ratio to seed 0's alone (the lowest) swung from 0.2x to 0.63x. The
+//   baseline is the median over five initialisations, which no single lucky init moves.
+// Against that baseline (887 here) the trained medians above are 0.11-0.28x, and the SWD at 1000
+// steps 0.30-0.39x of the untrained median (the CI run's: 0.54x; its FD would be ~0.4x of a
+// baseline like this one, an estimate: its classifier differed). The test asks < 0.6x of both
+// (tests/README.md, "Host kinds").
 TEST_F(EvaluatorTest, TrainedGeneratorScoresBetterThanUntrained) {
   const Fixture& f = *fx_;
   CpuBackend b;
@@ -164,9 +173,19 @@ TEST_F(EvaluatorTest, TrainedGeneratorScoresBetterThanUntrained) {
   c.model.channels = f.train.channels;
   c.model.width = 16;
   c.batch = 32;
-  Trainer t(b, c);
   metrics::Evaluator ev(f.train, 256, 7);
-  const metrics::EvalResult before = ev.evaluate(t);
+  std::vector<double> fd0, swd0;
+  for (uint64_t seed = 0; seed < 5; ++seed) {
+    c.seed = seed;
+    Trainer untrained(b, c);
+    const metrics::EvalResult r = ev.evaluate(untrained);
+    fd0.push_back(r.fd);
+    swd0.push_back(r.swd);
+  }
+  std::sort(fd0.begin(), fd0.end());
+  std::sort(swd0.begin(), swd0.end());
+  c.seed = 0;
+  Trainer t(b, c);
   const int kSteps = 1000;
   std::vector<int> idx(32);
   std::vector<float> batch(32 * f.train.image_size());
@@ -184,10 +203,13 @@ TEST_F(EvaluatorTest, TrainedGeneratorScoresBetterThanUntrained) {
     }
   }
   ASSERT_EQ(fd.size(), 3u);
+  const double last_swd = swd.back();
   std::sort(fd.begin(), fd.end());
   std::printf(
-      "untrained: SWD %.1f FD %.2f; after %d steps: SWD %.1f, FD at steps %d-%d %.2f %.2f %.2f (median %.2fx)\n",
-      before.swd, before.fd, kSteps, swd.back(), kSteps - 200, kSteps, fd[0], fd[1], fd[2], fd[1] / before.fd);
-  EXPECT_LT(swd.back(), 0.6 * before.swd);
-  EXPECT_LT(fd[1], 0.6 * before.fd);
+      "untrained (seeds 0-4): FD %.1f %.1f %.1f %.1f %.1f, SWD median %.1f; after %d steps: SWD %.1f (%.2fx), "
+      "FD at steps %d-%d %.1f %.1f %.1f (median %.2fx)\n",
+      fd0[0], fd0[1], fd0[2], fd0[3], fd0[4], swd0[2], kSteps, last_swd, last_swd / swd0[2], kSteps - 200, kSteps,
+      fd[0], fd[1], fd[2], fd[1] / fd0[2]);
+  EXPECT_LT(last_swd, 0.6 * swd0[2]);
+  EXPECT_LT(fd[1], 0.6 * fd0[2]);
 }
