@@ -5,8 +5,8 @@
 // The direct way cuts the batch into groups of whole samples fixed by the geometry (at most
 // kGroups), one thread per group, each running oneDNN single-threaded: the results are the same
 // at any thread count, and the filter gradient's per-group partial sums are added in group order.
-// Operands: FP32 and BF16 tensors as they are, FP16 widened to FP32 (exact); outputs FP32,
-// rounded once into the output's dtype.
+// Operands: FP32 and BF16 tensors as they are, FP16 widened to FP32 (exact); outputs in the
+// operands' dtype (BF16 rounded once by oneDNN), FP32 for FP16, rounded once here.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -65,15 +65,15 @@ std::string plan_key(ConvDirection d, const ConvGeometry& g, DType dt) {
   return b;
 }
 
-// Per-task scratch of the direct way, in floats: widened inputs (FP16) and FP32 outputs (half).
+// Per-task scratch of the direct way, in floats: FP16's widened inputs and FP32 outputs.
 int64_t direct_task_floats(ConvDirection d, const ConvGeometry& g, DType dt, int spg) {
   const int64_t in = int64_t{spg} * g.h * g.w * g.c, out = int64_t{spg} * g.out_h() * g.out_w() * g.k;
-  const bool widen = dt == DType::F16, half = dt != DType::F32;
+  const bool widen = dt == DType::F16;
   switch (d) {
     case ConvDirection::Forward:
-      return (widen ? in : 0) + (half ? out : 0);
+      return widen ? in + out : 0;
     case ConvDirection::BackwardData:
-      return (widen ? out : 0) + (half ? in : 0);
+      return widen ? out + in : 0;
     case ConvDirection::BackwardFilter:
       return widen ? in + out : 0;  // + the gradient's own layout, below
   }
@@ -234,9 +234,9 @@ void CpuBackend::conv_forward_direct(const ConvGeometry& g, const Tensor& x, con
       src = own;
       own += q.spg * in;
     }
-    float* dst = dt == DType::F32 ? y.as<float>() + n0 * out : own;
+    void* dst = dt == DType::F16 ? own : cpu::at(y.data(), dt, n0 * out);
     p.of(group, q).forward(src, group == q.count - 1 ? packed_tail : packed, dst);
-    if (dt != DType::F32) cpu::narrow(dt, dst, cpu::at(y.data(), dt, n0 * out), n * out);
+    if (dt == DType::F16) cpu::narrow(dt, own, cpu::at(y.data(), dt, n0 * out), n * out);
   });
 }
 
@@ -265,9 +265,9 @@ void CpuBackend::conv_backward_data_direct(const ConvGeometry& g, const Tensor& 
       src = own;
       own += q.spg * out;
     }
-    float* dst = dt == DType::F32 ? dx.as<float>() + n0 * in : own;
+    void* dst = dt == DType::F16 ? own : cpu::at(dx.data(), dt, n0 * in);
     p.of(group, q).backward_data(src, group == q.count - 1 ? packed_tail : packed, dst);
-    if (dt != DType::F32) cpu::narrow(dt, dst, cpu::at(dx.data(), dt, n0 * in), n * in);
+    if (dt == DType::F16) cpu::narrow(dt, own, cpu::at(dx.data(), dt, n0 * in), n * in);
   });
 }
 

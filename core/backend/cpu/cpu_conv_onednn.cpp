@@ -54,8 +54,8 @@ std::unique_ptr<DirectConv::Impl> make(ConvDirection dir, const ConvGeometry& g,
   // The forward descriptor every direction is made from (its hint).
   const memory::desc src_in(d.src, in, tag::nhwc), dst_in(d.dst, in, tag::nhwc);
   const dnnl::convolution_forward::desc fwd_d(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
-                                              src_in, memory::desc(d.wei, in, tag::any),
-                                              memory::desc(d.dst, f32, tag::nhwc), d.strides, d.pad, d.pad);
+                                              src_in, memory::desc(d.wei, in, tag::any), dst_in, d.strides, d.pad,
+                                              d.pad);
   const dnnl::convolution_forward::primitive_desc fwd(fwd_d, attr, eng);
   std::string impl_name;
   switch (dir) {
@@ -68,9 +68,9 @@ std::unique_ptr<DirectConv::Impl> make(ConvDirection dir, const ConvGeometry& g,
       impl_name = fwd.impl_info_str();
       break;
     case ConvDirection::BackwardData: {
-      const dnnl::convolution_backward_data::desc bd(
-          dnnl::algorithm::convolution_direct, memory::desc(d.src, f32, tag::nhwc), memory::desc(d.wei, in, tag::any),
-          dst_in, d.strides, d.pad, d.pad);
+      const dnnl::convolution_backward_data::desc bd(dnnl::algorithm::convolution_direct, src_in,
+                                                     memory::desc(d.wei, in, tag::any), dst_in, d.strides, d.pad,
+                                                     d.pad);
       const dnnl::convolution_backward_data::primitive_desc pd(bd, attr, eng, fwd);
       impl->src = pd.diff_src_desc();
       impl->wei = pd.weights_desc();
@@ -144,7 +144,7 @@ void DirectConv::pack_weights(const void* w, void* packed) const {
   impl_->pack.execute(t.stream, src, dst);
 }
 
-void DirectConv::forward(const void* x, const void* packed, float* y) const {
+void DirectConv::forward(const void* x, const void* packed, void* y) const {
   OnednnThread& t = onednn_thread();
   dnnl::engine& e = onednn_engine();
   impl_->prim.execute(t.stream, {{DNNL_ARG_SRC, memory(impl_->src, e, const_cast<void*>(x))},
@@ -153,7 +153,7 @@ void DirectConv::forward(const void* x, const void* packed, float* y) const {
                                  {DNNL_ARG_SCRATCHPAD, t.scratchpad(impl_->scratch)}});
 }
 
-void DirectConv::backward_data(const void* dy, const void* packed, float* dx) const {
+void DirectConv::backward_data(const void* dy, const void* packed, void* dx) const {
   OnednnThread& t = onednn_thread();
   dnnl::engine& e = onednn_engine();
   impl_->prim.execute(t.stream, {{DNNL_ARG_DIFF_DST, memory(impl_->dst, e, const_cast<void*>(dy))},
@@ -186,8 +186,8 @@ std::shared_ptr<const DirectConv> DirectConv::get(ConvDirection, const ConvGeome
 size_t DirectConv::weights_bytes() const { return 0; }
 bool DirectConv::gradient_is_plain() const { return true; }
 void DirectConv::pack_weights(const void*, void*) const {}
-void DirectConv::forward(const void*, const void*, float*) const {}
-void DirectConv::backward_data(const void*, const void*, float*) const {}
+void DirectConv::forward(const void*, const void*, void*) const {}
+void DirectConv::backward_data(const void*, const void*, void*) const {}
 void DirectConv::backward_filter(const void*, const void*, float*, void*) const {}
 
 #endif

@@ -3,8 +3,11 @@
 // im2col + a matrix product (cpu_linalg.cpp). No columns are gathered: on the 3x3 and 4x4 layers
 // of these GANs oneDNN's JIT kernels ran at 1.5-2x the rate of im2col + the best product here,
 // in FP32 and in BF16. Operands are the tensors' own (FP32, or BF16 multiplied as BF16 with FP32
-// accumulation); outputs and filter gradients are FP32, rounded once by the caller. Weights
-// are reordered into the primitive's layout once per call (ConvWeights), not once per group.
+// accumulation). Outputs and data gradients are in the operands' dtype: BF16 ones are rounded
+// once from the FP32 sums by oneDNN as it stores them (to nearest even, as cpu_convert.h rounds;
+// a separate FP32 output and a pass to narrow it cost 9% of a BF16 ResNet step). Filter
+// gradients are FP32, rounded by the caller if at all. Weights are reordered into the
+// primitive's layout once per call (ConvWeights), not once per group.
 #pragma once
 
 #include <memory>
@@ -30,10 +33,10 @@ class DirectConv {
   bool gradient_is_plain() const;
   // w (k, r, s, c) in dt, plain, into the primitive's layout at packed (weights_bytes()).
   void pack_weights(const void* w, void* packed) const;
-  // Forward: y (f32, n x out_h x out_w x k) from x (dt) and packed weights.
-  void forward(const void* x, const void* packed, float* y) const;
-  // Data gradient: dx (f32, n x h x w x c) from dy (dt) and packed weights.
-  void backward_data(const void* dy, const void* packed, float* dx) const;
+  // Forward: y (dt, n x out_h x out_w x k) from x (dt) and packed weights.
+  void forward(const void* x, const void* packed, void* y) const;
+  // Data gradient: dx (dt, n x h x w x c) from dy (dt) and packed weights.
+  void backward_data(const void* dy, const void* packed, void* dx) const;
   // Filter gradient: dw (f32, k x r x s x c, plain), overwritten, from x and dy (dt); blocked
   // (weights_bytes()) holds the kernel's own layout on the way unless gradient_is_plain().
   void backward_filter(const void* x, const void* dy, float* dw, void* blocked) const;
