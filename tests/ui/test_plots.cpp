@@ -139,6 +139,13 @@ class TestPlots : public UiTestCase {
     h.setHistogram(10, counts, Precision::BF16, 1);
     h.replot(QCustomPlot::rpImmediateRefresh);
     QVERIFY2(h.infoText().contains(QStringLiteral("2^-126")), qPrintable(h.infoText()));
+    // Each line of the info row fits the chart as wide as it is in a 1024 px window (two columns
+    // of ~260 px, less the margins), with a long step and a loss scale beside the mode.
+    h.setHistogram(1000000, counts, Precision::BF16, 65536);
+    const QFontMetrics fm(h.infoFont());
+    for (const QString& line : h.infoText().split(QLatin1Char('\n')))
+      QVERIFY2(fm.horizontalAdvance(line) <= 255,
+               qPrintable(line + QStringLiteral(": %1 px").arg(fm.horizontalAdvance(line))));
     QVERIFY(!h.fp16BandsVisible());
     for (int i = 0; i < h.itemCount(); ++i)
       if (auto* t = qobject_cast<QCPItemText*>(h.item(i)); t && t->visible())

@@ -131,8 +131,9 @@ void HistogramPlot::setHistogram(int64_t step, const std::vector<float>& counts,
   for (QCPItemRect* r : regions_) r->setVisible(!bf16_);
   QString t = QStringLiteral("step %1 · %2").arg(step).arg(QString::fromLatin1(precision_label(precision)));
   if (is_mixed(precision) && scale != 1) t += QStringLiteral(" · S = %1").arg(format_value(scale, true));
-  // BF16 has FP32's exponent range: its limits lie beyond both ends of this axis.
-  if (bf16_) t += tr(" · BF16 range 2^-126 … 2^127, beyond this axis");
+  // BF16 has FP32's exponent range: its limits lie beyond both ends of this axis. On a line of
+  // its own: after the step and the mode it was cut off in a chart a third of 1600 px wide.
+  if (bf16_) t += tr("\nBF16 range 2^-126 … 2^127: off the axis");
   info_->setText(t);
   markDirty();
 }
@@ -156,6 +157,7 @@ bool HistogramPlot::fp16BandsVisible() const {
 }
 
 QString HistogramPlot::infoText() const { return info_->text(); }
+QFont HistogramPlot::infoFont() const { return info_->font(); }
 
 double HistogramPlot::fraction(int bin) const {
   if (total_ <= 0 || bin < 0 || bin >= static_cast<int>(counts_.size())) return 0;

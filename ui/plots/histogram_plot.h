@@ -28,6 +28,7 @@ class HistogramPlot : public LivePlot {
   bool bf16MarksVisible() const;
   bool fp16BandsVisible() const;
   QString infoText() const;
+  QFont infoFont() const;  // the info row's, to check that its lines fit
 
  protected:
   QString hoverText(double key) const override;
