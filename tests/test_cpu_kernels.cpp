@@ -14,9 +14,9 @@
 #include "core/backend/cpu/cpu_backend.h"
 #include "core/backend/cpu/cpu_gemm.h"
 #include "core/backend/cpu/cpu_kernel_plan.h"
-#include "core/backend/ew/storage.h"
 #include "core/common/cpu_features.h"
 #include "core/io/safetensors.h"
+#include "core/tensor/half.h"
 #include "tests/test_support.h"
 
 using namespace ampgan;
@@ -193,7 +193,7 @@ TEST(CpuKernels, Bf16DirectConvolutionsRoundTheirOutputsOnce) {
   ConvGeometry g;
   g.n = 5, g.h = g.w = 9, g.c = 16, g.k = 24, g.r = g.s = 3, g.stride = 1, g.pad = 1;
   auto bf16_exact = [](std::vector<float> v) {
-    for (float& f : v) f = bf16_bits_to_float(float_to_bf16_bits(f));
+    for (float& f : v) f = round_bf16(f);
     return v;
   };
   const auto x = bf16_exact(random_normal(g.x_shape().numel(), 1));

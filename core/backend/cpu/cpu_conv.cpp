@@ -65,19 +65,12 @@ std::string plan_key(ConvDirection d, const ConvGeometry& g, DType dt) {
   return b;
 }
 
-// Per-task scratch of the direct way, in floats: FP16's widened inputs and FP32 outputs.
-int64_t direct_task_floats(ConvDirection d, const ConvGeometry& g, DType dt, int spg) {
-  const int64_t in = int64_t{spg} * g.h * g.w * g.c, out = int64_t{spg} * g.out_h() * g.out_w() * g.k;
-  const bool widen = dt == DType::F16;
-  switch (d) {
-    case ConvDirection::Forward:
-      return widen ? in + out : 0;
-    case ConvDirection::BackwardData:
-      return widen ? out + in : 0;
-    case ConvDirection::BackwardFilter:
-      return widen ? in + out : 0;  // + the gradient's own layout, below
-  }
-  return 0;
+// Per-task scratch of the direct way, in floats: only FP16 has any, its widened input and FP32
+// output (the two operands, for the filter gradient, whose own layout is blocked_floats()). Every
+// direction reads one tensor of each size, so the direction does not enter.
+int64_t direct_task_floats(const ConvGeometry& g, DType dt, int spg) {
+  if (dt != DType::F16) return 0;
+  return int64_t{spg} * g.h * g.w * g.c + int64_t{spg} * g.out_h() * g.out_w() * g.k;
 }
 
 // The filter gradient in the kernel's own layout, per task, on its way to the plain one.
@@ -105,11 +98,11 @@ bool CpuBackend::reserve_direct(ConvDirection d, const ConvGeometry& g, DType dt
     if (dt != DType::F32) scratch(kAccum, size_t(g.k) * rsc);
     scratch(kPartials, size_t(kGroups) * g.k * rsc);  // not q.count: the same at every batch size
   }
-  const int64_t per_task = direct_task_floats(d, g, dt, q.spg) + blocked_floats(d, *full, *tail);
+  const int64_t per_task = direct_task_floats(g, dt, q.spg) + blocked_floats(d, *full, *tail);
   if (per_task > 0) scratch(kTiles, size_t(cpu_threads() * per_task));
   // And a line in the batch through it (a group is ceil(n / kGroups) samples, a step function of
   // the batch): the largest-batch prediction extrapolates the memory of two small batches.
-  const int64_t linear = direct_task_floats(d, g, dt, 1) * (g.n + kGroups) / kGroups + blocked_floats(d, *full, *tail);
+  const int64_t linear = direct_task_floats(g, dt, 1) * (g.n + kGroups) / kGroups + blocked_floats(d, *full, *tail);
   if (linear > 0) scratch(kTiles, size_t(cpu_threads() * linear));
   return true;
 }
@@ -223,7 +216,7 @@ void CpuBackend::conv_forward_direct(const ConvGeometry& g, const Tensor& x, con
     p.tail->pack_weights(wp, packed_tail);
   else
     packed_tail = packed;
-  const int64_t per_task = direct_task_floats(ConvDirection::Forward, g, dt, q.spg);
+  const int64_t per_task = direct_task_floats(g, dt, q.spg);
   float* tasks = per_task > 0 ? scratch(kTiles, size_t(cpu_threads() * per_task)) : nullptr;
   for_each_group(q.count, [&](int group, int task) {
     const int64_t n0 = int64_t{group} * q.spg, n = group == q.count - 1 ? q.last : q.spg;
@@ -254,7 +247,7 @@ void CpuBackend::conv_backward_data_direct(const ConvGeometry& g, const Tensor& 
     p.tail->pack_weights(wp, packed_tail);
   else
     packed_tail = packed;
-  const int64_t per_task = direct_task_floats(ConvDirection::BackwardData, g, dt, q.spg);
+  const int64_t per_task = direct_task_floats(g, dt, q.spg);
   float* tasks = per_task > 0 ? scratch(kTiles, size_t(cpu_threads() * per_task)) : nullptr;
   for_each_group(q.count, [&](int group, int task) {
     const int64_t n0 = int64_t{group} * q.spg, n = group == q.count - 1 ? q.last : q.spg;
@@ -279,7 +272,7 @@ void CpuBackend::conv_backward_filter_direct(const ConvGeometry& g, const Tensor
   const int64_t rsc = int64_t{g.r} * g.s * g.c, kw = g.k * rsc;
   const int64_t in = int64_t{g.h} * g.w * g.c, out = int64_t{g.out_h()} * g.out_w() * g.k;
   float* partials = scratch(kPartials, size_t(kGroups) * kw);
-  const int64_t widened = direct_task_floats(ConvDirection::BackwardFilter, g, dt, q.spg);
+  const int64_t widened = direct_task_floats(g, dt, q.spg);
   const int64_t per_task = widened + blocked_floats(ConvDirection::BackwardFilter, *p.full, *p.tail);
   float* tasks = per_task > 0 ? scratch(kTiles, size_t(cpu_threads() * per_task)) : nullptr;
   for_each_group(q.count, [&](int group, int task) {
