@@ -195,7 +195,9 @@ CudaBackend::ConvPlan& CudaBackend::conv_plan(int op, const ConvGeometry& g, DTy
 
   const ConvCalls& calls = conv_calls(op);
   std::string tried;
-  for (const auto& [cp, kp] : channel_layouts(g, half)) {
+  for (const std::pair<int, int>& layout : channel_layouts(g, half)) {
+    // Named copies, not structured bindings: the lambdas below capture them (clang rejects that).
+    const int cp = layout.first, kp = layout.second;
     std::unique_ptr<ConvPlan> plan = conv_descriptors(op, g, dt, cp, kp, math);
     const ConvDescs d{plan->x, plan->y, plan->w, plan->conv};
     std::vector<ConvCandidate> cands;

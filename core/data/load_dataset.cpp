@@ -20,8 +20,9 @@ namespace {
 // prefix-images-idx3-ubyte(.gz) in dir, compressed preferred; empty when neither exists.
 std::string find_idx(const fs::path& dir, const std::string& prefix, const std::string& kind) {
   std::error_code ec;
+  const std::string stem = prefix + "-" + kind + "-ubyte";
   for (const char* ext : {".gz", ""}) {
-    const fs::path p = dir / (prefix + "-" + kind + "-ubyte" + ext);
+    const fs::path p = dir / (stem + ext);
     if (fs::is_regular_file(p, ec)) return p.string();
   }
   return {};

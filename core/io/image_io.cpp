@@ -25,7 +25,9 @@ void check_args(int res, int channels, const char* fn) {
 inline uint8_t to_u8(float x) {
   if (!(x >= -1.0f)) return 0;  // also NaN
   if (x >= 1.0f) return 255;
-  // (x + 1) * 127.5 lies in [0, 255); + 0.5 then truncation rounds halves up.
+  // (x + 1) * 127.5 lies in [0, 255); + 0.5 then truncation rounds halves up. lround could differ
+  // by one where the float sum rounds up, and every PNG so far was made with this expression.
+  // NOLINTNEXTLINE(bugprone-incorrect-roundings)
   return static_cast<uint8_t>((x + 1.0f) * 127.5f + 0.5f);
 }
 

@@ -202,16 +202,21 @@ StFile parse_header(std::string_view header_text, uint64_t data_size, const std:
       throw corrupt(who + " has no valid data_offsets (two non-negative integers)");
     e.begin = (*off)[0].get<uint64_t>();
     e.end = (*off)[1].get<uint64_t>();
-    // Built with += : GCC 12 warns falsely (-Wrestrict) about "[" + std::string.
-    std::string offs = "[";
-    offs += std::to_string(e.begin) + ", " + std::to_string(e.end) + "]";
+    // Only the error messages need it. Built with += : GCC 12 warns falsely (-Wrestrict) about
+    // "[" + std::string.
+    auto offs = [&e] {
+      std::string s = "[";
+      s += std::to_string(e.begin) + ", " + std::to_string(e.end) + "]";
+      return s;
+    };
 
-    if (e.begin > e.end) throw corrupt(who + " has out-of-order data_offsets " + offs);
+    if (e.begin > e.end) throw corrupt(who + " has out-of-order data_offsets " + offs());
     uint64_t nbytes = 0;
     if (!byte_size(e.shape, elem, nbytes)) throw corrupt(who + " has an impossibly large shape " + shape_str(e.shape));
     if (e.end - e.begin != nbytes)
-      throw corrupt(who + " has data_offsets " + offs + " (" + std::to_string(e.end - e.begin) + " bytes), but shape " +
-                    shape_str(e.shape) + " of " + e.dtype + " needs " + std::to_string(nbytes) + " bytes");
+      throw corrupt(who + " has data_offsets " + offs() + " (" + std::to_string(e.end - e.begin) +
+                    " bytes), but shape " + shape_str(e.shape) + " of " + e.dtype + " needs " + std::to_string(nbytes) +
+                    " bytes");
     if (e.end > data_size)
       throw corrupt("Truncated file: tensor " + key + " ends at byte " + std::to_string(e.end) +
                     " of the data, but the file holds only " + std::to_string(data_size) + " bytes of data");

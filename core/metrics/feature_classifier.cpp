@@ -35,7 +35,8 @@ void init(Backend& b, Sequential& net, uint64_t seed) {
   for (Parameter* p : net.parameters()) {
     std::vector<float> v(static_cast<size_t>(p->shape.numel()));
     const bool bias = p->name.size() >= 4 && p->name.compare(p->name.size() - 4, 4, "bias") == 0;
-    const float fan_in = static_cast<float>(p->shape.numel() / p->shape[0]);
+    const int64_t fan_in_count = p->shape.numel() / p->shape[0];  // exact: numel is a multiple of the outputs
+    const auto fan_in = static_cast<float>(fan_in_count);
     for (float& x : v) {
       const float n = philox_normal(seed, kInitStream, index++);
       x = bias ? 0.0f : (p->fp32_only ? 1.0f : n * std::sqrt(2.0f / fan_in));

@@ -246,6 +246,7 @@ void Session::export_samples(const fs::path& dir, int n, uint64_t seed) {
 void Session::report_swept(const std::vector<fs::path>& swept, int64_t step) {
   if (swept.empty()) return;
   std::vector<std::string> names;
+  names.reserve(swept.size());
   for (const fs::path& p : swept) names.push_back(p.lexically_relative(folder_.dir()).generic_string());
   RunEvent e{step, 0, EventType::Warning, "",
              "removed " + std::to_string(swept.size()) +
@@ -256,7 +257,7 @@ void Session::report_swept(const std::vector<fs::path>& swept, int64_t step) {
 fs::path Session::save_checkpoint() {
   const int64_t it = trainer_->iteration();
   handle_rows(trainer_->collect(true));
-  const fs::path p = folder_.checkpoint(it);
+  fs::path p = folder_.checkpoint(it);
   // A state holding inf/NaN is never saved (ampgan::save_checkpoint refuses it too): the run
   // stops here, and its newest checkpoint stays a finite one.
   if (const std::vector<std::string> bad = nonfinite_state(*trainer_); !bad.empty()) {
@@ -357,8 +358,8 @@ void Session::record_stop(const std::string& reason) noexcept {
 
 std::string Session::report_blocked_stop(const std::string& why) const {
   const int64_t step = steps_done_.load(), ck = checkpoint_done_.load();
-  const std::string msg = "stopped at step " + std::to_string(step) + " (" + why + "); the newest checkpoint is " +
-                          (ck >= 0 ? folder_.checkpoint(ck).filename().string() : std::string("none"));
+  std::string msg = "stopped at step " + std::to_string(step) + " (" + why + "); the newest checkpoint is " +
+                    (ck >= 0 ? folder_.checkpoint(ck).filename().string() : std::string("none"));
   try {
     RunEvent e{step, time_done_.load(), EventType::Stop, "", msg};
     io::AppendLog own(folder_.events());  // its own descriptor: the Session's thread may be mid-call

@@ -56,7 +56,9 @@ void RunConfig::apply_json(const nlohmann::json& j, const std::string& source) {
     const Setting* s = find_setting(k);
     if (!s) throw Error("unknown setting '" + k + "'", source, "check the spelling; the keys are " + setting_keys());
     try {
-      set_setting(*this, *s, v, "'" + k + "' in " + source);
+      std::string where = "'" + k + "' in ";
+      where += source;
+      set_setting(*this, *s, v, where);
     } catch (const nlohmann::json::exception&) {
       throw Error("setting '" + k + "' has the wrong type (" + v.dump() + ")", source,
                   "use a number, string or boolean as a run's config.json does");

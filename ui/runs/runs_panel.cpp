@@ -314,6 +314,7 @@ std::vector<RunOverlay> RunsPanel::overlays() const {
   std::vector<bool> used(runs_.size(), false);
   if (group_->isChecked()) {
     std::vector<RunRecord> chosen;
+    chosen.reserve(ticked.size());
     for (int i : ticked) chosen.push_back(runs_[i]);
     for (const std::vector<int>& g : seed_groups(chosen)) {
       RunOverlay ov;

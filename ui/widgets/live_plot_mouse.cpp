@@ -33,7 +33,7 @@ QString LivePlot::hoverText(double key) const {
     text += QStringLiteral("\n%1: %2").arg(g->name(), format_value(it->value, pow2));
     if (points_only && !key_is_time_) text += QStringLiteral(" (step %1)").arg(static_cast<qint64>(it->key));
   }
-  const QString marks = markerTextNear(key, px);
+  QString marks = markerTextNear(key, px);
   if (text.isEmpty()) return marks;
   QString head = key_is_time_ ? QStringLiteral("t = %1 s").arg(step, 0, 'f', 1)
                               : QStringLiteral("step %1").arg(static_cast<qint64>(step));

@@ -34,8 +34,9 @@ QPixmap paint_icon(int size) {
   const QColor tiles[4] = {QColor(0x9e, 0xca, 0xe1), QColor(0xc6, 0xdb, 0xef), QColor(0xc6, 0xdb, 0xef),
                            QColor(0x6b, 0xae, 0xd6)};
   for (int i = 0; i < 4; ++i) {
+    const int column = i % 2, row = i / 2;  // a 2x2 grid of tiles
     p.setBrush(tiles[i]);
-    p.drawRoundedRect(QRectF(40 + 52 * (i % 2), 40 + 52 * (i / 2), 44, 44), 6, 6);
+    p.drawRoundedRect(QRectF(40 + 52 * column, 40 + 52 * row, 44, 44), 6, 6);
   }
   p.setBrush(Qt::NoBrush);
   p.setPen(QPen(QColor(0xfd, 0xd0, 0xa2), 8));
