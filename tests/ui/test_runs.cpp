@@ -284,6 +284,11 @@ class TestRuns : public UiTestCase {
       w.tabs()->setCurrentWidget(panel);
       QTest::qWait(300);
       w.grab().save(shots + QStringLiteral("/runs-table-1600x1000.png"));
+      w.resize(1280, 800);
+      QTest::qWait(300);
+      w.grab().save(shots + QStringLiteral("/runs-table-1280x800.png"));
+      w.resize(1600, 1000);
+      QTest::qWait(300);
       w.tabs()->setCurrentWidget(w.plots());
       QTest::qWait(300);
       w.grab().save(shots + QStringLiteral("/overlays-1600x1000.png"));

@@ -327,7 +327,7 @@ class TestViews : public UiTestCase {
     QVERIFY2(rows_px >= QFontMetrics(heat->yAxis->tickLabelFont()).height(), qPrintable(QString::number(rows_px)));
     const QString shots = qEnvironmentVariable("AMPGAN_SHOT_DIR");  // docs/screenshots, by hand
     if (!shots.isEmpty()) {
-      for (const QSize size : {QSize(1600, 1000), QSize(1024, 700)}) {
+      for (const QSize size : {QSize(1600, 1000), QSize(1280, 800), QSize(1024, 700)}) {
         w.resize(size);
         QTest::qWait(400);
         heat->replot();
