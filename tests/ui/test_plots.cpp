@@ -9,6 +9,7 @@
 #include <QElapsedTimer>
 #include <QFile>
 #include <QImage>
+#include <QLabel>
 #include <QLineEdit>
 #include <QMenu>
 #include <QMouseEvent>
@@ -393,6 +394,26 @@ class TestPlots : public UiTestCase {
     LivePlot* dout = panel.plot(QStringLiteral("d_outputs"));
     QVERIFY(dout->series(QStringLiteral("big · D(x)"))->pen().color() !=
             dout->series(QStringLiteral("big · D(G(z))"))->pen().color());
+  }
+
+  // The mouse hint above the charts is never cut off: the whole wording in a wide window, a
+  // shorter one that fits in a 1024 px window with both docks open, the whole in its tooltip.
+  void chartsMouseHintFitsEveryWindow() {
+    MainWindow w(no_settings());
+    w.resize(1600, 1000);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    auto* hint = w.plots()->findChild<QLabel*>(QStringLiteral("chartsMouseHint"));
+    QVERIFY(hint);
+    QTest::qWait(200);
+    QString why;
+    QVERIFY2(text_fits(hint, &why), qPrintable(why));
+    QVERIFY2(hint->text().contains(QStringLiteral("double-click")), qPrintable(hint->text()));
+    w.resize(1024, 700);
+    QTest::qWait(300);
+    QVERIFY2(!hint->text().isEmpty(), "no hint at 1024 px");
+    QVERIFY2(text_fits(hint, &why), qPrintable(why));
+    QVERIFY(hint->toolTip().contains(QStringLiteral("double-click")));
   }
 
   // Per-chart log/linear, x = step or wall time on every chart, a linked crosshair that exports

@@ -13,6 +13,7 @@
 
 #include "ui/common/amp_glossary.h"
 #include "ui/plots/plots_panel.h"
+#include "ui/widgets/fitting_label.h"
 
 namespace ampgan::ui {
 
@@ -39,12 +40,13 @@ QHBoxLayout* PlotsPanel::makeToolbar() {
   slider_label_->setMinimumWidth(32);
   connect(slider_, &QSlider::valueChanged, this, [this](int v) { setSmoothing(v / 100.0); });
   QToolButton* reset = makeViewButton();
-  auto* hint = new QLabel(tr("wheel: zoom · drag: pan · double-click: reset · right-click: more"));
+  auto* hint = new FittingLabel({tr("wheel: zoom · drag: pan · double-click: reset · right-click: more"),
+                                 tr("wheel: zoom · drag: pan · right-click: more"), tr("right-click: more")});
+  hint->setObjectName(QStringLiteral("chartsMouseHint"));
   hint->setToolTip(
       tr("Charts: the mouse wheel zooms, dragging pans, a double-click shows the whole run again, a "
          "double-click on a title maximises that chart (and restores the grid), right-click for a log "
          "axis, saving as PNG/PDF or copying. Hover for values; hover a title for what it shows."));
-  hint->setMinimumWidth(40);
   hint->setStyleSheet(QStringLiteral("color: gray"));
   // The gradient histograms over time: a step of the run's stored sets (hidden until two).
   hist_caption_ = new QLabel(tr("Histograms"));
