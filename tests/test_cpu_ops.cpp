@@ -678,6 +678,75 @@ TEST(CpuResample, ForwardMatchesNaiveReferenceAndHalfModesRoundOnce) {
   }
 }
 
+// The resampling and bias ops convert half-precision pixels (rows) a run at a time; these shapes
+// put chunk ends inside rows of the image and rows of the bias: w 30 at c 24 is two runs of 21
+// pixels and 9 (512-value tiles), c 600 is wider than a tile (one pixel at a time), c 5 fits
+// many pixels in one run. Every output is a fixed FP32 expression of its inputs rounded once,
+// so it must equal that expression bit for bit in every dtype.
+TEST(CpuResample, ChunkedConversionsGiveEveryPixelItsOwnValue) {
+  CpuBackend b;
+  struct Geometry {
+    int n, h, w, c;
+  };
+  for (const Geometry g : {Geometry{2, 2, 30, 24}, Geometry{1, 2, 3, 600}, Geometry{3, 2, 7, 5}}) {
+    const int n = g.n, h = g.h, w = g.w, c = g.c;
+    const size_t small_n = size_t(n) * h * w * c, big_n = 4 * small_n;
+    for (DType dt : {DType::F32, DType::F16, DType::BF16}) {
+      const std::string what = std::string(dtype_name(dt)) + " c" + std::to_string(c) + " w" + std::to_string(w);
+      auto round_to = [&](float f) { return dt == DType::F32 ? f : dt == DType::F16 ? round_half(f) : round_bf16(f); };
+      Tensor small = make_tensor(b, Shape{n, h, w, c}, dt, random_normal(small_n, 310 + c));
+      Tensor big = make_tensor(b, Shape{n, 2 * h, 2 * w, c}, dt, random_normal(big_n, 311 + c));
+      const auto hs = to_host(b, small), hb = to_host(b, big);
+      auto big_at = [&](int s, int y, int x, int ch) { return hb[((size_t(s) * 2 * h + y) * 2 * w + x) * c + ch]; };
+      Tensor pooled = b.empty(Shape{n, h, w, c}, dt, MemCategory::Data);
+      Tensor summed = b.empty(Shape{n, h, w, c}, dt, MemCategory::Data);
+      Tensor spread = b.empty(Shape{n, 2 * h, 2 * w, c}, dt, MemCategory::Data);
+      b.avgpool2x_forward(big, pooled);
+      b.upsample2x_backward(big, summed);
+      b.avgpool2x_backward(small, spread);
+      const auto hp = to_host(b, pooled), hsum = to_host(b, summed), hspread = to_host(b, spread);
+      size_t wrong_pool = 0, wrong_sum = 0, wrong_spread = 0;
+      for (int s = 0; s < n; ++s)
+        for (int y = 0; y < h; ++y)
+          for (int x = 0; x < w; ++x)
+            for (int ch = 0; ch < c; ++ch) {
+              const size_t i = ((size_t(s) * h + y) * w + x) * c + ch;
+              const float a = big_at(s, 2 * y, 2 * x, ch), bb = big_at(s, 2 * y, 2 * x + 1, ch),
+                          cc = big_at(s, 2 * y + 1, 2 * x, ch), d = big_at(s, 2 * y + 1, 2 * x + 1, ch);
+              wrong_pool += hp[i] != round_to(((a + bb) + cc + d) * 0.25f);
+              wrong_sum += hsum[i] != round_to(((a + bb) + cc) + d);
+              for (int q = 0; q < 4; ++q) {
+                const size_t o = ((size_t(s) * 2 * h + 2 * y + q / 2) * 2 * w + 2 * x + q % 2) * c + ch;
+                wrong_spread += hspread[o] != round_to(hs[i] * 0.25f);
+              }
+            }
+      EXPECT_EQ(wrong_pool, 0u) << what << " avgpool2x_forward";
+      EXPECT_EQ(wrong_sum, 0u) << what << " upsample2x_backward";
+      EXPECT_EQ(wrong_spread, 0u) << what << " avgpool2x_backward";
+
+      // Bias over rows of c channels: 517 rows is not a whole number of runs for any c here.
+      const int rows = 517;
+      Tensor y = make_tensor(b, Shape{rows, c}, dt, random_normal(size_t(rows) * c, 320 + c));
+      const auto hy = to_host(b, y);
+      const auto bias = random_normal(size_t(c), 321 + c);
+      Tensor bt = make_tensor(b, Shape{c}, DType::F32, bias);
+      b.bias_add(y, bt);
+      const auto after = to_host(b, y);
+      size_t wrong_bias = 0;
+      for (size_t i = 0; i < after.size(); ++i) wrong_bias += after[i] != round_to(hy[i] + bias[i % c]);
+      EXPECT_EQ(wrong_bias, 0u) << what << " bias_add";
+      Tensor db = b.empty(Shape{c}, DType::F32, MemCategory::Data);
+      b.bias_backward(y, db, false);
+      const auto hdb = to_host(b, db);
+      for (int ch = 0; ch < c; ++ch) {
+        double ref = 0;  // the op sums in double: only the final rounding to FP32 can differ
+        for (int r = 0; r < rows; ++r) ref += after[size_t(r) * c + ch];
+        ASSERT_NEAR(hdb[ch], ref, 1e-6 * std::abs(ref) + 1e-6) << what << " bias_backward channel " << ch;
+      }
+    }
+  }
+}
+
 TEST(CpuResample, HalfAddOverflowsToInfinityAsOnAGpu) {
   CpuBackend b;
   Tensor a = make_tensor(b, Shape{2}, DType::F16, {40000, -1}), c = make_tensor(b, Shape{2}, DType::F16, {40000, 1});

@@ -45,18 +45,34 @@ template <bool kQuarter>
 void spread_blocks(const Nhwc& s, const Tensor& small, Tensor& big) {
   const DType dt = big.dtype();
   const size_t es = dtype_size(dt);
+  // Pixels converted together: a ResNet's pixels are 16-64 channels, and a conversion call per
+  // pixel cost more than the arithmetic.
+  const int64_t span = s.c >= kTile ? 1 : kTile / s.c;
   parallel_for(s.n * 2 * s.h, 4, [&](int64_t r0, int64_t r1) {
-    float buf[kTile];
+    float buf[kTile], wide[2 * kTile];
     for (int64_t r = r0; r < r1; ++r) {
       const int64_t n = r / (2 * s.h), oy = r % (2 * s.h);
       const int64_t in = ((n * s.h + oy / 2) * s.w) * s.c, out = r * 2 * s.w * s.c;
+      if (!kQuarter) {
+        for (int64_t ox = 0; ox < 2 * s.w; ++ox)
+          std::memcpy(cpu::at(big.data(), dt, out + ox * s.c), cpu::at(small.data(), dt, in + (ox / 2) * s.c),
+                      es * s.c);
+        continue;
+      }
+      if (s.c < kTile) {
+        for (int64_t x0 = 0; x0 < s.w; x0 += span) {
+          const int64_t px = std::min(span, s.w - x0), m = px * s.c;
+          cpu::widen(dt, cpu::at(small.data(), dt, in + x0 * s.c), buf, m);
+          for (int64_t i = 0; i < px; ++i)
+            for (int64_t j = 0; j < s.c; ++j)
+              wide[2 * i * s.c + j] = wide[(2 * i + 1) * s.c + j] = buf[i * s.c + j] * 0.25f;
+          cpu::narrow(dt, wide, cpu::at(big.data(), dt, out + 2 * x0 * s.c), 2 * m);
+        }
+        continue;
+      }
       for (int64_t ox = 0; ox < 2 * s.w; ++ox) {
         const void* src = cpu::at(small.data(), dt, in + (ox / 2) * s.c);
         void* dst = cpu::at(big.data(), dt, out + ox * s.c);
-        if (!kQuarter) {
-          std::memcpy(dst, src, es * s.c);
-          continue;
-        }
         for (int64_t c0 = 0; c0 < s.c; c0 += kTile) {
           const int64_t m = std::min<int64_t>(kTile, s.c - c0);
           cpu::widen(dt, cpu::at(src, dt, c0), buf, m);
@@ -77,11 +93,35 @@ void CpuBackend::upsample2x_forward(const Tensor& x, Tensor& y) {
 template <bool kMean>
 void combine_blocks(const Nhwc& s, const Tensor& big, Tensor& small) {
   const DType dt = small.dtype();
+  const int64_t row = 2 * s.w * s.c;  // one row of big
+  if (s.c < kTile) {
+    // A run of `span` output pixels at a time: their two rows of big widened in two calls
+    // instead of four per pixel (see spread_blocks); the same sums in the same order.
+    const int64_t span = kTile / s.c;
+    parallel_for(s.n * s.h, std::max<int64_t>(1, kRowGrain / std::max<int64_t>(1, s.w)), [&](int64_t q0, int64_t q1) {
+      float top[2 * kTile], bottom[2 * kTile], res[kTile];
+      for (int64_t q = q0; q < q1; ++q) {
+        const int64_t n = q / s.h, y = q % s.h, b0 = (n * 2 * s.h + 2 * y) * row;
+        for (int64_t x0 = 0; x0 < s.w; x0 += span) {
+          const int64_t px = std::min(span, s.w - x0), m = px * s.c;
+          cpu::widen(dt, cpu::at(big.data(), dt, b0 + 2 * x0 * s.c), top, 2 * m);
+          cpu::widen(dt, cpu::at(big.data(), dt, b0 + row + 2 * x0 * s.c), bottom, 2 * m);
+          for (int64_t i = 0; i < px; ++i)
+            for (int64_t j = 0; j < s.c; ++j) {
+              const int64_t l = 2 * i * s.c + j, r = l + s.c;
+              res[i * s.c + j] = kMean ? ew::mean4(top[l], top[r], bottom[l], bottom[r])
+                                       : ew::sum4(top[l], top[r], bottom[l], bottom[r]);
+            }
+          cpu::narrow(dt, res, cpu::at(small.data(), dt, (q * s.w + x0) * s.c), m);
+        }
+      }
+    });
+    return;
+  }
   parallel_for(s.rows(), kRowGrain, [&](int64_t p0, int64_t p1) {
     float v[4][kTile];
     for (int64_t p = p0; p < p1; ++p) {
       const int64_t n = p / (s.h * s.w), yx = p % (s.h * s.w), y = yx / s.w, x = yx % s.w;
-      const int64_t row = 2 * s.w * s.c;  // one row of big
       const int64_t b00 = ((n * 2 * s.h + 2 * y) * 2 * s.w + 2 * x) * s.c;
       const int64_t corner[4] = {b00, b00 + s.c, b00 + row, b00 + row + s.c};
       for (int64_t c0 = 0; c0 < s.c; c0 += kTile) {
