@@ -25,6 +25,7 @@
 #include "core/common/rng.h"
 #include "core/io/atomic_file.h"
 #include "core/io/image_io.h"
+#include "core/io/opencv.h"
 #include "core/run/checkpoint.h"
 #include "core/run/compare.h"
 #include "tests/test_support.h"
@@ -412,6 +413,61 @@ TEST(Cli, SampleIsDeterministicForASeed) {
   EXPECT_EQ(files, 5);
   expect_refused("sample " + ck, {"--grid", "--each"}, 2);
   expect_refused("sample " + quote(tmp / "none.safetensors") + " --grid x.png", {"none.safetensors"});
+}
+
+// The explorer's options on a run folder: a seed's image is the same file in any --seeds list, an
+// interpolation's end frames are its seeds' images, the video holds every frame, and a refused
+// request writes nothing.
+TEST(Cli, SampleExploresSeedsAndInterpolations) {
+  TempDir tmp;
+  ASSERT_EQ(cli("train --dataset synthetic --steps 3 --out " + quote(tmp / "run") + kTiny).status, 0);
+  const std::string run = quote(tmp / "run");
+  Result r = cli("sample " + run + " --seeds 0-7 --each " + quote(tmp / "a"));
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("8 seeds (0, 1, 2, ..., 7), step 3"), std::string::npos) << r.out;
+  ASSERT_EQ(cli("sample " + run + " --seeds 4,2 --each " + quote(tmp / "b")).status, 0);
+  EXPECT_EQ(io::read_file(tmp / "a/seed_4.png"), io::read_file(tmp / "b/seed_4.png"));
+  EXPECT_EQ(io::read_file(tmp / "a/seed_2.png"), io::read_file(tmp / "b/seed_2.png"));
+  EXPECT_NE(io::read_file(tmp / "a/seed_2.png"), io::read_file(tmp / "a/seed_4.png"));
+  EXPECT_FALSE(fs::exists(tmp / "b/seed_0.png"));
+
+  r = cli("sample " + run + " --interpolate 2,4 --frames 5 --path lerp --each " + quote(tmp / "walk"));
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("5 frames from seed 2 to seed 4 (lerp)"), std::string::npos) << r.out;
+  EXPECT_EQ(io::read_file(tmp / "walk/frame_00000.png"), io::read_file(tmp / "a/seed_2.png"));
+  EXPECT_EQ(io::read_file(tmp / "walk/frame_00004.png"), io::read_file(tmp / "a/seed_4.png"));
+  EXPECT_NE(io::read_file(tmp / "walk/frame_00002.png"), io::read_file(tmp / "a/seed_4.png"));
+  ASSERT_EQ(cli("sample " + run + " --interpolate 2,4 --frames 5 --grid " + quote(tmp / "walk.png")).status, 0);
+  const io::Image8 row = io::read_image(tmp / "walk.png");
+  EXPECT_EQ(row.width, 5 * 34 + 2) << "an interpolation's grid is one row";
+  EXPECT_EQ(row.height, 34 + 2);
+
+  r = cli("sample " + run + " --interpolate 2,4 --frames 7 --truncation 0.7 --video " + quote(tmp / "walk.mp4"));
+  ASSERT_EQ(r.status, 0) << r.out;
+  cv::VideoCapture v((tmp / "walk.mp4").string());
+  ASSERT_TRUE(v.isOpened());
+  int frames = 0;
+  cv::Mat f;
+  while (v.read(f)) {
+    EXPECT_EQ(f.cols, 256) << "32 px frames enlarged 8 times";
+    EXPECT_EQ(f.rows, 256);
+    ++frames;
+  }
+  EXPECT_EQ(frames, 7);
+
+  // Refusals before the generator runs: exit 1 (2 for a usage error), the option named, no file.
+  const std::string out = " --grid " + quote(tmp / "refused.png");
+  expect_refused("sample " + run + out + " --truncation 0.5", {"--truncation", "--seeds"}, 2);
+  expect_refused("sample " + run + out + " --seeds 0-3 --truncation 9", {"--truncation", "at most 4"});
+  expect_refused("sample " + run + out + " --seeds 5-1", {"--seeds", "runs backwards"});
+  expect_refused("sample " + run + out + " --seeds 0-3 --n 4", {"--n"}, 2);
+  expect_refused("sample " + run + out + " --interpolate 3", {"--interpolate", "two seeds"}, 2);
+  expect_refused("sample " + run + out + " --frames 9", {"--frames", "--interpolate"}, 2);
+  expect_refused("sample " + run + out + " --seeds 0-3 --bn-stats batch", {"--bn-stats", "running"}, 2);
+  expect_refused("sample " + run + out + " --step 2", {"step 2", "steps 3"});
+  expect_refused("sample " + run + " --seeds 1 --video " + quote(tmp / "walk.gif"), {"walk.gif", ".mp4"});
+  EXPECT_FALSE(fs::exists(tmp / "refused.png"));
+  EXPECT_FALSE(fs::exists(tmp / "walk.gif"));
 }
 
 // An output that names an input (directly or through a link) is refused even with --force; any

@@ -305,7 +305,9 @@ OnnxExportResult export_onnx(const fs::path& run, int64_t step, const fs::path& 
   return r;
 }
 
-std::vector<float> generate_images(Trainer& trainer, const std::vector<float>& latents, int n, BnStats bn) {
+std::vector<float> generate_images(Trainer& trainer, const std::vector<float>& latents, int n, BnStats bn,
+                                   int per_forward, const std::function<bool(int, int)>& progress) {
+  AMPGAN_CHECK(bn == BnStats::Running || (per_forward == 0 && !progress), "batch statistics take whole batches");
   if (bn == BnStats::Batch) return trainer.generate(latents, n);
   // Trainer::generate's loop in Mode::Eval (running statistics); here, not in the Trainer, so
   // that sampling's one variant does not touch the training step's header.
@@ -315,13 +317,16 @@ std::vector<float> generate_images(Trainer& trainer, const std::vector<float>& l
   AMPGAN_CHECK(static_cast<int64_t>(latents.size()) >= int64_t{n} * nz, "too few latents");
   std::vector<float> out(static_cast<size_t>(n) * per);
   const DType dt = compute_dtype(trainer.precision());
-  Tensor z32 = b.empty(Shape{cfg.batch, 1, 1, nz}, DType::F32, MemCategory::Data);
-  Tensor zc = dt == DType::F32 ? z32 : b.empty(Shape{cfg.batch, 1, 1, nz}, dt, MemCategory::Data);
+  const int chunk = per_forward > 0 ? std::min(per_forward, cfg.batch) : cfg.batch;
+  Tensor z32 = b.empty(Shape{chunk, 1, 1, nz}, DType::F32, MemCategory::Data);
+  Tensor zc = dt == DType::F32 ? z32 : b.empty(Shape{chunk, 1, 1, nz}, dt, MemCategory::Data);
   Tensor img32;
   Context ctx{.backend = b, .dtype = dt, .mode = Mode::Eval, .param_grads = false, .accumulate = false};
   trainer.with_generator_weights([&] {
-    for (int i0 = 0; i0 < n; i0 += cfg.batch) {
-      const int m = std::min(cfg.batch, n - i0);
+    for (int i0 = 0; i0 < n; i0 += chunk) {
+      if (progress && !progress(i0, n))
+        throw Cancelled("stopped after " + std::to_string(i0) + " of " + std::to_string(n) + " images");
+      const int m = std::min(chunk, n - i0);
       Tensor zv = z32.view(Shape{m, 1, 1, nz});
       b.upload(zv, latents.data() + static_cast<size_t>(i0) * nz, static_cast<size_t>(m) * nz * 4);
       Tensor zcv = zc.view(Shape{m, 1, 1, nz});
@@ -339,6 +344,7 @@ std::vector<float> generate_images(Trainer& trainer, const std::vector<float>& l
       b.download(v, dst, v.nbytes());
     }
   });
+  if (progress) progress(n, n);
   return out;
 }
 
