@@ -125,14 +125,16 @@ void check_sample_options(const Args& a) {
   if (explorer && (a.has("n") || a.has("seed")))
     throw UsageError(std::string(a.has("seeds") ? "--seeds" : "--interpolate") + " names its images' seeds itself",
                      "ampgan sample", "leave out --n and --seed (they draw a batch from one seed)");
-  if (explorer && a.has("bn-stats") && a.str("bn-stats") != "running")
-    throw UsageError("--seeds and --interpolate use batch norm's running statistics", "--bn-stats",
+  if (explorer && a.has("bn-stats") && a.str("bn-stats") != "standing")
+    throw UsageError("--seeds and --interpolate use batch norm's standing statistics", "--bn-stats",
                      "an image of a seed must not depend on which images share its batch; leave out --bn-stats");
   if (a.has("truncation")) {
     if (!explorer)
       throw UsageError("--truncation applies to the images of --seeds or --interpolate", "--truncation",
                        "e.g. ampgan sample RUN --seeds 0-63 --truncation 0.7 --grid g.png");
     check_truncation(a.real("truncation", 0), "--truncation");
+    if (!(a.real("truncation", 0) > 0))
+      throw UsageError("--truncation must be above 0", "--truncation", "leave it out for no truncation, or e.g. 0.7");
   }
   if ((a.has("frames") || a.has("path")) && !a.has("interpolate"))
     throw UsageError("--frames and --path belong to --interpolate A,B", "ampgan sample");
@@ -140,8 +142,8 @@ void check_sample_options(const Args& a) {
     throw UsageError("--step picks a checkpoint of a run folder; this is a checkpoint file", "--step",
                      "give the run folder, or leave out --step");
   const std::string bn_name = a.str("bn-stats", "batch");
-  if (bn_name != "batch" && bn_name != "running")
-    throw UsageError("--bn-stats is batch or running, not '" + bn_name + "'", "ampgan sample");
+  if (bn_name != "batch" && bn_name != "running" && bn_name != "standing")
+    throw UsageError("--bn-stats is batch, running or standing, not '" + bn_name + "'", "ampgan sample");
   if (a.has("video")) io::animation_format(a.str("video"));
 }
 
@@ -193,8 +195,9 @@ int cmd_sample(int argc, char** argv) {
       .option("n", "N", "without --seeds: number of images (64) drawn from --seed")
       .option("seed", "S", "without --seeds: latent seed of the whole batch (0)")
       .option("bn-stats", "S",
-              "batch norm on the batch's statistics (batch, default for --n: as in training)\n"
-              "or the running averages (running: what export-onnx's model computes; --seeds always)")
+              "batch norm on the batch's statistics (batch, default for --n: as in training),\n"
+              "the running averages (running: what export-onnx's model computes), or standing\n"
+              "statistics of 512 latents (standing: BigGAN's; --seeds and --interpolate always)")
       .section("Output")
       .option("cols", "C", "grid columns (8; --interpolate: one row)")
       .option("upscale", "K", "enlarge pixels K times (nearest neighbour) (1; --video: to >= 256 px)")
@@ -205,7 +208,9 @@ int cmd_sample(int argc, char** argv) {
     if (!a.parse_or_help(argc, argv, 2)) return 0;
     check_sample_options(a);
     const std::string bn_name = a.str("bn-stats", "batch");
-    const BnStats bn = bn_name == "running" ? BnStats::Running : BnStats::Batch;
+    const BnStats bn = bn_name == "running"    ? BnStats::Running
+                       : bn_name == "standing" ? BnStats::Standing
+                                               : BnStats::Batch;
     const long long up = a.integer("upscale", 1, 1, 16);
     const std::filesystem::path input = a.positional()[0];
     const std::filesystem::path checkpoint = onnx_source_checkpoint(input, a.integer("step", -1, 0, kMaxSteps));

@@ -463,7 +463,8 @@ TEST(Cli, SampleExploresSeedsAndInterpolations) {
   expect_refused("sample " + run + out + " --seeds 0-3 --n 4", {"--n"}, 2);
   expect_refused("sample " + run + out + " --interpolate 3", {"--interpolate", "two seeds"}, 2);
   expect_refused("sample " + run + out + " --frames 9", {"--frames", "--interpolate"}, 2);
-  expect_refused("sample " + run + out + " --seeds 0-3 --bn-stats batch", {"--bn-stats", "running"}, 2);
+  expect_refused("sample " + run + out + " --seeds 0-3 --bn-stats batch", {"--bn-stats", "standing"}, 2);
+  expect_refused("sample " + run + out + " --seeds 0-3 --truncation 0", {"--truncation", "above 0"}, 2);
   expect_refused("sample " + run + out + " --step 2", {"step 2", "steps 3"});
   expect_refused("sample " + run + " --seeds 1 --video " + quote(tmp / "walk.gif"), {"walk.gif", ".mp4"});
   EXPECT_FALSE(fs::exists(tmp / "refused.png"));

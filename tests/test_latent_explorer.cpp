@@ -1,14 +1,20 @@
 // The latent explorer (core/run/latent_explorer.h): a seed names one latent and one image, the
-// truncation trick keeps every value within its threshold and leaves the rest as drawn, and an
-// interpolation starts and ends on its seeds' images exactly.
+// truncation trick keeps every value within its threshold and leaves the rest as drawn, an
+// interpolation starts and ends on its seeds' images exactly, and standing statistics are the
+// batches' and leave the model as it was.
 #include <cmath>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "core/backend/cpu/cpu_backend.h"
+#include "core/common/rng.h"
+#include "core/nn/batchnorm2d.h"
 #include "core/run/latent_explorer.h"
+#include "core/run/onnx_export.h"
 #include "core/run/session.h"
+#include "core/train/standing_stats.h"
 #include "test_support.h"
 
 using namespace ampgan;
@@ -150,4 +156,41 @@ TEST(LatentExplorer, ASeedsImageIsTheSameAloneAndInAnyCompany) {
   });
   EXPECT_NE(why.find("stopped after 2 of 3"), std::string::npos) << why;
   EXPECT_EQ(seen, (std::vector<int>{0, 1, 2}));
+}
+
+// Standing statistics (core/train/standing_stats.h) over one batch are that batch's statistics:
+// the images of exactly that batch then match the batch-statistics images up to the unbiased
+// variance's (rows - 1) / rows, where an untrained generator's running averages (0 and 1) are far
+// off. Afterwards the running averages, batch counts and momentum are as they were.
+TEST(StandingStats, OneBatchGivesThatBatchsStatisticsAndEverythingIsPutBack) {
+  CpuBackend b;
+  Trainer t(b, tiny_dcgan(Precision::FP32));
+  const int nz = t.config().model.latent, batch = t.config().batch;
+  std::vector<float> z(static_cast<size_t>(batch) * nz);
+  for (size_t i = 0; i < z.size(); ++i) z[i] = philox_normal(0, rng_stream::kStandingStats, i);
+  const std::vector<float> with_batch = t.generate(z, batch);
+  const std::vector<float> with_running = generate_images(t, z, batch, BnStats::Running);
+  std::vector<std::vector<float>> before;
+  for (StateBuffer* s : t.generator().buffers()) before.push_back(to_host(b, s->value));
+  std::vector<float> with_standing;
+  {
+    StandingStats s(b, t.generator(), DType::F32, nz, batch, 1);
+    with_standing = generate_images(t, z, batch, BnStats::Running);
+  }
+  double standing_off = 0, running_off = 0;
+  for (size_t i = 0; i < with_batch.size(); ++i) {
+    standing_off = std::max(standing_off, double(std::fabs(with_standing[i] - with_batch[i])));
+    running_off = std::max(running_off, double(std::fabs(with_running[i] - with_batch[i])));
+  }
+  EXPECT_LT(standing_off, 0.05);
+  EXPECT_GT(running_off, 0.1) << "the scenario needs running averages far from the batch's";
+  EXPECT_GT(running_off, 20 * standing_off);
+  size_t k = 0;
+  for (StateBuffer* s : t.generator().buffers()) EXPECT_EQ(to_host(b, s->value), before[k++]) << s->name;
+  EXPECT_EQ(generate_images(t, z, batch, BnStats::Running), with_running);
+  for (size_t i = 0; i < t.generator().size(); ++i)
+    if (auto* bn = dynamic_cast<BatchNorm2d*>(&t.generator().layer(i))) {
+      EXPECT_EQ(bn->momentum(), 0.1f);
+      EXPECT_EQ(bn->batches_tracked(), 0);
+    }
 }

@@ -22,6 +22,10 @@ class BatchNorm2d final : public Layer {
   int64_t batches_tracked() const { return batches_tracked_; }
   float eps() const { return eps_; }
   void set_batches_tracked(int64_t n) { batches_tracked_ = n; }
+  // The running averages' weight of a new batch (0.1); core/train/standing_stats.h sets 1/k for
+  // batch k, which makes them the plain average of k batches' statistics.
+  float momentum() const { return momentum_; }
+  void set_momentum(float m) { momentum_ = m; }
 
  private:
   int channels_;

@@ -122,7 +122,7 @@ std::vector<uint64_t> parse_seed_list(const std::string& text, const std::string
 
 std::vector<float> explore_images(Trainer& trainer, const std::vector<float>& latents, int n,
                                   const std::function<bool(int, int)>& progress) {
-  return generate_images(trainer, latents, n, BnStats::Running, 1, progress);
+  return generate_images(trainer, latents, n, BnStats::Standing, 1, progress);
 }
 
 }  // namespace ampgan

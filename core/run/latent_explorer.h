@@ -42,10 +42,12 @@ std::vector<float> interpolate_latents(const std::vector<float>& a, const std::v
 constexpr size_t kMaxSeeds = 4096;
 std::vector<uint64_t> parse_seed_list(const std::string& text, const std::string& what);
 
-// The images of n latents, each generated alone (batch norm on its running statistics, as the
-// exported ONNX model computes), so that an image depends on its own latent only: the same seed
-// gives the same image in any grid, and an interpolation's end frames are its endpoint images.
-// NHWC FP32 in [-1, 1], the EMA generator where the run keeps one, in the trainer's precision.
+// The images of n latents, each generated alone, so that an image depends on its own latent only:
+// the same seed gives the same image in any grid, and an interpolation's end frames are its
+// endpoint images. Batch norm uses standing statistics of the weights sampled
+// (core/train/standing_stats.h), which look like batch statistics' images; the running averages
+// wash an EMA generator's images out. NHWC FP32 in [-1, 1], the EMA generator where the run
+// keeps one, in the trainer's precision.
 // progress(done, n) before each image and once all are done; returning false throws Cancelled.
 std::vector<float> explore_images(Trainer& trainer, const std::vector<float>& latents, int n,
                                   const std::function<bool(int, int)>& progress = {});

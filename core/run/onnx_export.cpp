@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 
 #include "core/amp/precision.h"
 #include "core/backend/backend.h"
@@ -18,6 +19,7 @@
 #include "core/run/checkpoint.h"
 #include "core/run/run_folder.h"
 #include "core/tensor/half.h"
+#include "core/train/standing_stats.h"
 
 namespace ampgan {
 
@@ -307,7 +309,7 @@ OnnxExportResult export_onnx(const fs::path& run, int64_t step, const fs::path& 
 
 std::vector<float> generate_images(Trainer& trainer, const std::vector<float>& latents, int n, BnStats bn,
                                    int per_forward, const std::function<bool(int, int)>& progress) {
-  AMPGAN_CHECK(bn == BnStats::Running || (per_forward == 0 && !progress), "batch statistics take whole batches");
+  AMPGAN_CHECK(bn != BnStats::Batch || (per_forward == 0 && !progress), "batch statistics take whole batches");
   if (bn == BnStats::Batch) return trainer.generate(latents, n);
   // Trainer::generate's loop in Mode::Eval (running statistics); here, not in the Trainer, so
   // that sampling's one variant does not touch the training step's header.
@@ -323,6 +325,9 @@ std::vector<float> generate_images(Trainer& trainer, const std::vector<float>& l
   Tensor img32;
   Context ctx{.backend = b, .dtype = dt, .mode = Mode::Eval, .param_grads = false, .accumulate = false};
   trainer.with_generator_weights([&] {
+    std::optional<StandingStats> standing;
+    if (bn == BnStats::Standing)
+      standing.emplace(b, trainer.generator(), dt, nz, cfg.batch, (kStandingLatents + cfg.batch - 1) / cfg.batch);
     for (int i0 = 0; i0 < n; i0 += chunk) {
       if (progress && !progress(i0, n))
         throw Cancelled("stopped after " + std::to_string(i0) + " of " + std::to_string(n) + " images");

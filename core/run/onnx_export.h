@@ -49,13 +49,15 @@ OnnxExportResult export_onnx(const std::filesystem::path& run, int64_t step, con
                              const OnnxExportOptions& options);
 
 // How a sample's batch norm normalises: the batch's statistics (Trainer::generate, what training
-// sees) or the running averages (what the ONNX model computes).
-enum class BnStats : uint8_t { Batch, Running };
+// sees), the running averages (what the ONNX model computes), or standing statistics of the
+// weights sampled (core/train/standing_stats.h: the explorer's, kStandingLatents latents).
+enum class BnStats : uint8_t { Batch, Running, Standing };
+constexpr int kStandingLatents = 512;
 // Trainer::generate with the choice of statistics: images NHWC FP32 in [-1, 1], the EMA
-// generator's when the run keeps one, in the trainer's precision. With running statistics,
-// per_forward images go through each forward pass (0: the trainer's batch; 1: an image's values
-// then depend on its latent alone, not on the kernels a batch size selects), and progress(done, n)
-// after each pass may return false to stop (Cancelled is thrown).
+// generator's when the run keeps one, in the trainer's precision. With running or standing
+// statistics, per_forward images go through each forward pass (0: the trainer's batch; 1: an
+// image's values then depend on its latent alone, not on the kernels a batch size selects), and
+// progress(done, n) before each pass may return false to stop (Cancelled is thrown).
 std::vector<float> generate_images(Trainer& trainer, const std::vector<float>& latents, int n, BnStats bn,
                                    int per_forward = 0, const std::function<bool(int, int)>& progress = {});
 
