@@ -74,6 +74,7 @@ void register_meta_types() {
   qRegisterMetaType<ModelDescription>();
   qRegisterMetaType<std::shared_ptr<const OpenedRun>>();
   qRegisterMetaType<MaxBatchPtr>();
+  qRegisterMetaType<ExploreResultPtr>();
 }
 
 }  // namespace ampgan::ui

@@ -19,6 +19,7 @@
 #include "core/common/error.h"
 #include "core/io/image_io.h"
 #include "core/run/histograms_log.h"
+#include "core/run/latent_explorer.h"
 #include "core/run/run_event.h"
 #include "core/settings/run_config.h"
 #include "core/train/max_batch.h"
@@ -116,6 +117,29 @@ struct ModelDescription {
   QString policy;  // the policy in words ("FP32 layers: D.2; half blocks: all; clamp: off")
 };
 
+// What the Explore tab asks the generator for (core/run/latent_explorer.h): one image per seed,
+// or the frames between seeds a and b.
+struct ExploreRequest {
+  int id = 0;  // answered in ExploreResult::id (a newer request supersedes an older one)
+  bool interpolate = false;
+  std::vector<uint64_t> seeds;  // the grid's (interpolate: unused)
+  uint64_t a = 0, b = 0;        // interpolate: from seed a's image to seed b's
+  int frames = 16;
+  LatentPath path = LatentPath::Slerp;
+  float truncation = 0;  // 0: none
+};
+
+struct ExploreResult {
+  ExploreRequest request;
+  std::vector<float> images;  // n NHWC images in [-1, 1], as ampgan sample --raw writes them
+  int n = 0, res = 0, channels = 0;
+  int64_t step = 0;
+  bool ema = false;  // made by the EMA generator
+  QString run;       // the run folder whose generator made them
+  io::Image8 image8(int i) const { return io::to_image8(images.data(), i, res, channels); }
+};
+using ExploreResultPtr = std::shared_ptr<const ExploreResult>;
+
 // Engine image -> QImage (deep copy) and back.
 QImage to_qimage(const io::Image8& img);
 io::Image8 from_qimage(const QImage& img);
@@ -136,3 +160,4 @@ Q_DECLARE_METATYPE(ampgan::ui::SampleShot)
 Q_DECLARE_METATYPE(ampgan::ui::ModelDescription)
 Q_DECLARE_METATYPE(std::shared_ptr<const ampgan::ui::OpenedRun>)
 Q_DECLARE_METATYPE(ampgan::ui::MaxBatchPtr)
+Q_DECLARE_METATYPE(ampgan::ui::ExploreResultPtr)

@@ -113,8 +113,9 @@ bool window_options(const QCommandLineParser& p, AppOptions* o, QString* error) 
   if (p.isSet(QStringLiteral("tab"))) {
     o->tab = p.value(QStringLiteral("tab")).toLower();
     if (o->tab != QStringLiteral("live") && o->tab != QStringLiteral("compare") && o->tab != QStringLiteral("runs") &&
-        o->tab != QStringLiteral("layers") && o->tab != QStringLiteral("model")) {
-      *error = QObject::tr("--tab: use live, compare, runs, layers or model, not '%1'").arg(o->tab);
+        o->tab != QStringLiteral("explore") && o->tab != QStringLiteral("layers") &&
+        o->tab != QStringLiteral("model")) {
+      *error = QObject::tr("--tab: use live, compare, runs, explore, layers or model, not '%1'").arg(o->tab);
       return false;
     }
   }
@@ -161,12 +162,14 @@ std::optional<AppOptions> parse_app_options(const QStringList& args, QString* er
   opt("screenshot-step", "N", QObject::tr("Demo: the step of --screenshot (default: the end of the run)."));
   flag("quit-after-screenshot", QObject::tr("Demo: close the window (cleanly) after --screenshot."));
   opt("size", "WxH", QObject::tr("Window size, e.g. 1600x1000."));
-  opt("tab", "T", QObject::tr("Tab shown first: live, compare, runs, layers or model."));
+  opt("tab", "T", QObject::tr("Tab shown first: live, compare, runs, explore, layers or model."));
   flag("fresh", QObject::tr("Ignore the saved settings and window layout."));
   opt("runs", "DIR", QObject::tr("Show the runs folder DIR in the Runs tab (default: the Settings' runs folder)."));
   opt("overlay", "RUNS",
       QObject::tr("Draw these runs of the runs folder (names, comma-separated) over the Live charts."));
   flag("group-seeds", QObject::tr("With --overlay: runs that differ only in the seed as their mean ± sd."));
+  opt("open", "DIR",
+      QObject::tr("Open the run folder DIR, as File > Open run does (its charts, samples and generator)."));
   opt("watch", "DIR",
       QObject::tr("Follow the run folder DIR live and read-only (a run that ampgan train, an MPI job or another "
                   "machine writes)."));
@@ -196,6 +199,12 @@ std::optional<AppOptions> parse_app_options(const QStringList& args, QString* er
   o.fresh_settings = p.isSet(QStringLiteral("fresh"));
   o.quit_after_screenshot = p.isSet(QStringLiteral("quit-after-screenshot"));
   o.watch = p.value(QStringLiteral("watch"));
+  o.open = p.value(QStringLiteral("open"));
+  if (!o.open.isEmpty() && (o.start || o.compare || !o.watch.isEmpty())) {
+    *error =
+        QObject::tr("--open shows a run that is on disk: it cannot be combined with --start, --compare or --watch");
+    return std::nullopt;
+  }
   o.runs = p.value(QStringLiteral("runs"));
   if (p.isSet(QStringLiteral("overlay")))
     o.overlay = p.value(QStringLiteral("overlay")).split(QLatin1Char(','), Qt::SkipEmptyParts);

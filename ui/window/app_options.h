@@ -32,6 +32,7 @@ struct AppOptions {
   QString tab;                  // "live", "compare" or "runs": the tab shown first
   bool fresh_settings = false;  // ignore saved settings (demos, screenshots)
   QString watch;                // follow this run folder (another process writes it), read-only
+  QString open;                 // open this run folder (File > Open run)
   QString runs;                 // show this runs folder in the Runs tab
   QStringList overlay;          // runs of that folder drawn over the Live charts
   bool group_seeds = false;     // ... with seed groups as mean ± sd

@@ -22,6 +22,7 @@
 #include "ui/settings/precision_actions.h"
 #include "ui/views/compare_view.h"
 #include "ui/views/event_log.h"
+#include "ui/views/explore_view.h"
 #include "ui/views/layers_view.h"
 #include "ui/views/model_view.h"
 #include "ui/views/sample_view.h"
@@ -155,6 +156,8 @@ void MainWindow::applyOptions(const AppOptions& o) {
   }
   if (o.tab == QStringLiteral("runs"))
     tabs_->setCurrentWidget(runs_panel_);
+  else if (o.tab == QStringLiteral("explore"))
+    tabs_->setCurrentWidget(explore_);
   else if (o.tab == QStringLiteral("layers"))
     tabs_->setCurrentWidget(layers_);
   else if (o.tab == QStringLiteral("model"))
@@ -165,7 +168,16 @@ void MainWindow::applyOptions(const AppOptions& o) {
     tabs_->setCurrentWidget(plots_);
   // Without --start or --compare no step comes to trigger --screenshot: picture the window once
   // it has settled (the first paint, a runs folder's scan on its thread).
-  if (!o.screenshot.isEmpty() && !o.start && !o.compare) QTimer::singleShot(1500, this, [this] { takeScreenshot(); });
+  if (!o.screenshot.isEmpty() && !o.open.isEmpty()) {
+    // --open: once the run is read (and the Explore tab, if shown, has had time for its images).
+    auto once = std::make_shared<QMetaObject::Connection>();
+    *once = connect(this, &MainWindow::runOpened, this, [this, once] {
+      disconnect(*once);
+      QTimer::singleShot(2000, this, [this] { takeScreenshot(); });
+    });
+  } else if (!o.screenshot.isEmpty() && !o.start && !o.compare) {
+    QTimer::singleShot(1500, this, [this] { takeScreenshot(); });
+  }
 }
 
 // ---- actions -------------------------------------------------------------------------------------

@@ -34,6 +34,7 @@ class BranchCopy;
 class CompareView;
 class LayersView;
 class ModelView;
+class ExploreView;
 class ConfigPanel;
 class RunController;
 class RunExports;
@@ -111,6 +112,7 @@ class MainWindow : public QMainWindow {
   QTabWidget* tabs() const { return tabs_; }
   LayersView* layersView() const { return layers_; }
   ModelView* modelView() const { return model_; }
+  ExploreView* exploreView() const { return explore_; }
   AlertBanner* alertBanner() const { return alerts_; }
   QAction* action(const QString& name) const;  // by objectName, e.g. "actionStart"
   RunController* runs() const { return runs_; }
@@ -184,11 +186,12 @@ class MainWindow : public QMainWindow {
   RunsPanel* runs_panel_ = nullptr;
   bool runs_stale_ = false;  // a run ended since the Runs tab last read its folder
   QTabWidget* tabs_ = nullptr;
-  LayersView* layers_ = nullptr;   // per-layer gradient statistics
-  ModelView* model_ = nullptr;     // each layer's dtype under the policy
-  int layers_every_ = 0;           // the current run's layers.csv interval
-  int eval_every_ = 0;             // and its evaluation interval
-  AlertBanner* alerts_ = nullptr;  // alerts with a remedy, above the tabs
+  LayersView* layers_ = nullptr;    // per-layer gradient statistics
+  ModelView* model_ = nullptr;      // each layer's dtype under the policy
+  ExploreView* explore_ = nullptr;  // the generator's images of chosen seeds
+  int layers_every_ = 0;            // the current run's layers.csv interval
+  int eval_every_ = 0;              // and its evaluation interval
+  AlertBanner* alerts_ = nullptr;   // alerts with a remedy, above the tabs
   QDockWidget *settings_dock_ = nullptr, *samples_dock_ = nullptr, *log_dock_ = nullptr;
   PrecisionActions* precision_ = nullptr;  // the one exclusive precision choice
   QAction *start_ = nullptr, *pause_ = nullptr, *step_act_ = nullptr, *stop_ = nullptr, *compare_act_ = nullptr,

@@ -48,6 +48,7 @@
 #include "ui/views/alert_banner.h"
 #include "ui/views/compare_view.h"
 #include "ui/views/event_log.h"
+#include "ui/views/explore_view.h"
 #include "ui/views/layers_view.h"
 #include "ui/views/model_view.h"
 #include "ui/views/sample_view.h"
@@ -83,6 +84,9 @@ void MainWindow::buildViews() {
       runs_panel_->rescan();
     runs_stale_ = false;
   });
+  explore_ = new ExploreView;
+  tabs_->addTab(explore_, tr("Explore"));
+  connect(explore_, &ExploreView::failed, this, &MainWindow::onFailed);
   layers_ = new LayersView;
   tabs_->addTab(layers_, tr("Layers"));
   model_ = new ModelView;

@@ -43,6 +43,7 @@
 #include "ui/views/alert_banner.h"
 #include "ui/views/compare_view.h"
 #include "ui/views/event_log.h"
+#include "ui/views/explore_view.h"
 #include "ui/views/layers_view.h"
 #include "ui/views/model_view.h"
 #include "ui/views/sample_view.h"
@@ -149,7 +150,13 @@ void MainWindow::connectWorker() {
     has_session_ = on;
     updateActions();
   });
+  connect(explore_, &ExploreView::exploreRequested, this,
+          [this](const ExploreRequest& r) { worker_->requestExplore(r); });
+  connect(explore_, &ExploreView::cancelRequested, this, [this] { worker_->cancelExplore(); });
+  connect(worker_, &TrainingWorker::explored, explore_, &ExploreView::onResult);
+  connect(worker_, &TrainingWorker::exploreProgress, explore_, &ExploreView::onProgress);
   connect(worker_, &TrainingWorker::generatorAvailable, this, [this](bool on, const QString& dir) {
+    explore_->setGenerator(on, dir);
     runs_->setGeneratorDir(on ? dir : QString());
     updateActions();
   });
@@ -270,10 +277,12 @@ void MainWindow::onBatch(const UiBatchPtr& b) {
       plots_->appendRows(b->rows);
     }
     for (const SampleShot& s : b->samples)
-      if (s.path.isEmpty())
+      if (s.path.isEmpty()) {
         showRequestedGrid(s);  // Sample now
-      else
+      } else {
         samples_->addShot(s);
+        explore_->onTrainingProgressed();
+      }
     if (b->has_histograms) plots_->setHistograms(b->hist_step, b->hist_g, b->hist_d);
     log_->addEvents(b->events);
     layers_->onRows(b->rows, layers_every_);
@@ -442,7 +451,7 @@ void MainWindow::onRunOpened(const std::shared_ptr<const OpenedRun>& run) {
           .arg(run->checkpoints.size())
           .arg(runs_->resumable() ? tr(" — raise Steps and press Resume run (Ctrl+Shift+Return) to continue it")
                                   : QString()));
-  tabs_->setCurrentWidget(plots_);
+  if (tabs_->currentWidget() != explore_) tabs_->setCurrentWidget(plots_);  // Explore: the opened run's seeds
   updateActions();
   emit runOpened(run->dir);
 }

@@ -27,6 +27,7 @@ class RunSampler {
   io::Image8 sample_grid();
   // n single PNGs from latents of `seed`, named as Session::export_samples names them.
   void export_samples(const std::filesystem::path& dir, int n, uint64_t seed);
+  Trainer& trainer() { return *trainer_; }  // for the Explore tab's images
   int64_t step() const { return step_; }
   const std::filesystem::path& checkpoint() const { return checkpoint_; }
 

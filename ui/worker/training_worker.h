@@ -62,6 +62,10 @@ class TrainingWorker : public QObject, private SessionListener {
   void requestCheckpoint();
   void requestExportSamples(const QString& dir, int n, quint64 seed);
   void requestSampleNow();
+  // The Explore tab's images from the current generator (a run's, live between steps, or an
+  // opened run's): answered by explored(), or failed(); a newer request replaces an unserved one.
+  void requestExplore(const ExploreRequest& r);
+  void cancelExplore() { cancel_explore_.store(true); }  // stops the images in progress
   // Ends the evaluation in progress without scores (the engine tries again at the next
   // interval); the run goes on. No effect when none is going.
   void requestSkipWork() { skip_work_.store(true); }
@@ -113,10 +117,21 @@ class TrainingWorker : public QObject, private SessionListener {
   void sessionAvailable(bool available);  // a run is loaded: exports and checkpoints can be served
   // A generator can be sampled (a session, or an opened run's checkpoint); dir: whose.
   void generatorAvailable(bool available, const QString& dir);
+  void explored(const ampgan::ui::ExploreResultPtr& result);
+  void exploreProgress(int id, int done, int total);
 
  private:
   struct Command {
-    enum Kind { SetPrecision, SetLayerPolicy, SetLearningRates, SetTotalSteps, Checkpoint, ExportSamples, SampleNow };
+    enum Kind {
+      SetPrecision,
+      SetLayerPolicy,
+      SetLearningRates,
+      SetTotalSteps,
+      Checkpoint,
+      ExportSamples,
+      SampleNow,
+      Explore
+    };
     explicit Command(Kind k = SampleNow) : kind(k) {}
     Kind kind;
     Precision precision = Precision::FP32;
@@ -126,7 +141,9 @@ class TrainingWorker : public QObject, private SessionListener {
     QString dir;
     int n = 0;
     quint64 seed = 0;
+    ExploreRequest explore;
   };
+  void explore(const ExploreRequest& r);
 
   void describeModel();
   // SessionListener (called on the worker thread, inside Session calls)
@@ -172,7 +189,8 @@ class TrainingWorker : public QObject, private SessionListener {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Command> commands_;
-  std::atomic<bool> stop_{false}, paused_{false}, cancel_loading_{false}, has_session_{false}, skip_work_{false};
+  std::atomic<bool> stop_{false}, paused_{false}, cancel_loading_{false}, has_session_{false}, skip_work_{false},
+      cancel_explore_{false};
   std::atomic<int> step_requests_{0};
   std::atomic<int> state_{0};
   std::atomic<int> flush_ms_{50};

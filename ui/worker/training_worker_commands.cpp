@@ -3,6 +3,7 @@
 #include "ui/worker/training_worker.h"
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 
 #include <QThread>
@@ -36,13 +37,14 @@ void TrainingWorker::push(Command c) {
     std::lock_guard<std::mutex> lk(mu_);
     // A newer value of the same setting replaces an unapplied older one.
     if (c.kind == Command::SetPrecision || c.kind == Command::SetLayerPolicy || c.kind == Command::SetLearningRates ||
-        c.kind == Command::SetTotalSteps)
+        c.kind == Command::SetTotalSteps || c.kind == Command::Explore)
       commands_.erase(
           std::remove_if(commands_.begin(), commands_.end(), [&](const Command& o) { return o.kind == c.kind; }),
           commands_.end());
     commands_.push_back(std::move(c));
   }
   cv_.notify_all();
+  if (c.kind == Command::Explore) cancel_explore_.store(false);
   // When no loop runs (idle with a finished run, or paused inside one: the loop drains itself),
   // this queued call serves the command on the worker thread.
   QMetaObject::invokeMethod(this, &TrainingWorker::drainIdle, Qt::QueuedConnection);
@@ -85,6 +87,12 @@ void TrainingWorker::requestExportSamples(const QString& dir, int n, quint64 see
 
 void TrainingWorker::requestSampleNow() { push(Command{Command::SampleNow}); }
 
+void TrainingWorker::requestExplore(const ExploreRequest& r) {
+  Command c{Command::Explore};
+  c.explore = r;
+  push(c);
+}
+
 bool TrainingWorker::stopRequested() const {
   return stop_.load() || QThread::currentThread()->isInterruptionRequested();
 }
@@ -110,7 +118,70 @@ void TrainingWorker::drainCommands() {
   }
 }
 
+namespace {
+
+const char* during(int kind) {
+  static const char* const kDuring[] = {"switching precision",
+                                        "setting the layer policy",
+                                        "setting learning rates",
+                                        "setting the step target",
+                                        "saving a checkpoint",
+                                        "exporting samples",
+                                        "sampling",
+                                        "exploring the latent space"};
+  return kDuring[kind];
+}
+
+}  // namespace
+
+void TrainingWorker::explore(const ExploreRequest& r) {
+  Trainer& t = session_ ? session_->trainer() : sampler_->trainer();
+  auto res = std::make_shared<ExploreResult>();
+  res->request = r;
+  const DcganSpec& m = t.config().model;
+  res->res = m.res;
+  res->channels = m.channels;
+  res->step = session_ ? session_->step_count() : sampler_->step();
+  res->ema = t.has_ema();
+  res->run = session_ ? QString::fromStdString(session_->dir().string())
+                      : QString::fromStdString(sampler_->checkpoint().parent_path().parent_path().string());
+  const std::vector<float> z = r.interpolate
+                                   ? interpolate_latents(seed_latent(r.a, m.latent, r.truncation),
+                                                         seed_latent(r.b, m.latent, r.truncation), r.frames, r.path)
+                                   : seed_latents(r.seeds, m.latent, r.truncation);
+  res->n = r.interpolate ? r.frames : static_cast<int>(r.seeds.size());
+  auto last = std::chrono::steady_clock::now();
+  res->images = explore_images(t, z, res->n, [&](int done, int total) {
+    const auto now = std::chrono::steady_clock::now();
+    if (done == total || now - last > std::chrono::milliseconds(100)) {
+      last = now;
+      emit exploreProgress(r.id, done, total);
+    }
+    return !cancel_explore_.load() && !stopRequested();
+  });
+  emit explored(res);
+}
+
 void TrainingWorker::apply(const Command& c) {
+  if (c.kind == Command::Explore) {
+    if (!session_ && !sampler_) {
+      UiError e;
+      e.what = QStringLiteral("no generator to explore");
+      e.hint = QStringLiteral("start a run, or open one that has a checkpoint");
+      e.during = QString::fromLatin1(during(c.kind));
+      emit failed(e);
+      return;
+    }
+    try {
+      explore(c.explore);
+    } catch (const Cancelled&) {
+      emit exploreProgress(c.explore.id, -1, 0);  // stopped: the view drops its progress
+    } catch (...) {
+      emit exploreProgress(c.explore.id, -1, 0);
+      fail(QString::fromLatin1(during(c.kind)));
+    }
+    return;
+  }
   if (!session_ && sampler_ && (c.kind == Command::ExportSamples || c.kind == Command::SampleNow)) {
     try {
       if (c.kind == Command::ExportSamples) {
@@ -173,11 +244,11 @@ void TrainingWorker::apply(const Command& c) {
         flush(true);
         break;
       }
+      case Command::Explore:  // served above
+        break;
     }
   } catch (...) {
-    static const char* const kDuring[] = {"switching precision", "setting learning rates", "setting the step target",
-                                          "saving a checkpoint", "exporting samples",      "sampling"};
-    fail(QString::fromLatin1(kDuring[c.kind]));
+    fail(QString::fromLatin1(during(c.kind)));
   }
 }
 
