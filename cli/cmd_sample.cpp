@@ -50,6 +50,7 @@ struct SampleRequest {
   bool each_alone = false;         // explorer images: one forward pass per image (latent_explorer.h)
   std::vector<std::string> names;  // --each file names
   std::string what;                // "64 images of --seed 0", "16 frames from seed 3 to seed 9 (slerp)"
+  float truncation = 0;
   long long cols = 8;
 };
 
@@ -105,8 +106,9 @@ SampleRequest sample_request(const Args& a, int nz, BnStats bn, const std::strin
     r.bn = bn;
     return r;
   }
-  r.bn = BnStats::Running;
+  r.bn = BnStats::Standing;
   r.each_alone = true;
+  r.truncation = trunc;
   return r;
 }
 
@@ -239,7 +241,7 @@ int cmd_sample(int argc, char** argv) {
       if (tty && total > 16 && done == total) std::fputc('\n', stderr);
       return !g_stop.load();
     };
-    const std::vector<float> imgs = r.each_alone ? explore_images(*trainer, r.latents, r.n, progress)
+    const std::vector<float> imgs = r.each_alone ? explore_images(*trainer, r.latents, r.n, r.truncation, progress)
                                                  : generate_images(*trainer, r.latents, r.n, r.bn);
     const std::string from = "step " + std::to_string(info.step) + (trainer->has_ema() ? ", EMA generator" : "");
     if (a.has("raw")) {

@@ -76,6 +76,11 @@ TEST(LatentExplorer, TruncationRedrawsOnlyTheValuesBeyondTheThreshold) {
     EXPECT_EQ(at_threshold, 0u) << "redrawn values are new draws, not the threshold (a clamp)";
   }
   EXPECT_EQ(seed_latent(3, 64, 0.0f), seed_latent(3, 64)) << "truncation 0 is none";
+  // Standing statistics' latents: as truncated as the images', from a stream of their own.
+  const std::vector<float> standing = standing_latents(16, 64, 0.5f);
+  ASSERT_EQ(standing.size(), 16u * 64);
+  for (float v : standing) ASSERT_LE(std::fabs(v), 0.5f);
+  EXPECT_NE(standing_latents(1, 64), seed_latent(0, 64));
   for (double bad : {-0.5, 4.5, double(NAN)})
     EXPECT_NE(error_of([&] { check_truncation(bad, "--truncation"); }).find("--truncation"), std::string::npos);
   EXPECT_NE(error_of([] { seed_latent(1, 8, 5.0f); }), "(no error)");
@@ -148,7 +153,7 @@ TEST(LatentExplorer, ASeedsImageIsTheSameAloneAndInAnyCompany) {
   // Stopped after two images: progress sees 0, 1 and 2 done of 3, then Cancelled says so.
   std::vector<int> seen;
   const std::string why = error_of([&] {
-    explore_images(t, seed_latents({1, 2, 3}, nz), 3, [&](int done, int total) {
+    explore_images(t, seed_latents({1, 2, 3}, nz), 3, 0, [&](int done, int total) {
       EXPECT_EQ(total, 3);
       seen.push_back(done);
       return done < 2;
@@ -166,15 +171,14 @@ TEST(StandingStats, OneBatchGivesThatBatchsStatisticsAndEverythingIsPutBack) {
   CpuBackend b;
   Trainer t(b, tiny_dcgan(Precision::FP32));
   const int nz = t.config().model.latent, batch = t.config().batch;
-  std::vector<float> z(static_cast<size_t>(batch) * nz);
-  for (size_t i = 0; i < z.size(); ++i) z[i] = philox_normal(0, rng_stream::kStandingStats, i);
+  const std::vector<float> z = standing_latents(batch, nz);
   const std::vector<float> with_batch = t.generate(z, batch);
   const std::vector<float> with_running = generate_images(t, z, batch, BnStats::Running);
   std::vector<std::vector<float>> before;
   for (StateBuffer* s : t.generator().buffers()) before.push_back(to_host(b, s->value));
   std::vector<float> with_standing;
   {
-    StandingStats s(b, t.generator(), DType::F32, nz, batch, 1);
+    StandingStats s(b, t.generator(), DType::F32, z, nz, batch);
     with_standing = generate_images(t, z, batch, BnStats::Running);
   }
   double standing_off = 0, running_off = 0;

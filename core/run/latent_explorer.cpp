@@ -30,23 +30,38 @@ namespace {
 // Redraws per value before a threshold is taken as unreachable; at the smallest thresholds a user
 // asks for (0.05: 4% of draws land within) the chance of reaching it is below 1e-1700.
 constexpr uint64_t kMaxRedraws = 100000;
-}  // namespace
 
-std::vector<float> seed_latent(uint64_t seed, int nz, float truncation) {
+std::vector<float> draw_latent(uint64_t seed, uint64_t stream, int nz, float truncation) {
   check_truncation(truncation, "truncation");
   std::vector<float> z(static_cast<size_t>(nz));
   for (int j = 0; j < nz; ++j) {
     // Draw k of value j is index k * nz + j: draw 0 is the untruncated latent, and the redraws
     // of one value never meet another value's.
-    float v = philox_normal(seed, rng_stream::kExplorerLatents, static_cast<uint64_t>(j));
+    float v = philox_normal(seed, stream, static_cast<uint64_t>(j));
     for (uint64_t k = 1; truncation > 0 && std::fabs(v) > truncation; ++k) {
       if (k > kMaxRedraws) {
         v = std::copysign(truncation, v);
         break;
       }
-      v = philox_normal(seed, rng_stream::kExplorerLatents, k * static_cast<uint64_t>(nz) + j);
+      v = philox_normal(seed, stream, k * static_cast<uint64_t>(nz) + j);
     }
     z[static_cast<size_t>(j)] = v;
+  }
+  return z;
+}
+
+}  // namespace
+
+std::vector<float> seed_latent(uint64_t seed, int nz, float truncation) {
+  return draw_latent(seed, rng_stream::kExplorerLatents, nz, truncation);
+}
+
+std::vector<float> standing_latents(int count, int nz, float truncation) {
+  std::vector<float> z;
+  z.reserve(static_cast<size_t>(count) * nz);
+  for (int i = 0; i < count; ++i) {
+    const std::vector<float> one = draw_latent(static_cast<uint64_t>(i), rng_stream::kStandingStats, nz, truncation);
+    z.insert(z.end(), one.begin(), one.end());
   }
   return z;
 }
@@ -120,9 +135,9 @@ std::vector<uint64_t> parse_seed_list(const std::string& text, const std::string
   return seeds;
 }
 
-std::vector<float> explore_images(Trainer& trainer, const std::vector<float>& latents, int n,
+std::vector<float> explore_images(Trainer& trainer, const std::vector<float>& latents, int n, float truncation,
                                   const std::function<bool(int, int)>& progress) {
-  return generate_images(trainer, latents, n, BnStats::Standing, 1, progress);
+  return generate_images(trainer, latents, n, BnStats::Standing, 1, progress, truncation);
 }
 
 }  // namespace ampgan

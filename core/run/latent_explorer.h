@@ -28,6 +28,11 @@ void check_truncation(double t, const std::string& what);
 // et al. 2019, sec. 3.1): every value whose magnitude exceeds the threshold is redrawn from the
 // same seed until it lies within; values already within are kept as drawn.
 std::vector<float> seed_latent(uint64_t seed, int nz, float truncation = 0.0f);
+// The latents of batch norm's standing statistics for images of this truncation (count x nz,
+// stream rng_stream::kStandingStats, latent i drawn as seed_latent draws seed i): statistics of
+// the same distribution as the images', so that truncation makes images more typical, not fainter
+// (on untruncated statistics a truncated latent's activations are normalised towards grey).
+std::vector<float> standing_latents(int count, int nz, float truncation = 0.0f);
 // seed_latent of each seed, back to back (seeds.size() x nz).
 std::vector<float> seed_latents(const std::vector<uint64_t>& seeds, int nz, float truncation = 0.0f);
 
@@ -48,8 +53,9 @@ std::vector<uint64_t> parse_seed_list(const std::string& text, const std::string
 // (core/train/standing_stats.h), which look like batch statistics' images; the running averages
 // wash an EMA generator's images out. NHWC FP32 in [-1, 1], the EMA generator where the run
 // keeps one, in the trainer's precision.
-// progress(done, n) before each image and once all are done; returning false throws Cancelled.
-std::vector<float> explore_images(Trainer& trainer, const std::vector<float>& latents, int n,
+// truncation: the latents' (the standing statistics are drawn alike). progress(done, n) before
+// each image and once all are done; returning false throws Cancelled.
+std::vector<float> explore_images(Trainer& trainer, const std::vector<float>& latents, int n, float truncation = 0,
                                   const std::function<bool(int, int)>& progress = {});
 
 }  // namespace ampgan

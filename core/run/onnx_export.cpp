@@ -17,6 +17,7 @@
 #include "core/nn/linear.h"
 #include "core/nn/residual.h"
 #include "core/run/checkpoint.h"
+#include "core/run/latent_explorer.h"
 #include "core/run/run_folder.h"
 #include "core/tensor/half.h"
 #include "core/train/standing_stats.h"
@@ -308,7 +309,7 @@ OnnxExportResult export_onnx(const fs::path& run, int64_t step, const fs::path& 
 }
 
 std::vector<float> generate_images(Trainer& trainer, const std::vector<float>& latents, int n, BnStats bn,
-                                   int per_forward, const std::function<bool(int, int)>& progress) {
+                                   int per_forward, const std::function<bool(int, int)>& progress, float truncation) {
   AMPGAN_CHECK(bn != BnStats::Batch || (per_forward == 0 && !progress), "batch statistics take whole batches");
   if (bn == BnStats::Batch) return trainer.generate(latents, n);
   // Trainer::generate's loop in Mode::Eval (running statistics); here, not in the Trainer, so
@@ -327,7 +328,9 @@ std::vector<float> generate_images(Trainer& trainer, const std::vector<float>& l
   trainer.with_generator_weights([&] {
     std::optional<StandingStats> standing;
     if (bn == BnStats::Standing)
-      standing.emplace(b, trainer.generator(), dt, nz, cfg.batch, (kStandingLatents + cfg.batch - 1) / cfg.batch);
+      standing.emplace(b, trainer.generator(), dt,
+                       standing_latents((kStandingLatents + cfg.batch - 1) / cfg.batch * cfg.batch, nz, truncation), nz,
+                       cfg.batch);
     for (int i0 = 0; i0 < n; i0 += chunk) {
       if (progress && !progress(i0, n))
         throw Cancelled("stopped after " + std::to_string(i0) + " of " + std::to_string(n) + " images");

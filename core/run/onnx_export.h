@@ -57,8 +57,10 @@ constexpr int kStandingLatents = 512;
 // generator's when the run keeps one, in the trainer's precision. With running or standing
 // statistics, per_forward images go through each forward pass (0: the trainer's batch; 1: an
 // image's values then depend on its latent alone, not on the kernels a batch size selects), and
-// progress(done, n) before each pass may return false to stop (Cancelled is thrown).
+// progress(done, n) before each pass may return false to stop (Cancelled is thrown). Standing
+// statistics are those of latents truncated at `truncation` (standing_latents), as the images'.
 std::vector<float> generate_images(Trainer& trainer, const std::vector<float>& latents, int n, BnStats bn,
-                                   int per_forward = 0, const std::function<bool(int, int)>& progress = {});
+                                   int per_forward = 0, const std::function<bool(int, int)>& progress = {},
+                                   float truncation = 0);
 
 }  // namespace ampgan

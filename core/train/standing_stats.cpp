@@ -1,6 +1,6 @@
 #include "core/train/standing_stats.h"
 
-#include "core/common/rng.h"
+#include "core/common/error.h"
 #include "core/nn/batchnorm2d.h"
 #include "core/nn/layer.h"
 
@@ -17,7 +17,13 @@ void batch_norms(Sequential& net, std::vector<BatchNorm2d*>& out) {
 
 }  // namespace
 
-StandingStats::StandingStats(Backend& b, Sequential& net, DType dt, int nz, int batch, int batches) : b_(b), net_(net) {
+StandingStats::StandingStats(Backend& b, Sequential& net, DType dt, const std::vector<float>& latents, int nz,
+                             int batch)
+    : b_(b), net_(net) {
+  const size_t per_batch = static_cast<size_t>(batch) * nz;
+  AMPGAN_CHECK(per_batch > 0 && latents.size() >= per_batch && latents.size() % per_batch == 0,
+               "standing statistics take whole batches of latents");
+  const int batches = static_cast<int>(latents.size() / per_batch);
   for (StateBuffer* s : net.buffers()) {
     saved_.push_back(b.empty(s->value.shape(), DType::F32, MemCategory::Workspace));
     b.copy(s->value, saved_.back());
@@ -32,13 +38,10 @@ StandingStats::StandingStats(Backend& b, Sequential& net, DType dt, int nz, int 
     Tensor z32 = b.empty(Shape{batch, 1, 1, nz}, DType::F32, MemCategory::Workspace);
     Tensor zc = dt == DType::F32 ? z32 : b.empty(Shape{batch, 1, 1, nz}, dt, MemCategory::Workspace);
     Context ctx{.backend = b, .dtype = dt, .mode = Mode::Train, .param_grads = false, .accumulate = false};
-    std::vector<float> z(static_cast<size_t>(batch) * nz);
     for (int k = 1; k <= batches; ++k) {
       // Momentum 1/k: after batch k the averages are the plain mean of batches 1..k.
       for (BatchNorm2d* bn : bns) bn->set_momentum(1.0f / static_cast<float>(k));
-      for (size_t i = 0; i < z.size(); ++i)
-        z[i] = philox_normal(0, rng_stream::kStandingStats, static_cast<uint64_t>(k - 1) * z.size() + i);
-      b.upload(z32, z.data(), z.size() * 4);
+      b.upload(z32, latents.data() + static_cast<size_t>(k - 1) * per_batch, per_batch * 4);
       if (!zc.same_storage(z32)) b.cast(z32, zc);
       net.forward(ctx, zc);
     }

@@ -15,14 +15,13 @@ namespace ampgan {
 
 class Sequential;
 
-// For its lifetime, every BatchNorm2d of `net` (nested blocks included) holds the average of
-// `batches` batches' statistics of net's forward pass on N(0, 1) latents (nz values each, `batch`
-// a batch, Philox stream rng_stream::kStandingStats: the same for every host and run), computed
-// in dtype dt. Its destructor puts back the running averages, momentum and batch counts, so that
-// training and checkpoints never see them.
+// For its lifetime, every BatchNorm2d of `net` (nested blocks included) holds the average of the
+// batch statistics of net's forward passes on `latents` (nz values each, `batch` a forward pass,
+// whole batches only), computed in dtype dt. Its destructor puts back the running averages,
+// momentum and batch counts, so that training and checkpoints never see them.
 class StandingStats {
  public:
-  StandingStats(Backend& b, Sequential& net, DType dt, int nz, int batch, int batches);
+  StandingStats(Backend& b, Sequential& net, DType dt, const std::vector<float>& latents, int nz, int batch);
   ~StandingStats();
   StandingStats(const StandingStats&) = delete;
   StandingStats& operator=(const StandingStats&) = delete;

@@ -31,7 +31,7 @@ QImage engine_image(const QString& run, uint64_t seed, float truncation) {
   auto backend = create_backend("cpu");
   auto t = trainer_from_checkpoint(*backend, onnx_source_checkpoint(run.toStdString(), -1));
   const DcganSpec& m = t->config().model;
-  const std::vector<float> img = explore_images(*t, seed_latent(seed, m.latent, truncation), 1);
+  const std::vector<float> img = explore_images(*t, seed_latent(seed, m.latent, truncation), 1, truncation);
   return to_qimage(io::to_image8(img.data(), 0, m.res, m.channels));
 }
 

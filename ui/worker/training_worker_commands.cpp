@@ -151,7 +151,7 @@ void TrainingWorker::explore(const ExploreRequest& r) {
                                    : seed_latents(r.seeds, m.latent, r.truncation);
   res->n = r.interpolate ? r.frames : static_cast<int>(r.seeds.size());
   auto last = std::chrono::steady_clock::now();
-  res->images = explore_images(t, z, res->n, [&](int done, int total) {
+  res->images = explore_images(t, z, res->n, r.truncation, [&](int done, int total) {
     const auto now = std::chrono::steady_clock::now();
     if (done == total || now - last > std::chrono::milliseconds(100)) {
       last = now;
