@@ -213,7 +213,9 @@ class GraphWriter {
 
 fs::path onnx_source_checkpoint(const fs::path& run, int64_t step) {
   std::error_code ec;
-  if (fs::is_regular_file(run, ec)) {
+  // Anything that is there and not a folder is read as a checkpoint file, whose reader names
+  // what it is (a FIFO or a device is refused unread).
+  if (fs::exists(fs::symlink_status(run, ec)) && !fs::is_directory(run, ec)) {
     if (step >= 0)
       throw Error("--step picks a checkpoint of a run folder, but this is a file", run.string(),
                   "give the run folder with --step, or the checkpoint file alone");
@@ -243,8 +245,26 @@ fs::path onnx_source_checkpoint(const fs::path& run, int64_t step) {
               "its checkpoints are of steps " + steps + " (without --step: the newest)");
 }
 
+const char* bn_stats_name(BnStats s) {
+  return s == BnStats::Batch ? "batch" : s == BnStats::Running ? "running" : "standing";
+}
+
+namespace {
+
+// Standing statistics of the trainer's generator as its weights are now (the EMA's inside
+// with_generator_weights), in its precision, on whole training batches of latents.
+void emplace_standing_stats(std::optional<StandingStats>& s, Trainer& t, float truncation) {
+  const TrainerConfig& cfg = t.config();
+  const int batches = (kStandingLatents + cfg.batch - 1) / cfg.batch;
+  s.emplace(t.backend(), t.generator(), compute_dtype(t.precision()),
+            standing_latents(batches * cfg.batch, cfg.model.latent, truncation), cfg.model.latent, cfg.batch);
+}
+
+}  // namespace
+
 std::string onnx_generator_model(Trainer& trainer, const OnnxExportOptions& o, const std::string& source,
                                  size_t* nodes) {
+  AMPGAN_CHECK(o.bn != BnStats::Batch, "an exported model has no batch to take statistics of");
   if (o.ema && !trainer.has_ema())
     throw Error("the run keeps no EMA generator (ema_decay 0)", source,
                 "export without --ema (the trained generator), or train with --ema-decay 0.999");
@@ -257,6 +277,8 @@ std::string onnx_generator_model(Trainer& trainer, const OnnxExportOptions& o, c
   if (o.half) x = m.cast(x, io::OnnxType::F16);
   Shape shape{1, 1, 1, nz};
   auto build = [&] {
+    std::optional<StandingStats> standing;
+    if (o.bn == BnStats::Standing) emplace_standing_stats(standing, trainer, 0.0f);
     GraphWriter w(m, trainer.backend(), o.half);
     x = w.sequence(trainer.generator(), x, shape);
   };
@@ -285,7 +307,11 @@ std::string onnx_generator_model(Trainer& trainer, const OnnxExportOptions& o, c
   m.metadata("step", std::to_string(trainer.iteration()));
   m.metadata("generator", o.ema ? "ema" : "trained");
   m.metadata("precision", o.half ? "float16 weights and compute, float32 input and output (Cast nodes)" : "float32");
-  m.metadata("batch_norm", "running statistics, folded into the preceding convolution where there is one");
+  m.metadata("batch_norm",
+             std::string(o.bn == BnStats::Standing ? "standing statistics of " + std::to_string(kStandingLatents) +
+                                                         " latents with these weights"
+                                                   : "the running statistics of training") +
+                 ", folded into the preceding convolution where there is one");
   m.metadata("opset", std::to_string(io::kOnnxOpset));
   if (!source.empty()) m.metadata("checkpoint", fs::path(source).filename().string());
   if (nodes) *nodes = m.node_count();
@@ -327,10 +353,7 @@ std::vector<float> generate_images(Trainer& trainer, const std::vector<float>& l
   Context ctx{.backend = b, .dtype = dt, .mode = Mode::Eval, .param_grads = false, .accumulate = false};
   trainer.with_generator_weights([&] {
     std::optional<StandingStats> standing;
-    if (bn == BnStats::Standing)
-      standing.emplace(b, trainer.generator(), dt,
-                       standing_latents((kStandingLatents + cfg.batch - 1) / cfg.batch * cfg.batch, nz, truncation), nz,
-                       cfg.batch);
+    if (bn == BnStats::Standing) emplace_standing_stats(standing, trainer, truncation);
     for (int i0 = 0; i0 < n; i0 += chunk) {
       if (progress && !progress(i0, n))
         throw Cancelled("stopped after " + std::to_string(i0) + " of " + std::to_string(n) + " images");

@@ -1,10 +1,12 @@
 // A run's generator as an ONNX model (opset io::kOnnxOpset), for onnxruntime, Netron and the
 // other tools that read ONNX. Input "z": float32 [batch, latent] (N(0, 1) latents, the batch
 // symbolic); output "images": float32 [batch, channels, res, res] (NCHW) in [-1, 1].
-// Batch norm uses the running statistics (inference mode), folded into the convolution before it
-// where there is one (every DCGAN one, the ResNet's bn2), else one per-channel Mul and Add. That
-// is what `ampgan sample --bn-stats running` computes (sample's default, batch statistics,
-// depends on which images share a batch, which no exported model can reproduce).
+// Batch norm runs in inference mode, folded into the convolution before it where there is one
+// (every DCGAN one, the ResNet's bn2), else one per-channel Mul and Add, on standing statistics of
+// the exported weights (core/train/standing_stats.h; `ampgan sample --bn-stats standing` and the
+// explorer compute the same) or the running averages training kept (`--bn-stats running`; an EMA
+// generator's images fade on them). Sample's default, batch statistics, depends on which images
+// share a batch, which no exported model can reproduce.
 // Half: weights and every node in float16, with a Cast after the input and before the output, so
 // that both models take and give float32.
 #pragma once
@@ -19,9 +21,17 @@
 
 namespace ampgan {
 
+// How a sample's batch norm normalises: the batch's statistics (Trainer::generate, what training
+// sees), the running averages, or standing statistics of the weights sampled
+// (core/train/standing_stats.h: the explorer's and the exported model's, kStandingLatents latents).
+enum class BnStats : uint8_t { Batch, Running, Standing };
+constexpr int kStandingLatents = 512;
+const char* bn_stats_name(BnStats s);  // "batch", "running", "standing"
+
 struct OnnxExportOptions {
-  bool ema = false;   // the EMA generator's weights (Error if the run keeps none)
-  bool half = false;  // float16 weights and compute
+  bool ema = false;                // the EMA generator's weights (Error if the run keeps none)
+  bool half = false;               // float16 weights and compute
+  BnStats bn = BnStats::Standing;  // Running or Standing (a model has no batch to take statistics of)
 };
 
 struct OnnxExportResult {
@@ -48,11 +58,6 @@ std::string onnx_generator_model(Trainer& trainer, const OnnxExportOptions& opti
 OnnxExportResult export_onnx(const std::filesystem::path& run, int64_t step, const std::filesystem::path& out,
                              const OnnxExportOptions& options);
 
-// How a sample's batch norm normalises: the batch's statistics (Trainer::generate, what training
-// sees), the running averages (what the ONNX model computes), or standing statistics of the
-// weights sampled (core/train/standing_stats.h: the explorer's, kStandingLatents latents).
-enum class BnStats : uint8_t { Batch, Running, Standing };
-constexpr int kStandingLatents = 512;
 // Trainer::generate with the choice of statistics: images NHWC FP32 in [-1, 1], the EMA
 // generator's when the run keeps one, in the trainer's precision. With running or standing
 // statistics, per_forward images go through each forward pass (0: the trainer's batch; 1: an
