@@ -50,6 +50,7 @@ int main(int argc, char** argv) {
       if (!window.startTraining()) std::fprintf(stderr, "ampgan-studio: could not start: see the window\n");
     });
   if (opts->compare) QTimer::singleShot(0, &window, [&window] { window.runComparison(); });
+  if (opts->doctor) QTimer::singleShot(0, &window, [&window] { window.diagnosePrecision(); });
   if (!opts->open.isEmpty()) QTimer::singleShot(0, &window, [&window, dir = opts->open] { window.openRun(dir); });
   if (!opts->watch.isEmpty()) QTimer::singleShot(0, &window, [&window, dir = opts->watch] { window.watchRun(dir); });
   return app.exec();

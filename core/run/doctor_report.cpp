@@ -33,14 +33,16 @@ std::string verdict(const DoctorCandidate& c) {
   return c.problems.empty() ? "clean" : joined(c.problems, "; ");
 }
 
-const std::vector<std::string>& columns() {
+}  // namespace
+
+const std::vector<std::string>& doctor_table_columns() {
   static const std::vector<std::string> c = {"#",         "candidate", "steps", "skips",  "underflow",
                                              "S_D / S_G", "Δloss",     "img/s", "×FP32",  "×AMP",
                                              "act MiB",   "×FP32",     "×AMP",  "verdict"};
   return c;
 }
 
-std::vector<std::vector<std::string>> rows_of(const DoctorResult& r) {
+std::vector<std::vector<std::string>> doctor_table_rows(const DoctorResult& r) {
   std::vector<std::vector<std::string>> rows;
   const ProbeFigures* ref = r.candidates.empty() ? nullptr : &r.candidates[0].figures;
   const ProbeFigures* amp = r.candidates.size() > 1 ? &r.candidates[1].figures : nullptr;
@@ -58,6 +60,8 @@ std::vector<std::vector<std::string>> rows_of(const DoctorResult& r) {
   }
   return rows;
 }
+
+namespace {
 
 // Display width (the headers hold "Δ" and "×", two bytes each in UTF-8).
 size_t width(const std::string& s) {
@@ -91,8 +95,8 @@ nlohmann::json figures_json(const ProbeFigures& f) {
 }  // namespace
 
 std::string doctor_table_text(const DoctorResult& r, bool markdown) {
-  std::vector<std::vector<std::string>> rows{columns()};
-  for (auto& row : rows_of(r)) rows.push_back(std::move(row));
+  std::vector<std::vector<std::string>> rows{doctor_table_columns()};
+  for (auto& row : doctor_table_rows(r)) rows.push_back(std::move(row));
   std::string out;
   if (markdown) {
     for (size_t i = 0; i < rows.size(); ++i) {

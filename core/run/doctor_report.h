@@ -16,6 +16,10 @@ namespace ampgan {
 // One row per candidate: its figures, its speed and activation memory against the FP32 reference
 // and against plain AMP, and its verdict. Aligned text, or a Markdown table.
 std::string doctor_table_text(const DoctorResult& r, bool markdown);
+// The table's header and its rows (one a candidate, in the order tried; the answer's number
+// marked "*"), as the terminal, doctor.md and the studio's Doctor tab show them.
+const std::vector<std::string>& doctor_table_columns();
+std::vector<std::vector<std::string>> doctor_table_rows(const DoctorResult& r);
 
 // The answer as options of `ampgan train` ("--fp32-layers D.2"; empty for plain AMP), one string.
 std::string doctor_answer_flags(const DoctorResult& r);

@@ -75,6 +75,7 @@ void register_meta_types() {
   qRegisterMetaType<std::shared_ptr<const OpenedRun>>();
   qRegisterMetaType<MaxBatchPtr>();
   qRegisterMetaType<ExploreResultPtr>();
+  qRegisterMetaType<DoctorUpdatePtr>();
 }
 
 }  // namespace ampgan::ui

@@ -20,6 +20,7 @@
 #include "core/io/image_io.h"
 #include "core/run/histograms_log.h"
 #include "core/run/latent_explorer.h"
+#include "core/run/precision_doctor.h"
 #include "core/run/run_event.h"
 #include "core/settings/run_config.h"
 #include "core/train/max_batch.h"
@@ -140,6 +141,15 @@ struct ExploreResult {
 };
 using ExploreResultPtr = std::shared_ptr<const ExploreResult>;
 
+// The precision doctor's result so far (core/run/precision_doctor.h), shared immutably; dir: its
+// report folder.
+struct DoctorUpdate {
+  DoctorResult result;
+  QString dir;
+  bool done = false;  // the search ended (finished, stopped or its budget spent)
+};
+using DoctorUpdatePtr = std::shared_ptr<const DoctorUpdate>;
+
 // Engine image -> QImage (deep copy) and back.
 QImage to_qimage(const io::Image8& img);
 io::Image8 from_qimage(const QImage& img);
@@ -161,3 +171,4 @@ Q_DECLARE_METATYPE(ampgan::ui::ModelDescription)
 Q_DECLARE_METATYPE(std::shared_ptr<const ampgan::ui::OpenedRun>)
 Q_DECLARE_METATYPE(ampgan::ui::MaxBatchPtr)
 Q_DECLARE_METATYPE(ampgan::ui::ExploreResultPtr)
+Q_DECLARE_METATYPE(ampgan::ui::DoctorUpdatePtr)

@@ -112,10 +112,11 @@ bool window_options(const QCommandLineParser& p, AppOptions* o, QString* error) 
   }
   if (p.isSet(QStringLiteral("tab"))) {
     o->tab = p.value(QStringLiteral("tab")).toLower();
-    if (o->tab != QStringLiteral("live") && o->tab != QStringLiteral("compare") && o->tab != QStringLiteral("runs") &&
-        o->tab != QStringLiteral("explore") && o->tab != QStringLiteral("layers") &&
-        o->tab != QStringLiteral("model")) {
-      *error = QObject::tr("--tab: use live, compare, runs, explore, layers or model, not '%1'").arg(o->tab);
+    static const QStringList kTabs = {QStringLiteral("live"),    QStringLiteral("compare"), QStringLiteral("runs"),
+                                      QStringLiteral("explore"), QStringLiteral("layers"),  QStringLiteral("model"),
+                                      QStringLiteral("doctor")};
+    if (!kTabs.contains(o->tab)) {
+      *error = QObject::tr("--tab: use %1, not '%2'").arg(kTabs.join(QStringLiteral(", ")), o->tab);
       return false;
     }
   }
@@ -143,6 +144,9 @@ std::optional<AppOptions> parse_app_options(const QStringList& args, QString* er
   };
   flag("start", QObject::tr("Start training as soon as the window is open."));
   flag("compare", QObject::tr("Start a comparison (FP32 vs --compare-amp) as soon as the window is open."));
+  flag("doctor",
+       QObject::tr(
+           "Run the precision doctor on the settings (--precision fp16 or bf16) as soon as the window is open."));
   opt("compare-amp", "P", QObject::tr("AMP mode of --compare: fp16 (default), bf16 or tf32."));
   // The run settings: every option of ampgan train, from the settings table.
   for (const Setting& s : ampgan::settings()) {
@@ -162,7 +166,7 @@ std::optional<AppOptions> parse_app_options(const QStringList& args, QString* er
   opt("screenshot-step", "N", QObject::tr("Demo: the step of --screenshot (default: the end of the run)."));
   flag("quit-after-screenshot", QObject::tr("Demo: close the window (cleanly) after --screenshot."));
   opt("size", "WxH", QObject::tr("Window size, e.g. 1600x1000."));
-  opt("tab", "T", QObject::tr("Tab shown first: live, compare, runs, explore, layers or model."));
+  opt("tab", "T", QObject::tr("Tab shown first: live, compare, runs, explore, layers, model or doctor."));
   flag("fresh", QObject::tr("Ignore the saved settings and window layout."));
   opt("runs", "DIR", QObject::tr("Show the runs folder DIR in the Runs tab (default: the Settings' runs folder)."));
   opt("overlay", "RUNS",
@@ -196,13 +200,18 @@ std::optional<AppOptions> parse_app_options(const QStringList& args, QString* er
   AppOptions o;
   o.start = p.isSet(QStringLiteral("start"));
   o.compare = p.isSet(QStringLiteral("compare"));
+  o.doctor = p.isSet(QStringLiteral("doctor"));
+  if (o.doctor && (o.start || o.compare)) {
+    *error = QObject::tr("--doctor runs probes of its own: it cannot be combined with --start or --compare");
+    return std::nullopt;
+  }
   o.fresh_settings = p.isSet(QStringLiteral("fresh"));
   o.quit_after_screenshot = p.isSet(QStringLiteral("quit-after-screenshot"));
   o.watch = p.value(QStringLiteral("watch"));
   o.open = p.value(QStringLiteral("open"));
-  if (!o.open.isEmpty() && (o.start || o.compare || !o.watch.isEmpty())) {
-    *error =
-        QObject::tr("--open shows a run that is on disk: it cannot be combined with --start, --compare or --watch");
+  if (!o.open.isEmpty() && (o.start || o.compare || o.doctor || !o.watch.isEmpty())) {
+    *error = QObject::tr(
+        "--open shows a run that is on disk: it cannot be combined with --start, --compare, --doctor or --watch");
     return std::nullopt;
   }
   o.runs = p.value(QStringLiteral("runs"));

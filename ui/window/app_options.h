@@ -17,6 +17,7 @@ namespace ampgan::ui {
 struct AppOptions {
   bool start = false;    // start training at once
   bool compare = false;  // start a comparison at once (FP32 vs --compare-amp)
+  bool doctor = false;   // run the precision doctor at once (on the settings given)
   Precision compare_amp = Precision::FP16;
   // Settings given on the command line, one option per row of the settings table (as for
   // ampgan train), applied over the saved ones: JSON key -> value, checked while parsing.

@@ -1,6 +1,7 @@
 #include "ui/window/main_window.h"
 
 #include <algorithm>
+#include <filesystem>
 
 #include <QAbstractSpinBox>
 #include <QAction>
@@ -14,6 +15,7 @@
 #include <QTimer>
 
 #include "core/common/error.h"
+#include "core/common/timestamp.h"
 #include "ui/plots/plots_panel.h"
 #include "ui/runs/run_branch.h"
 #include "ui/runs/run_controller.h"
@@ -21,6 +23,7 @@
 #include "ui/settings/config_panel.h"
 #include "ui/settings/precision_actions.h"
 #include "ui/views/compare_view.h"
+#include "ui/views/doctor_view.h"
 #include "ui/views/event_log.h"
 #include "ui/views/explore_view.h"
 #include "ui/views/layers_view.h"
@@ -158,6 +161,8 @@ void MainWindow::applyOptions(const AppOptions& o) {
     tabs_->setCurrentWidget(runs_panel_);
   else if (o.tab == QStringLiteral("explore"))
     tabs_->setCurrentWidget(explore_);
+  else if (o.tab == QStringLiteral("doctor"))
+    tabs_->setCurrentWidget(doctor_);
   else if (o.tab == QStringLiteral("layers"))
     tabs_->setCurrentWidget(layers_);
   else if (o.tab == QStringLiteral("model"))
@@ -168,7 +173,9 @@ void MainWindow::applyOptions(const AppOptions& o) {
     tabs_->setCurrentWidget(plots_);
   // Without --start or --compare no step comes to trigger --screenshot: picture the window once
   // it has settled (the first paint, a runs folder's scan on its thread).
-  if (!o.screenshot.isEmpty() && !o.open.isEmpty()) {
+  if (!o.screenshot.isEmpty() && o.doctor) {
+    connect(this, &MainWindow::doctorDone, this, [this] { takeScreenshot(); });
+  } else if (!o.screenshot.isEmpty() && !o.open.isEmpty()) {
     // --open: once the run is read (and the Explore tab, if shown, has had time for its images).
     auto once = std::make_shared<QMetaObject::Connection>();
     *once = connect(this, &MainWindow::runOpened, this, [this, once] {
@@ -291,6 +298,38 @@ bool MainWindow::runComparison() {
   return true;
 }
 
+bool MainWindow::diagnosePrecision() {
+  if (busy() || refusedWhileWatching()) return false;
+  if (!checkRanges(tr("checking the settings"))) return false;
+  RunConfig cfg = config_->config();
+  if (cfg.precision != Precision::FP16 && cfg.precision != Precision::BF16) {
+    report(tr("diagnosing precision"),
+           tr("the doctor examines a half precision, and the settings say %1")
+               .arg(QString::fromLatin1(precision_label(cfg.precision))),
+           tr("choose FP16 AMP or BF16 AMP (toolbar or Precision settings), then Diagnose precision"));
+    return false;
+  }
+  cfg.out_dir = (std::filesystem::path(cfg.runs_root) / (local_timestamp() + "-doctor-" + cfg.default_name())).string();
+  cfg.name.clear();
+  try {
+    cfg.validate();
+  } catch (const Error& e) {
+    report(tr("checking the settings"), QString::fromStdString(e.what_failed()), QString::fromStdString(e.hint()));
+    return false;
+  }
+  doctoring_ = true;
+  doctor_->onStarted(cfg);
+  tabs_->setCurrentWidget(doctor_);
+  state_ = State::Loading;
+  updateActions();
+  log_->addNote(QStringLiteral("info"),
+                tr("precision doctor: %1 on these settings, report in %2")
+                    .arg(QString::fromLatin1(precision_label(cfg.precision)), QString::fromStdString(cfg.out_dir)));
+  QMetaObject::invokeMethod(
+      worker_, [w = worker_, cfg] { w->runDoctor(cfg); }, Qt::QueuedConnection);
+  return true;
+}
+
 bool MainWindow::exportGrid(const QString& path, int factor) { return exports_->exportGrid(path, factor); }
 
 bool MainWindow::exportSamples(const QString& dir, int n, quint64 seed) {
@@ -395,9 +434,9 @@ void MainWindow::updateActions() {
   const bool running = state_ == State::Running;
   const bool paused = state_ == State::Paused;
   start_->setEnabled(idle);
-  pause_->setEnabled((running || paused) && !comparing_);
+  pause_->setEnabled((running || paused) && !comparing_ && !doctoring_);
   pause_->setText(paused ? tr("Resume") : tr("Pause"));
-  step_act_->setEnabled((paused || running) && !comparing_);
+  step_act_->setEnabled((paused || running) && !comparing_ && !doctoring_);
   // Stop stops what this window runs; a watched run belongs to the process that writes it.
   stop_->setEnabled(busy() && state_ != State::Stopping);
   const QString stop_tip = watch ? tr("The watched run is written by another process and cannot be stopped from "
@@ -407,6 +446,9 @@ void MainWindow::updateActions() {
       watch ? stop_tip : QStringLiteral("%1 (%2)").arg(stop_tip, stop_->shortcut().toString(QKeySequence::NativeText)));
   stop_->setStatusTip(stop_tip);
   compare_act_->setEnabled(idle);
+  diagnose_->setEnabled(idle);
+  doctor_->setStartEnabled(idle, watch ? tr("Watching a run read-only: File > Stop watching first")
+                                       : tr("Wait until the run or the comparison ends"));
   compare_->setBusy(!idle);
   checkpoint_->setEnabled(has_session_ && !watch && !comparing_ && state_ != State::Stopping &&
                           state_ != State::Loading);

@@ -35,6 +35,7 @@ class CompareView;
 class LayersView;
 class ModelView;
 class ExploreView;
+class DoctorView;
 class ConfigPanel;
 class RunController;
 class RunExports;
@@ -69,6 +70,9 @@ class MainWindow : public QMainWindow {
   void stopTraining();
   void switchPrecision(Precision p);
   bool runComparison();  // with the Compare tab's mode and steps
+  // The precision doctor on the panel's settings (FP16 or BF16), in the Doctor tab; false (and
+  // the reason shown) when the settings are refused.
+  bool diagnosePrecision();
   bool exportGrid(const QString& path, int factor);
   bool exportSamples(const QString& dir, int n, quint64 seed);  // async; samplesExported() follows
   bool exportMetricsCsv(const QString& path);
@@ -113,6 +117,7 @@ class MainWindow : public QMainWindow {
   LayersView* layersView() const { return layers_; }
   ModelView* modelView() const { return model_; }
   ExploreView* exploreView() const { return explore_; }
+  DoctorView* doctorView() const { return doctor_; }
   AlertBanner* alertBanner() const { return alerts_; }
   QAction* action(const QString& name) const;  // by objectName, e.g. "actionStart"
   RunController* runs() const { return runs_; }
@@ -129,6 +134,7 @@ class MainWindow : public QMainWindow {
   void runStarted(const QString& dir);
   void runFinished(const QString& dir, const QString& reason);
   void comparisonDone(bool complete);
+  void doctorDone();  // the precision doctor's search ended (its answer is in the Doctor tab)
   void samplesExported(const QString& dir);
   void runOpened(const QString& dir);
   void becameIdle();
@@ -173,6 +179,7 @@ class MainWindow : public QMainWindow {
   void showGlossary();
   void showShortcuts();                                         // Help > Keyboard shortcuts
   void applyRemedy(const QString& flag, const QString& value);  // an alert's button
+  void applyDoctorAnswer(const nlohmann::json& settings, const QString& label);
   void showAbout();
 
   Options options_;
@@ -189,15 +196,17 @@ class MainWindow : public QMainWindow {
   LayersView* layers_ = nullptr;    // per-layer gradient statistics
   ModelView* model_ = nullptr;      // each layer's dtype under the policy
   ExploreView* explore_ = nullptr;  // the generator's images of chosen seeds
-  int layers_every_ = 0;            // the current run's layers.csv interval
-  int eval_every_ = 0;              // and its evaluation interval
-  AlertBanner* alerts_ = nullptr;   // alerts with a remedy, above the tabs
+  DoctorView* doctor_ = nullptr;    // the precision doctor's search and answer
+  bool doctoring_ = false;
+  int layers_every_ = 0;           // the current run's layers.csv interval
+  int eval_every_ = 0;             // and its evaluation interval
+  AlertBanner* alerts_ = nullptr;  // alerts with a remedy, above the tabs
   QDockWidget *settings_dock_ = nullptr, *samples_dock_ = nullptr, *log_dock_ = nullptr;
   PrecisionActions* precision_ = nullptr;  // the one exclusive precision choice
   QAction *start_ = nullptr, *pause_ = nullptr, *step_act_ = nullptr, *stop_ = nullptr, *compare_act_ = nullptr,
-          *checkpoint_ = nullptr, *export_grid_ = nullptr, *export_samples_ = nullptr, *export_csv_ = nullptr,
-          *export_plots_ = nullptr, *export_timelapse_ = nullptr, *export_onnx_ = nullptr, *open_ = nullptr,
-          *resume_ = nullptr, *resume_ckpt_ = nullptr, *resume_branch_ = nullptr, *quit_ = nullptr;
+          *diagnose_ = nullptr, *checkpoint_ = nullptr, *export_grid_ = nullptr, *export_samples_ = nullptr,
+          *export_csv_ = nullptr, *export_plots_ = nullptr, *export_timelapse_ = nullptr, *export_onnx_ = nullptr,
+          *open_ = nullptr, *resume_ = nullptr, *resume_ckpt_ = nullptr, *resume_branch_ = nullptr, *quit_ = nullptr;
   StatusFields* status_ = nullptr;  // the status bar's fields
   StatusProgress* progress_ = nullptr;
 

@@ -47,6 +47,7 @@
 #include "ui/settings/precision_actions.h"
 #include "ui/views/alert_banner.h"
 #include "ui/views/compare_view.h"
+#include "ui/views/doctor_view.h"
 #include "ui/views/event_log.h"
 #include "ui/views/explore_view.h"
 #include "ui/views/layers_view.h"
@@ -69,7 +70,9 @@ void MainWindow::buildViews() {
   tabs_ = new QTabWidget;
   tabs_->setDocumentMode(true);
   tabs_->addTab(plots_, tr("Live training"));
-  tabs_->addTab(compare_, tr("Compare FP32 vs AMP"));
+  // Short names: seven tabs fit a 1024 px window's central area without scroll arrows.
+  tabs_->addTab(compare_, tr("Compare"));
+  tabs_->setTabToolTip(tabs_->indexOf(compare_), tr("FP32 against an AMP mode, same seed and data"));
   runs_panel_ = new RunsPanel;
   tabs_->addTab(runs_panel_, tr("Runs"));
   connect(runs_panel_, &RunsPanel::overlaysChanged, plots_, &PlotsPanel::setOverlays);
@@ -89,8 +92,12 @@ void MainWindow::buildViews() {
   connect(explore_, &ExploreView::failed, this, &MainWindow::onFailed);
   layers_ = new LayersView;
   tabs_->addTab(layers_, tr("Layers"));
+  doctor_ = new DoctorView;
+  connect(doctor_, &DoctorView::diagnoseRequested, this, &MainWindow::diagnosePrecision);
+  connect(doctor_, &DoctorView::applyRequested, this, &MainWindow::applyDoctorAnswer);
   model_ = new ModelView;
   tabs_->addTab(model_, tr("Model"));
+  tabs_->addTab(doctor_, tr("Doctor"));
   alerts_ = new AlertBanner;
   alerts_->setWording([](const QString& t) { return studio_wording(t); });
   connect(alerts_, &AlertBanner::applyRequested, this, &MainWindow::applyRemedy);
@@ -164,6 +171,12 @@ void MainWindow::buildActions() {
   connect(compare_act_, &QAction::triggered, this, [this] {
     tabs_->setCurrentWidget(compare_);
     runComparison();
+  });
+  diagnose_ = make("actionDiagnose", tr("Diagnose precision…"), QKeySequence(),
+                   tr("Find the cheapest mixed-precision recipe that trains these settings cleanly (short probes)"));
+  connect(diagnose_, &QAction::triggered, this, [this] {
+    tabs_->setCurrentWidget(doctor_);
+    diagnosePrecision();
   });
   checkpoint_ = make("actionCheckpoint", tr("Save checkpoint"), QKeySequence::Save,
                      tr("Write a checkpoint of the run now (between steps)"));
@@ -239,6 +252,7 @@ void MainWindow::buildMenusAndToolbar() {
   QMenu* prec = run->addMenu(tr("Switch &precision"));
   prec->addActions(precision_->actions());
   run->addAction(compare_act_);
+  run->addAction(diagnose_);
 
   QMenu* view = menuBar()->addMenu(tr("&View"));
   view->addAction(settings_dock_->toggleViewAction());
@@ -278,6 +292,20 @@ void MainWindow::buildMenusAndToolbar() {
 
 // An alert's remedy, one click away: the setting it names is changed as the user would change
 // it (the precision and FP32 layers apply mid-run, like the toolbar and the panel's field).
+void MainWindow::applyDoctorAnswer(const nlohmann::json& settings, const QString& label) {
+  RunConfig c = config_->config();
+  try {
+    c.apply_json(settings, "the doctor's answer");
+  } catch (const std::exception& e) {
+    report(tr("applying the doctor's answer"), QString::fromUtf8(e.what()));
+    return;
+  }
+  config_->setConfig(c);
+  precision_->show(c.precision);
+  log_->addNote(QStringLiteral("info"), tr("the doctor's answer applied to the settings: %1").arg(label), step_);
+  statusBar()->showMessage(tr("Settings: the doctor's answer (%1)").arg(label), 5000);
+}
+
 void MainWindow::applyRemedy(const QString& flag, const QString& value) {
   const Setting* s = find_setting_by_flag(flag.toStdString());
   if (!s) return;

@@ -42,6 +42,7 @@
 #include "ui/settings/precision_actions.h"
 #include "ui/views/alert_banner.h"
 #include "ui/views/compare_view.h"
+#include "ui/views/doctor_view.h"
 #include "ui/views/event_log.h"
 #include "ui/views/explore_view.h"
 #include "ui/views/layers_view.h"
@@ -139,9 +140,11 @@ void MainWindow::connectWorker() {
   connect(worker_, &TrainingWorker::workProgress, this, [this](const QString& what, int done, int total) {
     const bool search = comparing_ && what.startsWith(QStringLiteral("largest batch"));
     if (search) compare_->onWorkProgress(what, done, total);
-    progress_->setWork(what, done, total, step_,
-                       search ? tr("Stop the largest-batch search: the two runs' rows stay as they are") : QString(),
-                       !search);
+    // Only an evaluation can be skipped with the run going on; a search ends with Stop.
+    const QString stop_tip = search       ? tr("Stop the largest-batch search: the two runs' rows stay as they are")
+                             : doctoring_ ? tr("Stop the precision doctor: the best answer so far stands")
+                                          : QString();
+    progress_->setWork(what, done, total, step_, stop_tip, !search && !doctoring_);
     updateStepText();
   });
   connect(worker_, &TrainingWorker::notice, this,
@@ -154,6 +157,13 @@ void MainWindow::connectWorker() {
           [this](const ExploreRequest& r) { worker_->requestExplore(r); });
   connect(explore_, &ExploreView::cancelRequested, this, [this] { worker_->cancelExplore(); });
   connect(worker_, &TrainingWorker::explored, explore_, &ExploreView::onResult);
+  connect(worker_, &TrainingWorker::doctorUpdated, this, [this](const DoctorUpdatePtr& u) {
+    doctor_->onUpdate(u);
+    if (!u->done) return;
+    doctoring_ = false;
+    log_->addNote(QStringLiteral("info"), tr("precision doctor: %1").arg(QString::fromStdString(u->result.summary)));
+    emit doctorDone();
+  });
   connect(worker_, &TrainingWorker::exploreProgress, explore_, &ExploreView::onProgress);
   connect(worker_, &TrainingWorker::generatorAvailable, this, [this](bool on, const QString& dir) {
     explore_->setGenerator(on, dir);

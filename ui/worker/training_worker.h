@@ -85,6 +85,10 @@ class TrainingWorker : public QObject, private SessionListener {
   // each in its own folder under one comparison folder. max_batch: then the largest batch of
   // both within the memory budget (core/run/compare.h), with workProgress, stopped by Stop.
   void runComparison(const ampgan::RunConfig& base, ampgan::Precision amp, bool max_batch = false);
+  // The precision doctor (core/run/precision_doctor.h) on cfg (fp16 or bf16; its probes and
+  // report in cfg.out_dir): doctorUpdated after each probe, workProgress within one, stopped by
+  // Stop (the best answer so far stands).
+  void runDoctor(const ampgan::RunConfig& cfg);
   // Reads a run folder for display and loads its generator (newest checkpoint) for sampling;
   // the previous run's session is released, so nothing samples from the wrong run.
   void openRun(const QString& run_dir);
@@ -119,6 +123,7 @@ class TrainingWorker : public QObject, private SessionListener {
   void generatorAvailable(bool available, const QString& dir);
   void explored(const ampgan::ui::ExploreResultPtr& result);
   void exploreProgress(int id, int done, int total);
+  void doctorUpdated(const ampgan::ui::DoctorUpdatePtr& update);
 
  private:
   struct Command {

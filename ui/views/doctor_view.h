@@ -1,0 +1,50 @@
+// The Doctor tab: the precision doctor's search (core/run/precision_doctor.h) on the settings in
+// the panel, as `ampgan doctor` runs it: its table of candidates filling in probe by probe (the
+// same rows as the terminal's and doctor.md's), the answer and why, and Apply, which puts the
+// answer's settings into the panel for the next run. Run ▸ Diagnose precision starts it; Stop
+// ends it with the best answer so far.
+#pragma once
+
+#include <QString>
+#include <QWidget>
+
+#include "ui/common/ui_types.h"
+
+class QLabel;
+class QPushButton;
+class QTableWidget;
+
+namespace ampgan::ui {
+
+class DoctorView : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit DoctorView(QWidget* parent = nullptr);
+
+  void onStarted(const RunConfig& cfg);  // the search began on cfg (its report folder out_dir)
+  void onUpdate(const DoctorUpdatePtr& u);
+  void setStartEnabled(bool on, const QString& why);  // the tab's own Diagnose button
+
+  bool hasAnswer() const;
+  const DoctorResult* result() const { return last_ ? &last_->result : nullptr; }
+  QString summary() const;
+  QTableWidget* table() const { return table_; }
+
+ signals:
+  void diagnoseRequested();
+  // The answer's settings (as doctor-config.json holds them) for the settings panel.
+  void applyRequested(const nlohmann::json& settings, const QString& label);
+
+ private:
+  DoctorUpdatePtr last_;
+  QLabel* intro_ = nullptr;
+  QLabel* summary_ = nullptr;
+  QLabel* flags_ = nullptr;
+  QTableWidget* table_ = nullptr;
+  QPushButton* start_ = nullptr;
+  QPushButton* apply_ = nullptr;
+  QPushButton* open_ = nullptr;
+};
+
+}  // namespace ampgan::ui
