@@ -54,6 +54,7 @@ class ExploreTest : public UiTestCase {
     auto* generate = ex->findChild<QPushButton*>(QStringLiteral("exploreGenerate"));
     QVERIFY(!generate->isEnabled());
     QVERIFY2(ex->message().contains(QStringLiteral("Open run")), qPrintable(ex->message()));
+    QVERIFY(!ex->generate());  // no generator: refused, said in the message line
 
     QSignalSpy opened(&w, &MainWindow::runOpened);
     w.openRun(run);
@@ -73,6 +74,9 @@ class ExploreTest : public UiTestCase {
     QVERIFY2(ex->message().contains(QStringLiteral("backwards")), qPrintable(ex->message()));
     QVERIFY(!ex->busy());
 
+    ex->setSeedsText(QStringLiteral("0-999"));  // more than the tab holds
+    QVERIFY(!ex->generate());
+    QVERIFY2(ex->message().contains(QStringLiteral("at most 256")), qPrintable(ex->message()));
     ex->setSeedsText(QStringLiteral("0-11"));
     ex->setTruncation(0.7);
     QVERIFY(ex->generate());

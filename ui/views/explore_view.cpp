@@ -39,6 +39,9 @@ namespace {
 
 // Sides big enough to judge a 32 px image, never blurred (whole-number factors): the grid's
 // icons, the strip's (smaller: one row under the grid) and the player's frame.
+// The grid's images are kept as floats and as icons: 256 of 128 px RGB are 50 MB and 16 MB.
+constexpr size_t kMaxTabSeeds = 256;
+
 int icon_side(int res) { return res * std::max(1, 96 / res); }
 int strip_side(int res) { return res * std::max(1, 64 / res); }
 int player_factor(int res) { return std::max(1, 128 / res); }
@@ -318,10 +321,17 @@ bool ExploreView::generate() {
     showMessage(QString::fromStdString(e.what()), true);
     return false;
   }
+  if (r.seeds.size() > kMaxTabSeeds) {
+    showMessage(tr("The tab shows at most %1 seeds at a time (%2 asked); ampgan sample --seeds takes up to %3")
+                    .arg(kMaxTabSeeds)
+                    .arg(r.seeds.size())
+                    .arg(kMaxSeeds),
+                true);
+    return false;
+  }
   r.truncation = truncation();
   last_grid_request_ = r;
-  request(r);
-  return true;
+  return request(r);
 }
 
 std::optional<uint64_t> ExploreView::seedField(QLineEdit* field, const QString& what) {
@@ -347,20 +357,20 @@ bool ExploreView::interpolate() {
   r.frames = frames_->value();
   r.path = static_cast<LatentPath>(path_->currentData().toInt());
   r.truncation = truncation();
-  request(r);
-  return true;
+  return request(r);
 }
 
-void ExploreView::request(ExploreRequest r) {
+bool ExploreView::request(ExploreRequest r) {
   if (!available_) {
     showMessage(tr("No generator yet: start a run, or open one with File ▸ Open run."), true);
-    return;
+    return false;
   }
   r.id = ++next_id_;
   pending_ = r.id;
   showMessage(r.interpolate ? tr("Making %1 frames…").arg(r.frames) : tr("Making %1 images…").arg(r.seeds.size()));
   updateEnabled();
   emit exploreRequested(r);
+  return true;
 }
 
 void ExploreView::onProgress(int id, int done, int total) {

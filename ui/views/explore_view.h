@@ -48,7 +48,8 @@ class ExploreView : public QWidget {
   void setSeedsText(const QString& text);
   void setTruncation(double t);  // 0: off
   void setInterpolation(uint64_t a, uint64_t b, int frames, LatentPath path);
-  // Ask for the grid / the frames; false (the reason in message()) when the fields are refused.
+  // Ask for the grid / the frames; false (the reason in message()) when the fields are refused
+  // or there is no generator. The grid holds at most 256 seeds.
   bool generate();
   bool interpolate();
   bool busy() const { return pending_ != 0; }
@@ -80,7 +81,7 @@ class ExploreView : public QWidget {
  private:
   void buildControls();
   void generateIfEmpty();
-  void request(ExploreRequest r);
+  bool request(ExploreRequest r);  // false: no generator (said in the message line)
   void showMessage(const QString& text, bool error = false);
   void fillList(QListWidget* list, const ExploreResult& r, bool seeds);
   void selectionChanged();
