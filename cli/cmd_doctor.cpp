@@ -61,9 +61,10 @@ int cmd_doctor(int argc, char** argv) {
       .option("max-loss-departure", "R", "the largest relative departure of the mean losses from FP32's (0.5)")
       .section("First-divergence replay (instead of the search)")
       .option("replay", "RUN",
-              "recompute step --step of the run folder RUN from its newest checkpoint before it,\n"
-              "in the run's precision and in FP32, and name the first layer whose output or\n"
-              "gradient departs beyond its dtype's expected error or goes non-finite")
+              "recompute step --step of the run folder RUN from its newest checkpoint before it\n"
+              "(or its initialisation), in the run's precision and in FP32, and name the first\n"
+              "layer whose output or gradient departs beyond its dtype's expected error or goes\n"
+              "non-finite")
       .option("step", "N", "the step --replay recomputes");
   return guarded("doctor", [&] {
     if (!a.parse_or_help(argc, argv, 2)) return 0;

@@ -370,11 +370,44 @@ TEST(DoctorReplay, PlantedGradientOverflowIsNamed) {
   ASSERT_GE(r.first_gradient, 0) << replay_text(r);
   EXPECT_EQ(r.gradients[r.first_gradient].name, "D.2.weight") << replay_text(r);
   EXPECT_TRUE(r.skipped_d);
-  // The CLI prints the same tables; --replay needs --step, and a step before any checkpoint is refused.
+  // The CLI prints the same tables; --replay needs --step; a step before any checkpoint is replayed
+  // from the run's initialisation.
   std::string out;
   EXPECT_EQ(run_command(kCli + " doctor --replay " + run.string() + " --step 3", &out), 0) << out;
   EXPECT_NE(out.find("no layer departs"), std::string::npos) << out;
   EXPECT_EQ(run_command(kCli + " doctor --replay " + run.string(), &out), 2) << out;
-  EXPECT_EQ(run_command(kCli + " doctor --replay " + run.string() + " --step 2", &out), 1) << out;
-  EXPECT_NE(out.find("no checkpoint before step 2"), std::string::npos) << out;
+  EXPECT_EQ(run_command(kCli + " doctor --replay " + run.string() + " --step 2", &out), 0) << out;
+  EXPECT_NE(out.find("replayed from the run's initialisation"), std::string::npos) << out;
+}
+
+// Without a checkpoint before the step, the replay starts from the weights the run's seed gives
+// (its step 0) and retrains the steps before N: step 2 of the clean run departs nowhere, a plant
+// at step 1 is found at D.2 as from a checkpoint, and an FP32 run is refused as before.
+TEST(DoctorReplay, WithoutACheckpointBeforeTheStepItStartsFromTheInitialisation) {
+  TempDir tmp("ampgan-replay-start");
+  const fs::path run = replay_run(tmp);  // checkpoints at steps 2 and 4 only
+  const ReplayResult clean = replay_step(run, 2);
+  EXPECT_TRUE(clean.from_start);
+  EXPECT_EQ(clean.checkpoint_step, 0);
+  EXPECT_NE(clean.checkpoint.find("config.json"), std::string::npos) << clean.checkpoint;
+  EXPECT_EQ(clean.first_forward, -1) << replay_text(clean);
+  EXPECT_EQ(clean.first_gradient, -1) << replay_text(clean);
+  EXPECT_GT(clean.forward.size(), 10u);
+  ReplayOptions o;
+  o.before_step = [](Trainer& t) {
+    Parameter* w = param(t.discriminator(), "2.weight");
+    std::vector<float> v(static_cast<size_t>(w->master.numel()), 60000.0f);
+    t.backend().upload(w->master, v.data(), v.size() * 4);
+    w->refresh_working(t.backend());
+  };
+  const ReplayResult planted = replay_step(run, 1, o);  // step 1: nothing retrained before it
+  ASSERT_GE(planted.first_forward, 0) << replay_text(planted);
+  EXPECT_EQ(planted.forward[planted.first_forward].layer, "D.2") << replay_text(planted);
+  // An FP32 run has nothing to compare, from a checkpoint or from the start.
+  RunConfig c = tiny_fp16_run(2, tmp / "fp32");
+  c.precision = Precision::FP32;
+  auto s = Session::create(c);
+  s->run();
+  s->finish("finished");
+  EXPECT_NE(error_of([&] { replay_step(tmp / "fp32", 1); }).find("no half precision"), std::string::npos);
 }

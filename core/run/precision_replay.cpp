@@ -29,7 +29,7 @@ double activation_tolerance(Precision p) { return 64 * unit_roundoff(p); }
 // one half (FP16 12.5%, BF16 50%).
 double gradient_tolerance(Precision p) { return std::min(0.5, 256 * unit_roundoff(p)); }
 
-// The newest checkpoint of the run before `step`.
+// The newest checkpoint of the run before `step`; empty when there is none.
 fs::path checkpoint_before(const fs::path& run_dir, int64_t step) {
   const fs::path dir = RunFolder(run_dir).checkpoints_dir();
   fs::path best;
@@ -42,9 +42,6 @@ fs::path checkpoint_before(const fs::path& run_dir, int64_t step) {
       const int64_t s = step_of_checkpoint_name(e.path());
       if (s >= 0 && s < step && s > best_step) best_step = s, best = e.path();
     }
-  if (best.empty())
-    throw Error("the run has no checkpoint before step " + std::to_string(step), dir.string(),
-                "replay a step after a checkpoint (--checkpoint-every sets how often they are written)");
   return best;
 }
 
@@ -124,28 +121,47 @@ ReplayResult replay_step(const fs::path& run_dir, int64_t step, const ReplayOpti
   ReplayResult r;
   r.step = step;
   const fs::path ckpt = checkpoint_before(run_dir, step);
-  r.checkpoint = ckpt.string();
+  // Without a checkpoint before step N the replay starts from the run's initialisation (its
+  // config.json and seed: the weights of step 0 are a function of them), as most short runs need:
+  // they write their first checkpoint at --checkpoint-every (1000) or when they stop.
   CheckpointInfo info;
-  read_checkpoint(ckpt, &info);
+  if (!ckpt.empty()) {
+    r.checkpoint = ckpt.string();
+    read_checkpoint(ckpt, &info);
+  } else {
+    r.checkpoint = "the run's initialisation (" + (RunFolder(run_dir).dir() / "config.json").string() + ")";
+    r.from_start = true;
+    info.config = RunFolder(run_dir).read_config();
+    info.precision = info.config.precision;
+  }
+  const std::string source = ckpt.empty() ? (RunFolder(run_dir).dir() / "config.json").string() : ckpt.string();
   if (!is_mixed(info.precision))
     throw Error(std::string("the run trained in ") + precision_name(info.precision) + " at step " +
                     std::to_string(info.step) + ": there is no half precision to compare with FP32",
-                ckpt.string(), "replay a step of a fp16 or bf16 run");
+                source, "replay a step of a fp16 or bf16 run");
   r.checkpoint_step = info.step;
   r.precision = info.precision;
   r.activation_tolerance = activation_tolerance(info.precision);
   r.gradient_tolerance = gradient_tolerance(info.precision);
-  auto bh = make(opt, info.config.backend), bf = make(opt, info.config.backend);
-  auto half = trainer_from_checkpoint(*bh, ckpt);
-  auto full = trainer_from_checkpoint(*bf, ckpt);
   const RunConfig& cfg = info.config;
   data::LoadOptions lo;
   lo.res = cfg.res;
-  lo.channels = info.channels;
+  lo.channels = ckpt.empty() ? cfg.channels : info.channels;
   lo.synthetic_count = cfg.synthetic_count;
   lo.seed = cfg.seed;
   const data::ImageSet set = data::load_dataset(cfg.dataset, lo);
-  data::BatchLoader loader(set, cfg.batch, cfg.seed, info.batches_consumed);
+  if (ckpt.empty()) info.channels = set.channels;
+  auto bh = make(opt, cfg.backend), bf = make(opt, cfg.backend);
+  auto from_start = [&](Backend& b) {
+    b.set_cpu_kernels(cfg.cpu_kernels);
+    auto t = std::make_unique<Trainer>(b, cfg.trainer_config(info.channels));
+    t->set_layer_policy(cfg.layer_policy());
+    t->set_precision(cfg.precision);
+    return t;
+  };
+  auto half = ckpt.empty() ? from_start(*bh) : trainer_from_checkpoint(*bh, ckpt);
+  auto full = ckpt.empty() ? from_start(*bf) : trainer_from_checkpoint(*bf, ckpt);
+  data::BatchLoader loader(set, cfg.batch, cfg.seed, ckpt.empty() ? 0 : info.batches_consumed);
   // Both trainers take the same batches; the steps before N in the run's precision.
   const size_t per_batch = static_cast<size_t>(cfg.batch) * cfg.res * cfg.res * info.channels;
   std::vector<std::vector<float>> batches;
@@ -215,8 +231,14 @@ ReplayResult replay_step(const fs::path& run_dir, int64_t step, const ReplayOpti
 std::string replay_text(const ReplayResult& r) {
   char buf[256];
   std::string s;
-  std::snprintf(buf, sizeof buf, "step %lld replayed from checkpoint step %lld in %s and FP32\n",
-                static_cast<long long>(r.step), static_cast<long long>(r.checkpoint_step), precision_name(r.precision));
+  if (r.from_start)
+    std::snprintf(buf, sizeof buf,
+                  "step %lld replayed from the run's initialisation (no checkpoint before it) in %s and FP32\n",
+                  static_cast<long long>(r.step), precision_name(r.precision));
+  else
+    std::snprintf(buf, sizeof buf, "step %lld replayed from checkpoint step %lld in %s and FP32\n",
+                  static_cast<long long>(r.step), static_cast<long long>(r.checkpoint_step),
+                  precision_name(r.precision));
   s += buf;
   std::snprintf(buf, sizeof buf, "\n%-8s %-16s %-17s %10s %9s\n", "layer", "type", "input", "rel.error", "inf/NaN");
   s += buf;

@@ -1,5 +1,5 @@
 // The first-divergence replay (`ampgan doctor --replay RUN --step N`): recomputes step N of a run
-// from its newest checkpoint before N, twice from the same state and inputs: in the run's half
+// from its newest checkpoint before N (or its initialisation), twice from the same state and inputs: in the run's half
 // precision and in FP32. The steps between the checkpoint and N are retrained in the run's
 // precision by both (bit for bit the run's own on the CPU), so only step N differs. Then:
 //  - forward, layer by layer (G on the step's latents, D on its real batch and on G's output):
@@ -38,7 +38,8 @@ struct ReplayGradient {
 
 struct ReplayResult {
   int64_t step = 0, checkpoint_step = 0;
-  std::string checkpoint;
+  std::string checkpoint;   // the file, or the run's initialisation (config.json) it started from
+  bool from_start = false;  // no checkpoint before the step: replayed from the initialisation
   Precision precision = Precision::FP16;
   double activation_tolerance = 0, gradient_tolerance = 0;
   std::vector<ReplayActivation> forward;        // in forward order
@@ -55,7 +56,8 @@ struct ReplayOptions {
   std::function<void(Trainer& half)> before_step;
 };
 
-// Throws Error when the run has no checkpoint before step N, or trained that checkpoint in FP32.
+// From the newest checkpoint before step N, or from the run's initialisation (config.json) when
+// there is none. Throws Error when the run trained that checkpoint (or started) in FP32.
 ReplayResult replay_step(const std::filesystem::path& run_dir, int64_t step, const ReplayOptions& opt = {});
 
 // The two tables (activations, gradients) and the verdict as aligned text.
