@@ -116,6 +116,49 @@ class DoctorTest : public UiTestCase {
     QVERIFY2(w.doctorView()->summary().contains(QStringLiteral("stopped")), qPrintable(w.doctorView()->summary()));
     QVERIFY(w.action(QStringLiteral("actionStart"))->isEnabled());
   }
+
+  // "Why did this step overflow?": a run started at scale 2^24 overflows at step 1 (D's
+  // gradients, ~1e3 times the scale's headroom; the run's metrics say skipped_d = 1); clicking
+  // Replay for that step (no checkpoint before it: from the run's start) names where it departs.
+  void replayOfAnOverflowStepNamesWhereItDeparts() {
+    RunConfig c = tiny(path(QStringLiteral("unused")), 20);
+    c.precision = Precision::FP16;
+    c.scaler.init_scale = 16777216.0f;
+    const QString run = path(QStringLiteral("replay-run"));
+    engine_run(run, c);
+    MainWindow w(no_settings());
+    w.setErrorPresenter([](const UiError& e) { QFAIL(qPrintable(e.text())); });
+    w.resize(1600, 1000);
+    w.show();
+    DoctorView* doc = w.doctorView();
+    auto* replay = doc->findChild<QPushButton*>(QStringLiteral("replayStart"));
+    QVERIFY(!replay->isEnabled());  // no run shown yet
+    QSignalSpy opened(&w, &MainWindow::runOpened);
+    w.openRun(run);
+    QTRY_COMPARE_WITH_TIMEOUT(opened.count(), 1, kTimeout);
+    QTRY_VERIFY_WITH_TIMEOUT(replay->isEnabled(), kTimeout);
+    QSignalSpy done(&w, &MainWindow::replayDone);
+    doc->setReplayStep(1);
+    replay->click();
+    QCOMPARE(w.tabs()->currentWidget(), doc);
+    QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, kTimeout);
+    QTRY_VERIFY_WITH_TIMEOUT(!w.busy(), kTimeout);
+    const ReplayResult* r = doc->replayResult();
+    QVERIFY(r);
+    QVERIFY(r->from_start);
+    QVERIFY(r->skipped_d);
+    QVERIFY2(r->first_forward >= 0 || r->first_gradient >= 0, qPrintable(doc->replayVerdict()));
+    QVERIFY2(doc->replayVerdict().contains(QStringLiteral("first")), qPrintable(doc->replayVerdict()));
+    QCOMPARE(doc->replayTable()->rowCount(), static_cast<int>(r->forward.size() + r->gradients.size()));
+    const int first =
+        r->first_forward >= 0 ? r->first_forward : static_cast<int>(r->forward.size()) + r->first_gradient;
+    QCOMPARE(doc->replayTable()->item(first, 5)->text(), QStringLiteral("first departure"));
+    const QString shots = qEnvironmentVariable("AMPGAN_SHOT_DIR");  // docs/screenshots, by hand
+    if (!shots.isEmpty()) w.grab().save(shots + QStringLiteral("/doctor-replay-1600x1000.png"));
+    w.resize(1024, 700);
+    QApplication::processEvents();
+    if (!shots.isEmpty()) w.grab().save(shots + QStringLiteral("/doctor-replay-1024x700.png"));
+  }
 };
 
 QTEST_MAIN(DoctorTest)

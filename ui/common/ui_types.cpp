@@ -76,6 +76,7 @@ void register_meta_types() {
   qRegisterMetaType<MaxBatchPtr>();
   qRegisterMetaType<ExploreResultPtr>();
   qRegisterMetaType<DoctorUpdatePtr>();
+  qRegisterMetaType<ReplayResultPtr>();
 }
 
 }  // namespace ampgan::ui

@@ -21,6 +21,7 @@
 #include "core/run/histograms_log.h"
 #include "core/run/latent_explorer.h"
 #include "core/run/precision_doctor.h"
+#include "core/run/precision_replay.h"
 #include "core/run/run_event.h"
 #include "core/settings/run_config.h"
 #include "core/train/max_batch.h"
@@ -149,6 +150,8 @@ struct DoctorUpdate {
   bool done = false;  // the search ended (finished, stopped or its budget spent)
 };
 using DoctorUpdatePtr = std::shared_ptr<const DoctorUpdate>;
+// A first-divergence replay's result (core/run/precision_replay.h), shared immutably.
+using ReplayResultPtr = std::shared_ptr<const ReplayResult>;
 
 // Engine image -> QImage (deep copy) and back.
 QImage to_qimage(const io::Image8& img);
@@ -172,3 +175,4 @@ Q_DECLARE_METATYPE(std::shared_ptr<const ampgan::ui::OpenedRun>)
 Q_DECLARE_METATYPE(ampgan::ui::MaxBatchPtr)
 Q_DECLARE_METATYPE(ampgan::ui::ExploreResultPtr)
 Q_DECLARE_METATYPE(ampgan::ui::DoctorUpdatePtr)
+Q_DECLARE_METATYPE(ampgan::ui::ReplayResultPtr)

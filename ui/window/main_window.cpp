@@ -330,6 +330,25 @@ bool MainWindow::diagnosePrecision() {
   return true;
 }
 
+bool MainWindow::replayStep(qint64 step) {
+  if (busy()) {
+    report(tr("replaying a step"), tr("the window is busy with a run"), tr("wait until it ends, or stop it"));
+    return false;
+  }
+  if (!runs_->hasRun()) {
+    report(tr("replaying a step"), tr("no run is shown"), tr("train a run in FP16 or BF16, or open one"));
+    return false;
+  }
+  doctor_->setReplayStep(step);
+  doctor_->onReplayStarted(step);
+  tabs_->setCurrentWidget(doctor_);
+  state_ = State::Loading;
+  updateActions();
+  QMetaObject::invokeMethod(
+      worker_, [w = worker_, dir = runs_->dir(), step] { w->runReplay(dir, step); }, Qt::QueuedConnection);
+  return true;
+}
+
 bool MainWindow::exportGrid(const QString& path, int factor) { return exports_->exportGrid(path, factor); }
 
 bool MainWindow::exportSamples(const QString& dir, int n, quint64 seed) {
@@ -449,6 +468,8 @@ void MainWindow::updateActions() {
   diagnose_->setEnabled(idle);
   doctor_->setStartEnabled(idle, watch ? tr("Watching a run read-only: File > Stop watching first")
                                        : tr("Wait until the run or the comparison ends"));
+  doctor_->setReplayRun(runs_->hasRun() ? runs_->dir() : QString(), state_ == State::Idle && !branch_->running(),
+                        tr("Wait until the run ends: the replay retrains steps of it"));
   compare_->setBusy(!idle);
   checkpoint_->setEnabled(has_session_ && !watch && !comparing_ && state_ != State::Stopping &&
                           state_ != State::Loading);

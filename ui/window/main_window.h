@@ -73,6 +73,8 @@ class MainWindow : public QMainWindow {
   // The precision doctor on the panel's settings (FP16 or BF16), in the Doctor tab; false (and
   // the reason shown) when the settings are refused.
   bool diagnosePrecision();
+  // The first-divergence replay of `step` of the current run, in the Doctor tab (idle only).
+  bool replayStep(qint64 step);
   bool exportGrid(const QString& path, int factor);
   bool exportSamples(const QString& dir, int n, quint64 seed);  // async; samplesExported() follows
   bool exportMetricsCsv(const QString& path);
@@ -135,6 +137,7 @@ class MainWindow : public QMainWindow {
   void runFinished(const QString& dir, const QString& reason);
   void comparisonDone(bool complete);
   void doctorDone();  // the precision doctor's search ended (its answer is in the Doctor tab)
+  void replayDone();  // a replay ended (its table is in the Doctor tab)
   void samplesExported(const QString& dir);
   void runOpened(const QString& dir);
   void becameIdle();

@@ -95,6 +95,7 @@ void MainWindow::buildViews() {
   doctor_ = new DoctorView;
   connect(doctor_, &DoctorView::diagnoseRequested, this, &MainWindow::diagnosePrecision);
   connect(doctor_, &DoctorView::applyRequested, this, &MainWindow::applyDoctorAnswer);
+  connect(doctor_, &DoctorView::replayRequested, this, &MainWindow::replayStep);
   model_ = new ModelView;
   tabs_->addTab(model_, tr("Model"));
   tabs_->addTab(doctor_, tr("Doctor"));

@@ -127,6 +127,7 @@ void MainWindow::connectWorker() {
   connect(layers_, &LayersView::layerMenuRequested, this, layer_menu);
   // Clicking an overflow marker shows where that overflow started in the Layers view.
   connect(plots_, &PlotsPanel::overflowClicked, this, [this](const QString& network, qint64 step) {
+    doctor_->setReplayStep(step);  // the Doctor tab's replay: why did this step overflow?
     if (layers_->selectOverflow(network, step))
       tabs_->setCurrentWidget(layers_);
     else
@@ -157,6 +158,13 @@ void MainWindow::connectWorker() {
           [this](const ExploreRequest& r) { worker_->requestExplore(r); });
   connect(explore_, &ExploreView::cancelRequested, this, [this] { worker_->cancelExplore(); });
   connect(worker_, &TrainingWorker::explored, explore_, &ExploreView::onResult);
+  connect(worker_, &TrainingWorker::replayed, this, [this](const ReplayResultPtr& r) {
+    doctor_->onReplayed(r);
+    if (r)
+      log_->addNote(QStringLiteral("info"),
+                    tr("replay of step %1: %2").arg(r->step).arg(QString::fromStdString(r->verdict)));
+    emit replayDone();
+  });
   connect(worker_, &TrainingWorker::doctorUpdated, this, [this](const DoctorUpdatePtr& u) {
     doctor_->onUpdate(u);
     if (!u->done) return;

@@ -89,6 +89,8 @@ class TrainingWorker : public QObject, private SessionListener {
   // report in cfg.out_dir): doctorUpdated after each probe, workProgress within one, stopped by
   // Stop (the best answer so far stands).
   void runDoctor(const ampgan::RunConfig& cfg);
+  // The first-divergence replay of step `step` of the run folder `dir`: replayed(), or failed().
+  void runReplay(const QString& dir, qint64 step);
   // Reads a run folder for display and loads its generator (newest checkpoint) for sampling;
   // the previous run's session is released, so nothing samples from the wrong run.
   void openRun(const QString& run_dir);
@@ -124,6 +126,7 @@ class TrainingWorker : public QObject, private SessionListener {
   void explored(const ampgan::ui::ExploreResultPtr& result);
   void exploreProgress(int id, int done, int total);
   void doctorUpdated(const ampgan::ui::DoctorUpdatePtr& update);
+  void replayed(const ampgan::ui::ReplayResultPtr& result);  // null: it failed (said by failed())
 
  private:
   struct Command {

@@ -54,4 +54,20 @@ void TrainingWorker::runDoctor(const RunConfig& cfg) {
   setState(State::Idle);
 }
 
+void TrainingWorker::runReplay(const QString& dir, qint64 step) {
+  if (in_loop_) return;
+  setState(State::Running);
+  const QString what = QStringLiteral("replaying step %1").arg(step);
+  emit workProgress(what, 0, 1);
+  ReplayResultPtr result;
+  try {
+    result = std::make_shared<const ReplayResult>(replay_step(dir.toStdString(), step));
+  } catch (...) {
+    fail(QStringLiteral("replaying step %1").arg(step));
+  }
+  emit replayed(result);
+  emit workProgress(what, 1, 1);
+  setState(State::Idle);
+}
+
 }  // namespace ampgan::ui
