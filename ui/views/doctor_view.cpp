@@ -119,7 +119,7 @@ DoctorView::DoctorView(QWidget* parent) : QWidget(parent) {
   replay_table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
   replay_table_->horizontalHeader()->setStretchLastSection(true);
   table_->setMinimumHeight(4 * table_->fontMetrics().height() + 8);
-  replay_table_->setMinimumHeight(6 * replay_table_->fontMetrics().height() + 8);
+  replay_table_->setMinimumHeight(4 * replay_table_->fontMetrics().height() + 8);
   auto* replay_row = new QHBoxLayout;
   replay_row->addWidget(replay_step_);
   replay_row->addWidget(replay_start_);
@@ -134,6 +134,7 @@ DoctorView::DoctorView(QWidget* parent) : QWidget(parent) {
   search_layout->addWidget(summary_);
   search_layout->addWidget(flags_);
   search_layout->addWidget(table_, 1);
+  search_layout->addStretch(0);  // holds the lines at the top while the table is hidden
   auto* replay = new QWidget;
   auto* replay_layout = new QVBoxLayout(replay);
   replay_layout->setContentsMargins(0, 0, 0, 0);
@@ -141,6 +142,7 @@ DoctorView::DoctorView(QWidget* parent) : QWidget(parent) {
   replay_layout->addLayout(replay_row);
   replay_layout->addWidget(replay_verdict_);
   replay_layout->addWidget(replay_table_, 1);
+  replay_layout->addStretch(0);
   split_ = new QSplitter(Qt::Vertical);
   split_->addWidget(search);
   split_->addWidget(replay);
@@ -148,6 +150,9 @@ DoctorView::DoctorView(QWidget* parent) : QWidget(parent) {
   split_->setStretchFactor(1, 2);
   auto* layout = new QVBoxLayout(this);
   layout->addWidget(split_);
+  // A table shows once it has rows, so that the other section has the room until then.
+  table_->hide();
+  replay_table_->hide();
 }
 
 void DoctorView::setReplayRun(const QString& dir, bool can_start, const QString& why) {
@@ -167,9 +172,9 @@ qint64 DoctorView::replayStep() const { return replay_step_->value(); }
 QString DoctorView::replayVerdict() const { return replay_verdict_->text(); }
 
 void DoctorView::onReplayStarted(qint64 step) {
-  if (table_->rowCount() == 0) split_->setSizes({1, 3});  // no search shown: the replay's table gets the room
   replay_.reset();
   replay_table_->setRowCount(0);
+  replay_table_->hide();
   replay_verdict_->setText(tr("Replaying step %1…").arg(step));
 }
 
@@ -187,6 +192,9 @@ void DoctorView::onReplayed(const ReplayResultPtr& r) {
           .arg(from, QString::fromLatin1(precision_name(r->precision)), QString::fromStdString(r->verdict)));
   const int rows = static_cast<int>(r->forward.size() + r->gradients.size());
   replay_table_->setRowCount(rows);
+  replay_table_->setVisible(rows > 0);
+  // With no search shown, the replay's table takes the room.
+  if (table_->isHidden()) split_->setSizes({split_->height() / 4, split_->height() * 3 / 4});
   auto put = [this](int row, int col, const QString& text, bool bold) {
     auto* it = new QTableWidgetItem(text);
     if (col == 3 || col == 4) it->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
@@ -236,7 +244,7 @@ void DoctorView::setStartEnabled(bool on, const QString& why) {
 void DoctorView::onStarted(const RunConfig& cfg) {
   last_.reset();
   table_->setRowCount(0);
-  split_->setSizes({3, 1});
+  table_->hide();
   apply_->setEnabled(false);
   open_->setEnabled(false);
   flags_->clear();
@@ -249,6 +257,8 @@ void DoctorView::onUpdate(const DoctorUpdatePtr& u) {
   last_ = u;
   const std::vector<std::vector<std::string>> rows = doctor_table_rows(u->result);
   table_->setRowCount(static_cast<int>(rows.size()));
+  table_->setVisible(!rows.empty());
+  if (replay_table_->isHidden()) split_->setSizes({split_->height() * 3 / 4, split_->height() / 4});
   for (int r = 0; r < table_->rowCount(); ++r) {
     const bool answer = r == u->result.answer;
     for (int c = 0; c < table_->columnCount() && c < static_cast<int>(rows[r].size()); ++c) {
