@@ -20,6 +20,7 @@
 #include "core/nn/linear.h"
 #include "core/nn/resample.h"
 #include "core/nn/residual.h"
+#include "core/tensor/half.h"
 #include "tests/test_support.h"
 
 using namespace ampgan;
@@ -954,4 +955,41 @@ TEST(CpuGemm, Bf16KernelTreatsSubnormalBf16InputsAsZero) {
     else
       EXPECT_EQ(got, std::ldexp(1.0f, -40)) << "the subnormal input counted as zero";
   }
+}
+
+// The BF16 kernel on blocks of wider matrices (the weight gradient's column tiles: ld > the
+// block's width), every transpose, with and without beta: the same as OpenBLAS on the same
+// BF16-valued inputs up to the order of the sum (BF16 products are exact in FP32), and nothing
+// outside the block of C written. oneDNN picks its implementation by shape and layout (here
+// gemm:jit for the strided blocks, brgemm for dense ones), and each must hold this.
+TEST(CpuGemm, Bf16KernelOnBlocksOfWiderMatricesMatchesFp32Products) {
+  if (!cpu::onednn_available() || !cpu_features().avx512_bf16)
+    GTEST_SKIP() << "no oneDNN BF16 kernel here: " << cpu::onednn_summary() << ", " << cpu_features().summary();
+  const int m = 48, n = 40, k = 64, pad = 24;
+  for (bool ta : {false, true})
+    for (bool tb : {false, true})
+      for (float beta : {0.0f, 0.5f}) {
+        cpu::GemmShape s{ta, tb, m, n, k, (ta ? m : k) + pad, (tb ? k : n) + pad, n + pad, 2.0f, beta};
+        const int a_rows = ta ? k : m, b_rows = tb ? n : k;
+        std::vector<float> a = random_normal(size_t(a_rows) * s.lda, 11), b = random_normal(size_t(b_rows) * s.ldb, 12);
+        std::vector<uint16_t> a16(a.size()), b16(b.size());
+        for (size_t i = 0; i < a.size(); ++i) a[i] = bf16_bits_to_float(a16[i] = float_to_bf16_bits(a[i]));
+        for (size_t i = 0; i < b.size(); ++i) b[i] = bf16_bits_to_float(b16[i] = float_to_bf16_bits(b[i]));
+        const std::vector<float> c0 = random_normal(size_t(m) * s.ldc, 13);
+        std::vector<float> want = c0, got = c0;
+        cpu::gemm_serial(cpu::GemmKernel::OpenBlas, s, a.data(), b.data(), want.data());
+        cpu::gemm_serial(cpu::GemmKernel::OneDnnBf16, s, a16.data(), b16.data(), got.data());
+        float worst = 0;
+        for (int i = 0; i < m; ++i)
+          for (int j = 0; j < s.ldc; ++j) {
+            const size_t at = size_t(i) * s.ldc + j;
+            if (j >= n) {
+              ASSERT_EQ(got[at], c0[at]) << "C written outside the block at " << i << "," << j;
+              continue;
+            }
+            worst = std::max(worst, std::fabs(got[at] - want[at]) / (1.0f + std::fabs(want[at])));
+          }
+        // 64 terms of order 1 summed in another order: a few FP32 ulps of the sum.
+        EXPECT_LT(worst, 1e-5f) << "ta " << ta << " tb " << tb << " beta " << beta;
+      }
 }

@@ -34,10 +34,14 @@ std::string cpu_precision_support(const std::string& precision, CpuKernels mode)
     return s;
   }
   if (precision == "bf16") {
-    if (cpu_precision_is_hardware(precision, mode))
-      return "hardware: BF16 products on AVX512-BF16 (" + cpu::onednn_summary() +
-             "), FP32 accumulation, stored as BF16 (half the memory)" +
+    if (cpu_precision_is_hardware(precision, mode)) {
+      // oneDNN takes AMX tiles for the products where it has them (avx512_core_amx), AVX512-BF16 elsewhere.
+      const std::string onednn = cpu::onednn_summary();
+      const bool amx = f.amx_bf16 && onednn.find("amx") != std::string::npos;
+      return std::string("hardware: BF16 products on ") + (amx ? "AMX-BF16 and AVX512-BF16" : "AVX512-BF16") + " (" +
+             onednn + "), FP32 accumulation, stored as BF16 (half the memory)" +
              (mode == CpuKernels::Auto ? "; where measured faster than FP32 products, per layer" : "");
+    }
     std::string s = "emulated: stored as BF16 (half the memory), computed in FP32; no speed-up expected";
     if (!f.avx512_bf16 && !f.amx_bf16) return s + " (this CPU has no AVX512-BF16 or AMX-BF16)";
     if (mode == CpuKernels::OpenBlas)
@@ -50,8 +54,13 @@ std::string cpu_precision_support(const std::string& precision, CpuKernels mode)
     std::string s = "emulated: stored as FP16 (half the memory), computed in FP32";
     s += f.f16c ? " with F16C conversions" : " with software conversions";
     s += "; no speed-up expected";
-    s += f.avx512_fp16 || f.amx_fp16 ? " (this CPU has FP16 arithmetic, which this build does not use)"
-                                     : " (this CPU has no AVX512-FP16 or AMX-FP16)";
+    // oneDNN 2.6 (Debian 12's) creates no FP16 matmul or convolution on any CPU, AVX512-FP16 included.
+    if (!f.avx512_fp16 && !f.amx_fp16)
+      s += " (this CPU has no AVX512-FP16 or AMX-FP16)";
+    else if (cpu::onednn_available())
+      s += " (this CPU has FP16 arithmetic; " + cpu::onednn_summary() + " has no FP16 products)";
+    else
+      s += " (this CPU has FP16 arithmetic, which this build does not use)";
     return s;
   }
   return "unknown precision " + precision;
