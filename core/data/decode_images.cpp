@@ -153,6 +153,42 @@ class QuietStderr {
   int saved_ = -1;
 };
 
+// Image i's header, then (if it passes) its bytes, decoded; empty when refused (verdict and why
+// say why) or unreadable. The budget share is held until the decoder has finished.
+cv::Mat read_image(const ImageSource& source, int64_t i, DecodeBudget& budget, io::ImageVerdict* verdict,
+                   std::string* why) {
+  try {
+    // The header first: the image's size and what decoding it costs decide whether its
+    // bytes are read at all, and how much of the budget they take.
+    uint64_t file_bytes = 0;
+    const std::string head = source.head(i, kImageHeadBytes, &file_bytes);
+    auto size = io::sniff_image_size(head.data(), head.size());
+    *verdict = io::judge_image(size, file_bytes);
+    if (*verdict != io::ImageVerdict::Ok) {
+      *why = io::verdict_text(*verdict, size, file_bytes);
+      return {};
+    }
+    BudgetShare share(budget, io::image_cost(*size, file_bytes));
+    const std::string bytes = head.size() == file_bytes ? head : source.whole(i, file_bytes);
+    // Read whole, the header may tell more (a JPEG's later scans): judged again.
+    size = io::sniff_image_size(bytes.data(), bytes.size());
+    *verdict = io::judge_image(size, bytes.size());
+    if (*verdict != io::ImageVerdict::Ok) {
+      *why = io::verdict_text(*verdict, size, bytes.size());
+      return {};
+    }
+    share.resize(io::image_cost(*size, bytes.size()));
+    const cv::Mat buf(1, int(bytes.size()), CV_8UC1, const_cast<char*>(bytes.data()));
+    return cv::imdecode(buf, cv::IMREAD_UNCHANGED);
+  } catch (const Error&) {
+    return {};  // not readable
+  } catch (const cv::Exception&) {
+    return {};  // some decoders throw on malformed input instead of returning empty
+  } catch (const std::bad_alloc&) {
+    return {};  // the decoder's own allocation failed: this image is unreadable here
+  }
+}
+
 }  // namespace
 
 bool has_image_extension(const std::string& name) {
@@ -186,37 +222,7 @@ void decode_images(ImageSet& set, int n, const ImageSource& source, const std::v
   quiet.emplace();
   for_blocks(n, opt, subject, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
-      cv::Mat raw;
-      try {
-        // The header first: the image's size and what decoding it costs decide whether its
-        // bytes are read at all, and how much of the budget they take.
-        uint64_t file_bytes = 0;
-        const std::string head = source.head(i, kImageHeadBytes, &file_bytes);
-        auto size = io::sniff_image_size(head.data(), head.size());
-        verdict[i] = io::judge_image(size, file_bytes);
-        if (verdict[i] != io::ImageVerdict::Ok) {
-          why[i] = io::verdict_text(verdict[i], size, file_bytes);
-          continue;
-        }
-        BudgetShare share(budget, io::image_cost(*size, file_bytes));
-        const std::string bytes = head.size() == file_bytes ? head : source.whole(i, file_bytes);
-        // Read whole, the header may tell more (a JPEG's later scans): judged again.
-        size = io::sniff_image_size(bytes.data(), bytes.size());
-        verdict[i] = io::judge_image(size, bytes.size());
-        if (verdict[i] != io::ImageVerdict::Ok) {
-          why[i] = io::verdict_text(verdict[i], size, bytes.size());
-          continue;
-        }
-        share.resize(io::image_cost(*size, bytes.size()));
-        const cv::Mat buf(1, int(bytes.size()), CV_8UC1, const_cast<char*>(bytes.data()));
-        raw = cv::imdecode(buf, cv::IMREAD_UNCHANGED);
-      } catch (const Error&) {
-        continue;  // not readable
-      } catch (const cv::Exception&) {
-        continue;  // some decoders throw on malformed input instead of returning empty
-      } catch (const std::bad_alloc&) {
-        continue;  // the decoder's own allocation failed: this image is unreadable here
-      }
+      cv::Mat raw = read_image(source, i, budget, &verdict[i], &why[i]);
       const cv::Mat img = prepare(raw, res, opt.channels, conv);
       raw.release();
       if (img.empty()) continue;

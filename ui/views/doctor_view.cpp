@@ -19,6 +19,23 @@
 namespace ampgan::ui {
 
 DoctorView::DoctorView(QWidget* parent) : QWidget(parent) {
+  // The search above, the replay below, in a splitter: each gets the room when it is used.
+  QWidget* search = buildSearch();
+  QWidget* replay = buildReplay();
+  split_ = new QSplitter(Qt::Vertical);
+  split_->addWidget(search);
+  split_->addWidget(replay);
+  split_->setStretchFactor(0, 3);
+  split_->setStretchFactor(1, 2);
+  auto* layout = new QVBoxLayout(this);
+  layout->addWidget(split_);
+  // A table shows once it has rows, so that the other section has the room until then.
+  table_->hide();
+  replay_table_->hide();
+}
+
+// The recipe search: its introduction, Diagnose / Apply / Open, the verdict and the table.
+QWidget* DoctorView::buildSearch() {
   intro_ =
       new QLabel(tr("Finds the cheapest mixed-precision recipe that trains the panel's settings cleanly, "
                     "in short probes from one start."));
@@ -89,6 +106,22 @@ DoctorView::DoctorView(QWidget* parent) : QWidget(parent) {
   row->addWidget(open_);
   row->addStretch(1);
 
+  table_->setMinimumHeight(4 * table_->fontMetrics().height() + 8);
+
+  auto* search = new QWidget;
+  auto* search_layout = new QVBoxLayout(search);
+  search_layout->setContentsMargins(0, 0, 0, 0);
+  search_layout->addWidget(intro_);
+  search_layout->addLayout(row);
+  search_layout->addWidget(summary_);
+  search_layout->addWidget(flags_);
+  search_layout->addWidget(table_, 1);
+  search_layout->addStretch(0);  // holds the lines at the top while the table is hidden
+  return search;
+}
+
+// The first-divergence replay of one step: the step, Replay, the verdict and the per-layer table.
+QWidget* DoctorView::buildReplay() {
   auto* replay_title =
       new QLabel(tr("<b>Replay a step</b> of the current run in its precision and in FP32: where "
                     "does it depart? (an overflow marker's click picks its step)"));
@@ -118,23 +151,12 @@ DoctorView::DoctorView(QWidget* parent) : QWidget(parent) {
   replay_table_->verticalHeader()->hide();
   replay_table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
   replay_table_->horizontalHeader()->setStretchLastSection(true);
-  table_->setMinimumHeight(4 * table_->fontMetrics().height() + 8);
   replay_table_->setMinimumHeight(4 * replay_table_->fontMetrics().height() + 8);
   auto* replay_row = new QHBoxLayout;
   replay_row->addWidget(replay_step_);
   replay_row->addWidget(replay_start_);
   replay_row->addStretch(1);
 
-  // The search above, the replay below, in a splitter: each gets the room when it is used.
-  auto* search = new QWidget;
-  auto* search_layout = new QVBoxLayout(search);
-  search_layout->setContentsMargins(0, 0, 0, 0);
-  search_layout->addWidget(intro_);
-  search_layout->addLayout(row);
-  search_layout->addWidget(summary_);
-  search_layout->addWidget(flags_);
-  search_layout->addWidget(table_, 1);
-  search_layout->addStretch(0);  // holds the lines at the top while the table is hidden
   auto* replay = new QWidget;
   auto* replay_layout = new QVBoxLayout(replay);
   replay_layout->setContentsMargins(0, 0, 0, 0);
@@ -143,16 +165,7 @@ DoctorView::DoctorView(QWidget* parent) : QWidget(parent) {
   replay_layout->addWidget(replay_verdict_);
   replay_layout->addWidget(replay_table_, 1);
   replay_layout->addStretch(0);
-  split_ = new QSplitter(Qt::Vertical);
-  split_->addWidget(search);
-  split_->addWidget(replay);
-  split_->setStretchFactor(0, 3);
-  split_->setStretchFactor(1, 2);
-  auto* layout = new QVBoxLayout(this);
-  layout->addWidget(split_);
-  // A table shows once it has rows, so that the other section has the room until then.
-  table_->hide();
-  replay_table_->hide();
+  return replay;
 }
 
 void DoctorView::setReplayRun(const QString& dir, bool can_start, const QString& why) {

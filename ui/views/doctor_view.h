@@ -51,6 +51,8 @@ class DoctorView : public QWidget {
   void replayRequested(qint64 step);
 
  private:
+  QWidget* buildSearch();
+  QWidget* buildReplay();
   DoctorUpdatePtr last_;
   QLabel* intro_ = nullptr;
   QLabel* summary_ = nullptr;

@@ -17,6 +17,7 @@
 class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
+class QHBoxLayout;
 class QLabel;
 class QLineEdit;
 class QListWidget;
@@ -29,6 +30,7 @@ class QToolButton;
 namespace ampgan::ui {
 
 class ImageCanvas;
+class WheelGuard;
 
 class ExploreView : public QWidget {
   Q_OBJECT
@@ -80,6 +82,9 @@ class ExploreView : public QWidget {
 
  private:
   void buildControls();
+  QHBoxLayout* buildSeedRow(WheelGuard* guard);
+  QHBoxLayout* buildExportRow(WheelGuard* guard);
+  QWidget* buildWalk(WheelGuard* guard);
   void generateIfEmpty();
   bool request(ExploreRequest r);  // false: no generator (said in the message line)
   void showMessage(const QString& text, bool error = false);

@@ -123,19 +123,8 @@ bool window_options(const QCommandLineParser& p, AppOptions* o, QString* error) 
   return true;
 }
 
-}  // namespace
-
-std::optional<AppOptions> parse_app_options(const QStringList& args, QString* error, QString* exit_text) {
-  QCommandLineParser p;
-  p.setApplicationDescription(
-      QObject::tr("AMP GAN Studio: train a DCGAN with mixed precision and watch what it does.\n"
-                  "Without options the window opens with the last settings. Settings given here override\n"
-                  "them; --start begins training at once (for demos and screenshots)."));
-  p.setSingleDashWordOptionMode(QCommandLineParser::ParseAsLongOptions);
-  const QCommandLineOption help({QStringLiteral("h"), QStringLiteral("help")}, QObject::tr("Show this help."));
-  const QCommandLineOption version(QStringLiteral("version"), QObject::tr("Show the version."));
-  p.addOption(help);
-  p.addOption(version);
+// Every option but --help and --version: the studio's own, then the run settings from the table.
+void add_options(QCommandLineParser& p) {
   auto opt = [&](const char* name, const char* value, const QString& desc) {
     p.addOption(QCommandLineOption(QString::fromLatin1(name), desc, QString::fromLatin1(value)));
   };
@@ -177,6 +166,22 @@ std::optional<AppOptions> parse_app_options(const QStringList& args, QString* er
   opt("watch", "DIR",
       QObject::tr("Follow the run folder DIR live and read-only (a run that ampgan train, an MPI job or another "
                   "machine writes)."));
+}
+
+}  // namespace
+
+std::optional<AppOptions> parse_app_options(const QStringList& args, QString* error, QString* exit_text) {
+  QCommandLineParser p;
+  p.setApplicationDescription(
+      QObject::tr("AMP GAN Studio: train a DCGAN with mixed precision and watch what it does.\n"
+                  "Without options the window opens with the last settings. Settings given here override\n"
+                  "them; --start begins training at once (for demos and screenshots)."));
+  p.setSingleDashWordOptionMode(QCommandLineParser::ParseAsLongOptions);
+  const QCommandLineOption help({QStringLiteral("h"), QStringLiteral("help")}, QObject::tr("Show this help."));
+  const QCommandLineOption version(QStringLiteral("version"), QObject::tr("Show the version."));
+  p.addOption(help);
+  p.addOption(version);
+  add_options(p);
 
   if (!p.parse(args)) {
     *error = p.errorText() + QObject::tr("\nRun ampgan-studio --help for the options.");

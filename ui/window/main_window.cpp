@@ -1,7 +1,6 @@
 #include "ui/window/main_window.h"
 
 #include <algorithm>
-#include <filesystem>
 
 #include <QAbstractSpinBox>
 #include <QAction>
@@ -15,7 +14,6 @@
 #include <QTimer>
 
 #include "core/common/error.h"
-#include "core/common/timestamp.h"
 #include "ui/plots/plots_panel.h"
 #include "ui/runs/run_branch.h"
 #include "ui/runs/run_controller.h"
@@ -295,57 +293,6 @@ bool MainWindow::runComparison() {
                                             .arg(max_batch ? tr(", then the largest batch of each") : QString()));
   QMetaObject::invokeMethod(
       worker_, [w = worker_, cfg, amp, max_batch] { w->runComparison(cfg, amp, max_batch); }, Qt::QueuedConnection);
-  return true;
-}
-
-bool MainWindow::diagnosePrecision() {
-  if (busy() || refusedWhileWatching()) return false;
-  if (!checkRanges(tr("checking the settings"))) return false;
-  RunConfig cfg = config_->config();
-  if (cfg.precision != Precision::FP16 && cfg.precision != Precision::BF16) {
-    report(tr("diagnosing precision"),
-           tr("the doctor examines a half precision, and the settings say %1")
-               .arg(QString::fromLatin1(precision_label(cfg.precision))),
-           tr("choose FP16 AMP or BF16 AMP (toolbar or Precision settings), then Diagnose precision"));
-    return false;
-  }
-  cfg.out_dir = (std::filesystem::path(cfg.runs_root) / (local_timestamp() + "-doctor-" + cfg.default_name())).string();
-  cfg.name.clear();
-  try {
-    cfg.validate();
-  } catch (const Error& e) {
-    report(tr("checking the settings"), QString::fromStdString(e.what_failed()), QString::fromStdString(e.hint()));
-    return false;
-  }
-  doctoring_ = true;
-  doctor_->onStarted(cfg);
-  tabs_->setCurrentWidget(doctor_);
-  state_ = State::Loading;
-  updateActions();
-  log_->addNote(QStringLiteral("info"),
-                tr("precision doctor: %1 on these settings, report in %2")
-                    .arg(QString::fromLatin1(precision_label(cfg.precision)), QString::fromStdString(cfg.out_dir)));
-  QMetaObject::invokeMethod(
-      worker_, [w = worker_, cfg] { w->runDoctor(cfg); }, Qt::QueuedConnection);
-  return true;
-}
-
-bool MainWindow::replayStep(qint64 step) {
-  if (busy()) {
-    report(tr("replaying a step"), tr("the window is busy with a run"), tr("wait until it ends, or stop it"));
-    return false;
-  }
-  if (!runs_->hasRun()) {
-    report(tr("replaying a step"), tr("no run is shown"), tr("train a run in FP16 or BF16, or open one"));
-    return false;
-  }
-  doctor_->setReplayStep(step);
-  doctor_->onReplayStarted(step);
-  tabs_->setCurrentWidget(doctor_);
-  state_ = State::Loading;
-  updateActions();
-  QMetaObject::invokeMethod(
-      worker_, [w = worker_, dir = runs_->dir(), step] { w->runReplay(dir, step); }, Qt::QueuedConnection);
   return true;
 }
 
