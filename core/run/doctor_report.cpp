@@ -166,7 +166,8 @@ std::string doctor_markdown(const DoctorResult& r) {
   md += r.summary + "\n\n";
   const std::string flags = doctor_answer_flags(r);
   if (!flags.empty())
-    md += "Train with: `ampgan train ... " + flags + "` or `ampgan train --config " + kDoctorConfig + "`\n\n";
+    md += "Train with: `ampgan train ... " + flags + "` or `ampgan train --config " + kDoctorConfig +
+          "` (in the studio: File ▸ Load settings, or `ampgan-studio --config " + kDoctorConfig + "`)\n\n";
   md += doctor_table_text(r, true);
   char buf[512];
   std::snprintf(buf, sizeof buf,

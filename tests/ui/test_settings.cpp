@@ -3,6 +3,8 @@
 #include <QApplication>
 #include <QComboBox>
 #include <QDir>
+#include <QFile>
+#include <QFileInfo>
 #include <QInputDialog>
 #include <QLineEdit>
 #include <QSignalSpy>
@@ -18,6 +20,7 @@
 #include "ui/plots/plots_panel.h"
 #include "ui/settings/config_panel.h"
 #include "ui/views/event_log.h"
+#include "ui/window/app_options.h"
 
 using namespace ampgan;
 using namespace ampgan::ui;
@@ -229,6 +232,85 @@ class TestSettings : public UiTestCase {
     QCOMPARE(r.scaler.growth_interval, d.scaler.growth_interval);
     QVERIFY(r.loss == d.loss);
     QCOMPARE(r.runs_root, c.runs_root);  // where runs go is not part of a preset
+  }
+
+  // File ▸ Load settings with the doctor's answer (doctor-config.json: only what differs from the
+  // defaults): the panel takes it as a whole configuration, as a preset (no leftovers of the
+  // settings before; where runs go and this machine's device kept), Undo puts them back; a file
+  // that is not JSON, names an unknown key or is missing is refused with its name, and the
+  // settings stay as they were. ampgan-studio --config FILE does the same at the start, the
+  // options given beside it on top.
+  void loadSettingsFileAppliesADoctorAnswerAndRefusesBadFiles() {
+    MainWindow w(no_settings());
+    QList<UiError> errors;
+    w.setErrorPresenter([&](const UiError& e) { errors << e; });
+    RunConfig before = w.configPanel()->config();
+    before.width = 48;
+    before.n_dis = 2;
+    before.precision = Precision::FP32;
+    before.runs_root = path(QStringLiteral("runs")).toStdString();
+    w.configPanel()->setConfig(before);
+    auto write = [&](const QString& name, const QByteArray& text) {
+      QFile f(path(name));
+      if (!f.open(QIODevice::WriteOnly)) return QString();
+      f.write(text);
+      return f.fileName();
+    };
+    const QString answer =
+        write(QStringLiteral("doctor-config.json"),
+              R"({"backend": "cuda", "dataset": "synthetic", "init_scale": 8192.0, "precision": "fp16", "batch": 24})");
+    QVERIFY(w.action(QStringLiteral("actionLoadSettings"))->isEnabled());
+    QVERIFY(w.loadSettings(answer));
+    QVERIFY2(errors.isEmpty(), qPrintable(errors.value(0).text()));
+    RunConfig c = w.configPanel()->config();
+    QVERIFY(c.precision == Precision::FP16);
+    QCOMPARE(c.scaler.init_scale, 8192.0f);
+    QCOMPARE(c.batch, 24);
+    QCOMPARE(c.width, w.configPanel()->defaults().width);  // not the 48 before: a whole configuration
+    QCOMPARE(c.n_dis, w.configPanel()->defaults().n_dis);
+    QCOMPARE(c.backend, before.backend);  // this machine's device, not the file's
+    QCOMPARE(c.runs_root, before.runs_root);
+    const EventLog* log = w.eventLog();
+    QVERIFY(log->rowCount() > 0);
+    QVERIFY2(log->rowText(log->rowCount() - 1).contains(QStringLiteral("doctor-config.json")),
+             qPrintable(log->rowText(log->rowCount() - 1)));
+    QVERIFY(w.configPanel()->canUndo());
+    w.configPanel()->undo();
+    c = w.configPanel()->config();
+    QCOMPARE(c.width, 48);
+    QCOMPARE(c.n_dis, 2);
+    QVERIFY(c.precision == Precision::FP32);
+
+    const QString bad_json = write(QStringLiteral("broken.json"), R"({"precision": "fp16",)");
+    const QString bad_key = write(QStringLiteral("typo.json"), R"({"precision": "fp16", "widht": 32})");
+    const QString bad_value = write(QStringLiteral("range.json"), R"({"batch": -3})");
+    const QString missing = path(QStringLiteral("no-such.json"));
+    int n = 0;
+    for (const QString& f : {bad_json, bad_key, bad_value, missing}) {
+      QVERIFY2(!w.loadSettings(f), qPrintable(f));
+      QCOMPARE(errors.size(), ++n);
+      QVERIFY2(errors.last().text().contains(QFileInfo(f).fileName()), qPrintable(errors.last().text()));
+      const RunConfig now = w.configPanel()->config();
+      QCOMPARE(now.width, 48);
+      QVERIFY(now.precision == Precision::FP32);
+    }
+    QVERIFY2(errors[1].text().contains(QStringLiteral("widht")), qPrintable(errors[1].text()));
+
+    QString err, text;
+    const auto o = parse_app_options({QStringLiteral("ampgan-studio"), QStringLiteral("--config"), answer,
+                                      QStringLiteral("--batch"), QStringLiteral("40")},
+                                     &err, &text);
+    QVERIFY2(o.has_value(), qPrintable(err));
+    MainWindow w2(no_settings());
+    w2.applyOptions(*o);
+    c = w2.configPanel()->config();
+    QVERIFY(c.precision == Precision::FP16);
+    QCOMPARE(c.scaler.init_scale, 8192.0f);
+    QCOMPARE(c.batch, 40);  // the option beside --config wins
+    for (const QString& f : {bad_json, bad_key, missing}) {
+      QVERIFY(!parse_app_options({QStringLiteral("ampgan-studio"), QStringLiteral("--config"), f}, &err, &text));
+      QVERIFY2(err.contains(QStringLiteral("--config")) && err.contains(QFileInfo(f).fileName()), qPrintable(err));
+    }
   }
 
   void presetsAndIcon() {

@@ -52,6 +52,12 @@ class ConfigPanel : public QWidget {
   bool loadPresets(const QString& path);
   QStringList presetNames() const { return presets_.keys(); }
   bool applyPreset(const QString& name);
+  // A settings file (JSON with config.json's keys: a run's config.json, the doctor's
+  // doctor-config.json, a preset) as a whole configuration, as a preset is applied, but for the
+  // device, which stays this machine's (the file may come from another); undoable. Throws Error
+  // naming the file: unreadable, not JSON, or a key or value the table refuses.
+  void loadSettingsFile(const QString& path);
+  void applySettingsFile(nlohmann::json j, const std::string& file);
 
   // What a new configuration starts from: RunConfig's defaults, lighter without a usable GPU
   // (width 32, batch 32, 1000 steps: a DCGAN of width 64, batch 64 takes minutes per hundred
@@ -87,6 +93,7 @@ class ConfigPanel : public QWidget {
   void notice(const QString& message);        // what a change did besides itself (a recipe's fields)
 
  private:
+  void applySettingsJson(nlohmann::json j, const std::string& what, const QString& undo_label);
   QGroupBox* group(PanelGroup g);
   void addCustom(const Setting& s, QFormLayout* f);  // the rows marked PanelWidget::Custom
   void connectFields();

@@ -9,6 +9,7 @@
 #include <QToolButton>
 
 #include "core/common/error.h"
+#include "core/io/atomic_file.h"
 #include "ui/settings/config_panel.h"
 #include "ui/settings/setting_fields.h"
 
@@ -108,26 +109,50 @@ RunConfig ConfigPanel::defaults() const {
 
 bool ConfigPanel::applyPreset(const QString& name) {
   if (!presets_.contains(name)) return false;
-  nlohmann::json j = presets_.value(name);
+  try {
+    applySettingsJson(presets_.value(name), ("preset " + name).toStdString(), QStringLiteral("preset"));
+  } catch (const Error&) {
+    return false;
+  }
+  return true;
+}
+
+// A preset or settings file is a whole configuration: what it names is set, everything else goes
+// back to the defaults (no leftovers of the previous settings). Kept: where runs go, the device of
+// this machine, and the dataset when it names none ("choose your folder").
+void ConfigPanel::applySettingsJson(nlohmann::json j, const std::string& what, const QString& undo_label) {
+  if (!j.is_object()) throw Error("the settings are not a JSON object of config.json's keys", what, "");
   j.erase("_description");  // documentation only
-  // A preset is a whole configuration: what it names is set, everything else goes back to the
-  // defaults (no leftovers of the previous settings). Kept: where runs go, the device of this
-  // machine, and the dataset when the preset names none ("choose your folder").
   const RunConfig now = config();
   RunConfig c = defaults();
   c.runs_root = now.runs_root;
   c.backend = now.backend;
   c.gpu = now.gpu;
   if (!j.contains("dataset")) c.dataset = now.dataset;
-  try {
-    c.apply_json(j, ("preset " + name).toStdString());
-  } catch (const Error&) {
-    return false;
-  }
+  c.apply_json(j, what);
   c.out_dir = out_dir_.toStdString();
-  remember(QStringLiteral("preset"), now);
+  remember(undo_label, now);
   showChanged(c);
-  return true;
+}
+
+void ConfigPanel::loadSettingsFile(const QString& path) {
+  const std::string file = path.toStdString();
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(io::read_file(file, io::kConfigFileMaxBytes));
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(std::string("the settings file is not valid JSON: ") + e.what(), file,
+                "choose a run's config.json, a doctor-config.json or a saved preset");
+  }
+  applySettingsFile(std::move(j), file);
+}
+
+void ConfigPanel::applySettingsFile(nlohmann::json j, const std::string& file) {
+  if (j.is_object()) {
+    j.erase("backend");
+    j.erase("gpu");
+  }
+  applySettingsJson(std::move(j), file, tr("settings file"));
 }
 
 // A choice with a recipe (the ResNet's: SNGAN's hinge loss, TTUR, beta1 0, n-dis 5, an EMA of G)

@@ -6,6 +6,7 @@
 #include <QCommandLineParser>
 
 #include "core/common/error.h"
+#include "core/io/atomic_file.h"
 #include "core/settings/settings_table.h"
 
 namespace ampgan::ui {
@@ -123,6 +124,29 @@ bool window_options(const QCommandLineParser& p, AppOptions* o, QString* error) 
   return true;
 }
 
+// --config FILE: read, parsed and its keys checked now, so that a bad file stops the start with
+// a message naming it, as a bad option does.
+bool config_option(const QCommandLineParser& p, AppOptions* o, QString* error) {
+  if (!p.isSet(QStringLiteral("config"))) return true;
+  o->config_file = p.value(QStringLiteral("config"));
+  const std::string file = o->config_file.toStdString();
+  try {
+    o->config_json = nlohmann::json::parse(io::read_file(file, io::kConfigFileMaxBytes));
+    if (!o->config_json.is_object()) throw Error("not a JSON object of config.json's keys", file);
+    RunConfig scratch;
+    nlohmann::json j = o->config_json;
+    j.erase("_description");
+    scratch.apply_json(j, file);
+  } catch (const nlohmann::json::exception& e) {
+    *error = QObject::tr("--config %1: not valid JSON (%2)").arg(o->config_file, QString::fromUtf8(e.what()));
+    return false;
+  } catch (const Error& e) {
+    *error = QObject::tr("--config: %1").arg(QString::fromUtf8(e.what()));
+    return false;
+  }
+  return true;
+}
+
 // Every option but --help and --version: the studio's own, then the run settings from the table.
 void add_options(QCommandLineParser& p) {
   auto opt = [&](const char* name, const char* value, const QString& desc) {
@@ -146,6 +170,9 @@ void add_options(QCommandLineParser& p) {
     else
       flag(s.flag, help);
   }
+  opt("config", "FILE",
+      QObject::tr("Fill the settings from FILE first (a run's config.json, the doctor's doctor-config.json, a "
+                  "preset); settings given here override it."));
   opt("init-scale-exp", "K", QObject::tr("Initial loss scale 2^K."));
   opt("switch-at", "STEP", QObject::tr("Demo: switch precision once this step is reached (see --switch-to)."));
   opt("switch-to", "P", QObject::tr("Demo: the precision --switch-at switches to (default fp16)."));
@@ -231,6 +258,7 @@ std::optional<AppOptions> parse_app_options(const QStringList& args, QString* er
   if (!precision_option(p, QStringLiteral("compare-amp"), &cmp, error)) return std::nullopt;
   if (!precision_option(p, QStringLiteral("switch-to"), &sw, error)) return std::nullopt;
   if (cmp) o.compare_amp = *cmp;
+  if (!config_option(p, &o, error)) return std::nullopt;
   if (!setting_options(p, &o.settings, error)) return std::nullopt;
   std::optional<long long> v;
   if (!int_option(p, QStringLiteral("init-scale-exp"), -24, 30, &v, error)) return std::nullopt;

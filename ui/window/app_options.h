@@ -22,6 +22,10 @@ struct AppOptions {
   // Settings given on the command line, one option per row of the settings table (as for
   // ampgan train), applied over the saved ones: JSON key -> value, checked while parsing.
   nlohmann::json settings = nlohmann::json::object();
+  // --config FILE: a settings file (config.json's keys), applied as a whole configuration before
+  // the settings above; read and checked while parsing.
+  QString config_file;
+  nlohmann::json config_json;
   std::optional<int> init_scale_exp;  // --init-scale-exp K: the initial loss scale 2^K
   // Demo helpers: switch precision once at a step; take a screenshot; window size; quit.
   std::optional<int64_t> switch_at;

@@ -6,6 +6,7 @@
 #include <QAction>
 #include <QCloseEvent>
 #include <QComboBox>
+#include <QDir>
 #include <QFileInfo>
 #include <QMessageBox>
 #include <QScreen>
@@ -125,6 +126,13 @@ WindowParts MainWindow::settingsParts() {
 }
 
 void MainWindow::applyOptions(const AppOptions& o) {
+  if (!o.config_file.isEmpty()) {
+    try {
+      config_->applySettingsFile(o.config_json, o.config_file.toStdString());
+    } catch (const Error& e) {  // checked while parsing; reported all the same
+      onFailed(UiError::of(e, tr("loading settings")));
+    }
+  }
   RunConfig c = config_->config();
   o.applyTo(c);
   config_->setConfig(c);
@@ -296,6 +304,24 @@ bool MainWindow::runComparison() {
   return true;
 }
 
+bool MainWindow::loadSettings(const QString& path) {
+  if (busy() || refusedWhileWatching()) {
+    if (busy())
+      report(tr("loading settings"), tr("the settings cannot change while a run trains"), tr("stop it first"));
+    return false;
+  }
+  try {
+    config_->loadSettingsFile(path);
+  } catch (const Error& e) {
+    onFailed(UiError::of(e, tr("loading settings")));
+    return false;
+  }
+  precision_->show(config_->precision());
+  log_->addNote(QStringLiteral("info"), tr("settings loaded from %1").arg(QDir::toNativeSeparators(path)), step_);
+  statusBar()->showMessage(tr("Settings: loaded from %1 (Undo puts the previous ones back)").arg(path), 5000);
+  return true;
+}
+
 bool MainWindow::exportGrid(const QString& path, int factor) { return exports_->exportGrid(path, factor); }
 
 bool MainWindow::exportSamples(const QString& dir, int n, quint64 seed) {
@@ -426,6 +452,7 @@ void MainWindow::updateActions() {
   samples_->setSampleNowEnabled(can_sample && !comparing_ && (running || paused || idle));
   export_timelapse_->setEnabled(runs_->hasRun());
   open_->setEnabled(state_ == State::Idle);
+  load_settings_->setEnabled(state_ == State::Idle && !watching());
   watch_->setEnabled(state_ == State::Idle);
   unwatch_->setEnabled(watch);
   resume_->setEnabled(idle && runs_->resumable());

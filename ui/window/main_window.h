@@ -75,6 +75,10 @@ class MainWindow : public QMainWindow {
   bool diagnosePrecision();
   // The first-divergence replay of `step` of the current run, in the Doctor tab (idle only).
   bool replayStep(qint64 step);
+  // A settings file (a run's config.json, a doctor-config.json, a preset) into the panel, as a
+  // whole configuration (ConfigPanel::loadSettingsFile); false (and the reason shown) when the
+  // window is busy or the file is refused, the settings then as they were.
+  bool loadSettings(const QString& path);
   bool exportGrid(const QString& path, int factor);
   bool exportSamples(const QString& dir, int n, quint64 seed);  // async; samplesExported() follows
   bool exportMetricsCsv(const QString& path);
@@ -209,7 +213,8 @@ class MainWindow : public QMainWindow {
   QAction *start_ = nullptr, *pause_ = nullptr, *step_act_ = nullptr, *stop_ = nullptr, *compare_act_ = nullptr,
           *diagnose_ = nullptr, *checkpoint_ = nullptr, *export_grid_ = nullptr, *export_samples_ = nullptr,
           *export_csv_ = nullptr, *export_plots_ = nullptr, *export_timelapse_ = nullptr, *export_onnx_ = nullptr,
-          *open_ = nullptr, *resume_ = nullptr, *resume_ckpt_ = nullptr, *resume_branch_ = nullptr, *quit_ = nullptr;
+          *open_ = nullptr, *load_settings_ = nullptr, *resume_ = nullptr, *resume_ckpt_ = nullptr,
+          *resume_branch_ = nullptr, *quit_ = nullptr;
   StatusFields* status_ = nullptr;  // the status bar's fields
   StatusProgress* progress_ = nullptr;
 

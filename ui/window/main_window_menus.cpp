@@ -201,6 +201,14 @@ void MainWindow::buildActions() {
   open_ = make("actionOpen", tr("Open run…"), QKeySequence::Open,
                tr("Show an earlier run's curves, events and samples; it can then be resumed"));
   connect(open_, &QAction::triggered, this, &MainWindow::chooseAndOpenRun);
+  load_settings_ = make("actionLoadSettings", tr("Load settings…"), {},
+                        tr("Fill the settings from a JSON file: a run's config.json, the precision doctor's "
+                           "doctor-config.json or a saved preset"));
+  connect(load_settings_, &QAction::triggered, this, [this] {
+    const QString file = QFileDialog::getOpenFileName(
+        this, tr("Load settings"), QString::fromStdString(config_->config().runs_root), tr("Settings (*.json)"));
+    if (!file.isEmpty()) loadSettings(file);
+  });
   resume_ = make("actionResume", tr("Resume run"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Return),
                  tr("Continue the run shown from its newest checkpoint, up to the Steps setting"));
   connect(resume_, &QAction::triggered, this, [this] { resumeRun(runs_->dir()); });
@@ -227,6 +235,7 @@ void MainWindow::buildActions() {
 void MainWindow::buildMenusAndToolbar() {
   QMenu* file = menuBar()->addMenu(tr("&File"));
   file->addAction(open_);
+  file->addAction(load_settings_);
   file->addAction(watch_);
   file->addAction(unwatch_);
   file->addAction(resume_);
