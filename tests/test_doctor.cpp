@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/backend/backend.h"
 #include "core/io/atomic_file.h"
 #include "core/run/doctor_report.h"
 #include "core/run/precision_doctor.h"
@@ -302,8 +303,9 @@ TEST(DoctorCli, InterruptWritesTheBestAnswerSoFar) {
 // at step 2.
 namespace {
 
-fs::path replay_run(const TempDir& tmp) {
+fs::path replay_run(const TempDir& tmp, const std::string& backend = "cpu") {
   RunConfig c = tiny_fp16_run(4, tmp / "run");
+  c.backend = backend;
   c.checkpoint_every = 2;
   c.scaler.init_scale = 1024.0f;  // no overflow in these steps
   auto s = Session::create(c);
@@ -355,6 +357,33 @@ TEST(DoctorReplay, PlantedForwardOverflowIsNamed) {
   EXPECT_EQ(a.input, "real images");
   EXPECT_GT(a.nonfinite, 0u);
   EXPECT_NE(r.verdict.find("D.2 (Conv2d)"), std::string::npos) << r.verdict;
+}
+
+// The replay on the CUDA backend, where the run trained there (the checkpoint's configuration
+// names it): a clean step departs nowhere, and a planted forward overflow is named as on the CPU.
+// Skips visibly without a usable GPU.
+TEST(DoctorReplay, OnTheCudaBackendCleanStepsPassAndAPlantedOverflowIsNamed) {
+  try {
+    create_backend("cuda");
+  } catch (const Error& e) {
+    GTEST_SKIP() << e.what();
+  }
+  TempDir tmp("ampgan-replay-cuda");
+  const fs::path run = replay_run(tmp, "cuda");
+  const ReplayResult clean = replay_step(run, 3);
+  EXPECT_EQ(clean.first_forward, -1) << replay_text(clean);
+  EXPECT_EQ(clean.first_gradient, -1) << replay_text(clean);
+  EXPECT_GT(clean.forward.size(), 10u);
+  ReplayOptions o;
+  o.before_step = [](Trainer& t) {
+    Parameter* w = param(t.discriminator(), "2.weight");
+    std::vector<float> v(static_cast<size_t>(w->master.numel()), 60000.0f);
+    t.backend().upload(w->master, v.data(), v.size() * 4);
+    w->refresh_working(t.backend());
+  };
+  const ReplayResult r = replay_step(run, 3, o);
+  ASSERT_GE(r.first_forward, 0) << replay_text(r);
+  EXPECT_EQ(r.forward[r.first_forward].layer, "D.2") << replay_text(r);
 }
 
 TEST(DoctorReplay, PlantedGradientOverflowIsNamed) {

@@ -8,6 +8,8 @@
 #include <cstring>
 #include <fstream>
 
+#include <webp/decode.h>
+
 #include "core/common/error.h"
 
 namespace ampgan::io {
@@ -144,7 +146,12 @@ std::optional<ImageSize> sniff_image_size(const void* data, size_t n) {
     const bool deep = p[24] == 16;
     return sized(be32(p + 16), be32(p + 20), deep ? 8 + 4 : 4 + 1);
   }
-  if (n >= 4 && p[0] == 0xFF && p[1] == 0xD8) return jpeg_size(p, n);
+  // Each format is recognised by the very test OpenCV's imdecode uses to pick its decoder, so that
+  // the decoder these sizes bound is the one that runs. Bytes that pass a looser test fall through
+  // OpenCV's list of decoders to the next that claims them: GDCM's DICOM reader takes any bytes
+  // with "DICM" at 128 and aborts the process on a malformed file (an assertion in libgdcm).
+  // JPEG: OpenCV asks for FF D8 FF, not only the SOI marker.
+  if (n >= 4 && p[0] == 0xFF && p[1] == 0xD8 && p[2] == 0xFF) return jpeg_size(p, n);
   if (n >= 26 && p[0] == 'B' && p[1] == 'M') {
     const uint32_t header = le32(p + 14);
     if (header == 12) return sized(le16(p + 18), le16(p + 20), 4 + 1);
@@ -152,9 +159,13 @@ std::optional<ImageSize> sniff_image_size(const void* data, size_t n) {
     // Negative height means top-down rows; the magnitude is the size.
     return sized(static_cast<uint64_t>(w < 0 ? -int64_t{w} : w), static_cast<uint64_t>(h < 0 ? -int64_t{h} : h), 4 + 1);
   }
-  if (n >= 10 && (!std::memcmp(p, "GIF87a", 6) || !std::memcmp(p, "GIF89a", 6)))
-    return sized(le16(p + 6), le16(p + 8), 4 + 1);
-  if (n >= 16 && !std::memcmp(p, "RIFF", 4) && !std::memcmp(p + 8, "WEBP", 4)) return webp_size(p, n);
+  // No GIF: OpenCV 4.6 has no GIF decoder, so a GIF's bytes would go to whichever decoder claims them.
+  // WebP: OpenCV asks libwebp for the features of the first 32 bytes.
+  if (n >= 32 && !std::memcmp(p, "RIFF", 4) && !std::memcmp(p + 8, "WEBP", 4)) {
+    WebPBitstreamFeatures features;
+    if (WebPGetFeatures(p, 32, &features) != VP8_STATUS_OK) return std::nullopt;
+    return webp_size(p, n);
+  }
   if (n >= 8 && (!std::memcmp(p, "II*\0", 4) || !std::memcmp(p, "MM\0*", 4))) return tiff_size(p, n);
   return std::nullopt;
 }

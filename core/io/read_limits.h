@@ -24,12 +24,13 @@ constexpr uint64_t kMaxImagePixels = uint64_t{1} << 26;
 // more than it honestly needs, one image at a time.
 constexpr uint64_t kMaxDecodeBytes = uint64_t{384} << 20;
 
-// Read from an image file's header without decoding it (PNG, JPEG, BMP, GIF, WebP, TIFF): the
+// Read from an image file's header without decoding it (PNG, JPEG, BMP, WebP, TIFF): the
 // size, and the most bytes OpenCV's decoder (IMREAD_UNCHANGED) and our 8-bit conversion hold at
 // once for it (output, libjpeg's coefficients for progressive or multi-scan JPEGs as far as the
 // bytes given show them, libtiff's strip, libwebp's ARGB plane). nullopt when the format is
 // none of those or the header is cut short or damaged: such a file is never decoded, since
-// nothing would bound what the decoder allocates.
+// nothing would bound what the decoder allocates. A format is recognised by the test OpenCV's
+// imdecode picks its decoder with, so that no other decoder (DICOM, GDAL, ...) sees the bytes.
 struct ImageSize {
   uint64_t width = 0, height = 0;
   uint64_t decode_bytes = 0;

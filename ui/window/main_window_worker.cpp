@@ -48,7 +48,7 @@
 #include "ui/views/layers_view.h"
 #include "ui/views/model_view.h"
 #include "ui/views/sample_view.h"
-#include "ui/window/app_icon.h"
+#include "ui/widgets/app_icon.h"
 #include "ui/window/export_dialogs.h"
 #include "ui/window/run_exports.h"
 #include "ui/window/status_fields.h"

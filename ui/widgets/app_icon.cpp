@@ -1,4 +1,4 @@
-#include "ui/window/app_icon.h"
+#include "ui/widgets/app_icon.h"
 
 #include <QImageReader>
 #include <QLinearGradient>
