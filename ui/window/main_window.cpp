@@ -129,6 +129,7 @@ void MainWindow::applyOptions(const AppOptions& o) {
   if (!o.config_file.isEmpty()) {
     try {
       config_->applySettingsFile(o.config_json, o.config_file.toStdString());
+      log_->addNote(QStringLiteral("info"), tr("settings loaded from %1").arg(QDir::toNativeSeparators(o.config_file)));
     } catch (const Error& e) {  // checked while parsing; reported all the same
       onFailed(UiError::of(e, tr("loading settings")));
     }
