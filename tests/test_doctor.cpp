@@ -314,6 +314,14 @@ fs::path replay_run(const TempDir& tmp, const std::string& backend = "cpu") {
   return tmp / "run";
 }
 
+// D.2's weights at 60000: they fit FP16, their products do not (a forward overflow in D.2).
+void plant_large_d2_weights(Trainer& t) {
+  Parameter* w = param(t.discriminator(), "2.weight");
+  std::vector<float> v(static_cast<size_t>(w->master.numel()), 60000.0f);
+  t.backend().upload(w->master, v.data(), v.size() * 4);
+  w->refresh_working(t.backend());
+}
+
 }  // namespace
 
 // Tolerances (precision_replay.cpp): 64 unit roundoffs for activations (FP16 3.1%), 256 for the
@@ -344,12 +352,7 @@ TEST(DoctorReplay, PlantedForwardOverflowIsNamed) {
   TempDir tmp("ampgan-replay-forward");
   const fs::path run = replay_run(tmp);
   ReplayOptions o;
-  o.before_step = [](Trainer& t) {  // weights that fit FP16 but whose products do not
-    Parameter* w = param(t.discriminator(), "2.weight");
-    std::vector<float> v(static_cast<size_t>(w->master.numel()), 60000.0f);
-    t.backend().upload(w->master, v.data(), v.size() * 4);
-    w->refresh_working(t.backend());
-  };
+  o.before_step = plant_large_d2_weights;
   const ReplayResult r = replay_step(run, 3, o);
   ASSERT_GE(r.first_forward, 0) << replay_text(r);
   const ReplayActivation& a = r.forward[r.first_forward];
@@ -375,12 +378,7 @@ TEST(DoctorReplay, OnTheCudaBackendCleanStepsPassAndAPlantedOverflowIsNamed) {
   EXPECT_EQ(clean.first_gradient, -1) << replay_text(clean);
   EXPECT_GT(clean.forward.size(), 10u);
   ReplayOptions o;
-  o.before_step = [](Trainer& t) {
-    Parameter* w = param(t.discriminator(), "2.weight");
-    std::vector<float> v(static_cast<size_t>(w->master.numel()), 60000.0f);
-    t.backend().upload(w->master, v.data(), v.size() * 4);
-    w->refresh_working(t.backend());
-  };
+  o.before_step = plant_large_d2_weights;
   const ReplayResult r = replay_step(run, 3, o);
   ASSERT_GE(r.first_forward, 0) << replay_text(r);
   EXPECT_EQ(r.forward[r.first_forward].layer, "D.2") << replay_text(r);
@@ -423,12 +421,7 @@ TEST(DoctorReplay, WithoutACheckpointBeforeTheStepItStartsFromTheInitialisation)
   EXPECT_EQ(clean.first_gradient, -1) << replay_text(clean);
   EXPECT_GT(clean.forward.size(), 10u);
   ReplayOptions o;
-  o.before_step = [](Trainer& t) {
-    Parameter* w = param(t.discriminator(), "2.weight");
-    std::vector<float> v(static_cast<size_t>(w->master.numel()), 60000.0f);
-    t.backend().upload(w->master, v.data(), v.size() * 4);
-    w->refresh_working(t.backend());
-  };
+  o.before_step = plant_large_d2_weights;
   const ReplayResult planted = replay_step(run, 1, o);  // step 1: nothing retrained before it
   ASSERT_GE(planted.first_forward, 0) << replay_text(planted);
   EXPECT_EQ(planted.forward[planted.first_forward].layer, "D.2") << replay_text(planted);
