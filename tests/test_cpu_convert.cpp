@@ -68,3 +68,22 @@ TEST(CpuConvert, NarrowDenseSweepLikeScalar) {
     }
   }
 }
+
+// The per-channel double sums of the bias gradient: the vector paths add each element exactly as
+// the scalar loop does (one double addition per value, in the same order), so every sum is the
+// same bit for bit, at every length (vector bodies and scalar tails), whichever path this CPU takes.
+TEST(CpuConvert, AddToDoublesLikeScalar) {
+  const std::vector<float> hard = hard_floats();
+  for (int64_t n : {1, 3, 4, 7, 8, 9, 15, 16, 17, 37, 512}) {
+    std::vector<double> want(static_cast<size_t>(n), 0.25), got = want;
+    for (size_t row = 0; row < 40; ++row) {
+      const float* x = hard.data() + (row * 7919) % (hard.size() - static_cast<size_t>(n));
+      cpu::add_to_f64(x, got.data(), n);
+      for (int64_t j = 0; j < n; ++j) want[static_cast<size_t>(j)] += x[j];
+    }
+    for (int64_t j = 0; j < n; ++j) {
+      const double a = want[static_cast<size_t>(j)], b = got[static_cast<size_t>(j)];
+      ASSERT_TRUE((a != a && b != b) || std::memcmp(&a, &b, sizeof a) == 0) << "n " << n << " at " << j;
+    }
+  }
+}

@@ -102,6 +102,18 @@ __attribute__((target("avx512f"))) void narrow_bf16_512(const float* s, uint16_t
   }
   narrow_bf16_hw(s + i, d + i, n - i);
 }
+__attribute__((target("avx512f"))) void add_to_f64_512(const float* x, double* sum, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm512_storeu_pd(sum + i, _mm512_add_pd(_mm512_loadu_pd(sum + i), _mm512_cvtps_pd(_mm256_loadu_ps(x + i))));
+  for (; i < n; ++i) sum[i] += x[i];
+}
+__attribute__((target("avx2"))) void add_to_f64_256(const float* x, double* sum, int64_t n) {
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4)
+    _mm256_storeu_pd(sum + i, _mm256_add_pd(_mm256_loadu_pd(sum + i), _mm256_cvtps_pd(_mm_loadu_ps(x + i))));
+  for (; i < n; ++i) sum[i] += x[i];
+}
 const bool kF16c = cpu_features().f16c;
 const bool kAvx2 = cpu_features().avx2;
 const bool kAvx512 = cpu_features().avx512f && kF16c && kAvx2;
@@ -164,6 +176,14 @@ void narrow(DType t, const float* src, void* dst, int64_t n) {
       return;
     }
   }
+}
+
+void add_to_f64(const float* x, double* sum, int64_t n) {
+#if defined(__x86_64__)
+  if (kAvx512) return add_to_f64_512(x, sum, n);
+  if (kAvx2) return add_to_f64_256(x, sum, n);
+#endif
+  for (int64_t i = 0; i < n; ++i) sum[i] += x[i];
 }
 
 }  // namespace ampgan::cpu

@@ -14,6 +14,9 @@ namespace ampgan::cpu {
 // Single-threaded; src/dst point at the first element.
 void widen(DType t, const void* src, float* dst, int64_t n);
 void narrow(DType t, const float* src, void* dst, int64_t n);
+// sum[j] += x[j] in double, j < n: per-channel sums (the bias gradient). Each element's additions
+// are the same on every path, so the sums are the same bit for bit whichever one runs.
+void add_to_f64(const float* x, double* sum, int64_t n);
 // Typed element pointer arithmetic for void* buffers.
 inline const void* at(const void* p, DType t, int64_t i) {
   return static_cast<const char*>(p) + i * static_cast<int64_t>(dtype_size(t));

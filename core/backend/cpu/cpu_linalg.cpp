@@ -138,8 +138,7 @@ void CpuBackend::bias_backward(const Tensor& dy, Tensor& db, bool accumulate) {
       for (int64_t r = r0; r < r1; r += block) {
         const int64_t nr = std::min(block, r1 - r);
         const float* g = cpu::tile_in(dt, dy.data(), r * c, nr * c, buf);
-        for (int64_t i = 0; i < nr; ++i)
-          for (int64_t j = 0; j < c; ++j) p[j] += g[i * c + j];
+        for (int64_t i = 0; i < nr; ++i) cpu::add_to_f64(g + i * c, p, c);
       }
       return;
     }
@@ -147,7 +146,7 @@ void CpuBackend::bias_backward(const Tensor& dy, Tensor& db, bool accumulate) {
       for (int64_t c0 = 0; c0 < c; c0 += cpu::kTile) {
         const int64_t m = std::min<int64_t>(cpu::kTile, c - c0);
         const float* g = cpu::tile_in(dt, dy.data(), r * c + c0, m, buf);
-        for (int64_t j = 0; j < m; ++j) p[c0 + j] += g[j];
+        cpu::add_to_f64(g, p + c0, m);
       }
   });
   float* out = db.as<float>();
