@@ -1,6 +1,6 @@
 #include "cli/train_options.h"
 
-#include "core/io/atomic_file.h"
+#include "core/run/config_file.h"
 #include "core/settings/settings_table.h"
 
 namespace ampgan::cli {
@@ -29,11 +29,7 @@ RunConfig config_from(const Args& a) {
   RunConfig c;
   if (a.has("config")) {
     const std::string path = a.str("config");
-    try {
-      c.apply_json(nlohmann::json::parse(io::read_file(path, io::kConfigFileMaxBytes)), path);
-    } catch (const nlohmann::json::exception& e) {
-      throw Error(std::string("the configuration file is not valid JSON: ") + e.what(), path, "fix the JSON syntax");
-    }
+    c.apply_json(read_config_file(path), path);
   }
   // In the table's order: --model's recipe comes before the options that override it, --lr
   // before --lr-g and --lr-d. Numbers go through set_setting's range check before narrowing.

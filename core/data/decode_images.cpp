@@ -155,7 +155,7 @@ class QuietStderr {
 
 // Image i's header, then (if it passes) its bytes, decoded; empty when refused (verdict and why
 // say why) or unreadable. The budget share is held until the decoder has finished.
-cv::Mat read_image(const ImageSource& source, int64_t i, DecodeBudget& budget, io::ImageVerdict* verdict,
+cv::Mat decode_one(const ImageSource& source, int64_t i, DecodeBudget& budget, io::ImageVerdict* verdict,
                    std::string* why) {
   try {
     // The header first: the image's size and what decoding it costs decide whether its
@@ -222,7 +222,7 @@ void decode_images(ImageSet& set, int n, const ImageSource& source, const std::v
   quiet.emplace();
   for_blocks(n, opt, subject, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
-      cv::Mat raw = read_image(source, i, budget, &verdict[i], &why[i]);
+      cv::Mat raw = decode_one(source, i, budget, &verdict[i], &why[i]);
       const cv::Mat img = prepare(raw, res, opt.channels, conv);
       raw.release();
       if (img.empty()) continue;

@@ -9,7 +9,7 @@
 #include <QToolButton>
 
 #include "core/common/error.h"
-#include "core/io/atomic_file.h"
+#include "core/run/config_file.h"
 #include "ui/settings/config_panel.h"
 #include "ui/settings/setting_fields.h"
 
@@ -137,14 +137,7 @@ void ConfigPanel::applySettingsJson(nlohmann::json j, const std::string& what, c
 
 void ConfigPanel::loadSettingsFile(const QString& path) {
   const std::string file = path.toStdString();
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(io::read_file(file, io::kConfigFileMaxBytes));
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(std::string("the settings file is not valid JSON: ") + e.what(), file,
-                "choose a run's config.json, a doctor-config.json or a saved preset");
-  }
-  applySettingsFile(std::move(j), file);
+  applySettingsFile(read_config_file(file), file);
 }
 
 void ConfigPanel::applySettingsFile(nlohmann::json j, const std::string& file) {

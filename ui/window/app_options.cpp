@@ -6,7 +6,7 @@
 #include <QCommandLineParser>
 
 #include "core/common/error.h"
-#include "core/io/atomic_file.h"
+#include "core/run/config_file.h"
 #include "core/settings/settings_table.h"
 
 namespace ampgan::ui {
@@ -131,15 +131,11 @@ bool config_option(const QCommandLineParser& p, AppOptions* o, QString* error) {
   o->config_file = p.value(QStringLiteral("config"));
   const std::string file = o->config_file.toStdString();
   try {
-    o->config_json = nlohmann::json::parse(io::read_file(file, io::kConfigFileMaxBytes));
-    if (!o->config_json.is_object()) throw Error("not a JSON object of config.json's keys", file);
+    o->config_json = read_config_file(file);
     RunConfig scratch;
     nlohmann::json j = o->config_json;
     j.erase("_description");
     scratch.apply_json(j, file);
-  } catch (const nlohmann::json::exception& e) {
-    *error = QObject::tr("--config %1: not valid JSON (%2)").arg(o->config_file, QString::fromUtf8(e.what()));
-    return false;
   } catch (const Error& e) {
     *error = QObject::tr("--config: %1").arg(QString::fromUtf8(e.what()));
     return false;

@@ -306,11 +306,11 @@ bool MainWindow::runComparison() {
 }
 
 bool MainWindow::loadSettings(const QString& path) {
-  if (busy() || refusedWhileWatching()) {
-    if (busy())
-      report(tr("loading settings"), tr("the settings cannot change while a run trains"), tr("stop it first"));
+  if (busy()) {
+    report(tr("loading settings"), tr("the settings cannot change while a run trains"), tr("stop it first"));
     return false;
   }
+  if (refusedWhileWatching()) return false;
   try {
     config_->loadSettingsFile(path);
   } catch (const Error& e) {
