@@ -52,7 +52,39 @@ struct SampleRequest {
   std::string what;                // "64 images of --seed 0", "16 frames from seed 3 to seed 9 (slerp)"
   float truncation = 0;
   long long cols = 8;
+  std::vector<int32_t> classes;  // a conditional run's class per image (empty: i % classes)
 };
+
+// --class C (a number or a name) or --class all (the images again for every class, a grid row
+// per class for the grid's default columns).
+void apply_class(const Args& a, const RunConfig& run, SampleRequest& r) {
+  if (!a.has("class")) return;
+  const std::string text = a.str("class");
+  if (text != "all") {
+    const int c = parse_class(text, run.classes, run.class_names, "--class");
+    r.classes.assign(static_cast<size_t>(r.n), c);
+    const std::string name = static_cast<size_t>(c) < run.class_names.size() ? " " + run.class_names[c] : "";
+    r.what += ", class " + std::to_string(c) + name;
+    return;
+  }
+  parse_class("0", run.classes, run.class_names, "--class");  // refuses an unconditional run
+  const int k = run.classes, n = r.n;
+  if (static_cast<int64_t>(n) * k > 100000)
+    throw UsageError("--class all makes " + std::to_string(int64_t{n} * k) + " images, more than 100000", "--class",
+                     "ask for fewer images or one class");
+  std::vector<float> latents;
+  std::vector<std::string> names;
+  for (int c = 0; c < k; ++c) {
+    latents.insert(latents.end(), r.latents.begin(), r.latents.end());
+    r.classes.insert(r.classes.end(), static_cast<size_t>(n), c);
+    for (const std::string& f : r.names) names.push_back("class" + std::to_string(c) + "_" + f);
+  }
+  r.latents = std::move(latents);
+  r.names = std::move(names);
+  if (!a.has("cols")) r.cols = n;
+  r.n = n * k;
+  r.what += ", each of the " + std::to_string(k) + " classes";
+}
 
 // "seed 3", "3 seeds (3, 7, 9)", "64 seeds (0, 1, 2, ..., 63)".
 std::string seeds_text(const std::vector<uint64_t>& seeds) {
@@ -194,6 +226,9 @@ int cmd_sample(int argc, char** argv) {
       .option("truncation", "T",
               "truncation trick for --seeds/--interpolate: latent values beyond +-T\n"
               "are redrawn (0 < T <= 4; smaller: more typical, less varied images)")
+      .option("class", "C",
+              "a class-conditional run's class: a number, a name (e.g. Sneaker), or all\n"
+              "(the images again for every class, a grid row each); default: classes in turn")
       .option("n", "N", "without --seeds: number of images (64) drawn from --seed")
       .option("seed", "S", "without --seeds: latent seed of the whole batch (0)")
       .option("bn-stats", "S",
@@ -220,7 +255,8 @@ int cmd_sample(int argc, char** argv) {
     CheckpointInfo info;
     auto trainer = trainer_from_checkpoint(*backend, checkpoint, &info);
     const DcganSpec& m = trainer->config().model;
-    const SampleRequest r = sample_request(a, m.latent, bn, bn_name);
+    SampleRequest r = sample_request(a, m.latent, bn, bn_name);
+    apply_class(a, info.config, r);
     // Every output is checked before the generator runs, so a refusal writes nothing.
     const std::vector<std::filesystem::path> inputs{input, checkpoint};
     if (a.has("raw")) check_output_file(a.str("raw"), inputs, a.has("force"), "--raw");
@@ -241,8 +277,9 @@ int cmd_sample(int argc, char** argv) {
       if (tty && total > 16 && done == total) std::fputc('\n', stderr);
       return !g_stop.load();
     };
-    const std::vector<float> imgs = r.each_alone ? explore_images(*trainer, r.latents, r.n, r.truncation, progress)
-                                                 : generate_images(*trainer, r.latents, r.n, r.bn);
+    const std::vector<float> imgs = r.each_alone
+                                        ? explore_images(*trainer, r.latents, r.n, r.truncation, progress, r.classes)
+                                        : generate_images(*trainer, r.latents, r.n, r.bn, 0, {}, 0, r.classes);
     const std::string from = "step " + std::to_string(info.step) + (trainer->has_ema() ? ", EMA generator" : "");
     if (a.has("raw")) {
       io::write_file_atomic(a.str("raw"), npy_f32({r.n, m.res, m.res, m.channels}, imgs));

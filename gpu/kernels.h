@@ -57,6 +57,16 @@ void avgpool2x_backward(cudaStream_t s, DType t, const void* dy, void* dx, int64
 void global_sum_pool_forward(cudaStream_t s, DType t, const void* x, void* y, int64_t n, int64_t hw, int64_t c);
 void global_sum_pool_backward(cudaStream_t s, DType t, const void* dy, void* dx, int64_t n, int64_t hw, int64_t c);
 
+// ---- class conditioning (kernels_conditioning.cu), NHWC as (n, hw, c); scale, shift FP32 (n, c) ----
+void modulate_forward(cudaStream_t s, DType t, const void* x, const float* scale, const float* shift, void* y,
+                      int64_t n, int64_t hw, int64_t c);
+void modulate_backward(cudaStream_t s, DType t, const void* x, const void* dy, const float* scale, void* dx,
+                       float* dscale, float* dshift, int64_t n, int64_t hw, int64_t c);
+// a, b (n, f) -> y (n) and back.
+void row_dot_forward(cudaStream_t s, DType t, const void* a, const void* b, void* y, int64_t n, int64_t f);
+void row_dot_backward(cudaStream_t s, DType t, const void* a, const void* b, const void* dy, void* da, void* db,
+                      int64_t n, int64_t f);
+
 // ---- spectral norm (kernels_spectral_norm.cu): w (rows, cols) FP32; ws of
 // spectral_norm_workspace_bytes(rows) ----
 size_t spectral_norm_workspace_bytes(int64_t rows);

@@ -18,6 +18,7 @@ struct Table {
     add_batchnorm_cases(ops, grads);
     add_elementwise_cases(ops, grads);
     add_resample_cases(ops, grads);
+    add_conditioning_cases(ops, grads);
     add_loss_cases(ops, grads);
     add_amp_cases(ops, grads);
   }

@@ -9,7 +9,8 @@
 // The cases, by op family in the order of core/backend/backend.h: op_cases_memory.cpp (fill,
 // copy, cast, normal numbers, device scalars), op_cases_linalg.cpp (gemm, TF32, convolutions,
 // bias), op_cases_batchnorm.cpp, op_cases_elementwise.cpp (activations), op_cases_resample.cpp
-// (residual add, resampling, spectral norm), op_cases_losses.cpp, op_cases_amp.cpp (gradient
+// (residual add, resampling, spectral norm), op_cases_conditioning.cpp (modulation, projection),
+// op_cases_losses.cpp, op_cases_amp.cpp (gradient
 // statistics, histogram, Adam, EMA, scaler, activation clamp, nan_to_num).
 //
 // ---- Tolerances: ||backend - cpu|| / ||cpu|| (normalised) unless marked ulp or exact ----------
@@ -134,6 +135,7 @@ void add_linalg_cases(std::vector<OpCase>& ops, std::vector<GradCase>& grads);
 void add_batchnorm_cases(std::vector<OpCase>& ops, std::vector<GradCase>& grads);
 void add_elementwise_cases(std::vector<OpCase>& ops, std::vector<GradCase>& grads);
 void add_resample_cases(std::vector<OpCase>& ops, std::vector<GradCase>& grads);
+void add_conditioning_cases(std::vector<OpCase>& ops, std::vector<GradCase>& grads);
 void add_loss_cases(std::vector<OpCase>& ops, std::vector<GradCase>& grads);
 void add_amp_cases(std::vector<OpCase>& ops, std::vector<GradCase>& grads);
 

@@ -1013,3 +1013,32 @@ TEST(CliSignals, InterruptWhileLoadingExits130) {
       << io::read_file(tmp / "log");
   EXPECT_FALSE(fs::exists(tmp / "run"));
 }
+
+// A conditional run's images by class: --class all repeats the seeds for every class (a seed's
+// image of a class is the same whichever way it is asked for), a number or a name picks one,
+// and a class the run lacks, or --class on an unconditional run, is refused.
+TEST(Cli, SampleDrawsTheClassesOfAConditionalRun) {
+  TempDir tmp;
+  Result r = cli("train --dataset synthetic --conditional --steps 3 --out " + quote(tmp / "run") + kTiny);
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto cfg = nlohmann::json::parse(io::read_file(tmp / "run/config.json"));
+  const int classes = cfg.at("classes").get<int>();
+  ASSERT_GE(classes, 2);
+  const std::string run = quote(tmp / "run");
+  r = cli("sample " + run + " --class all --seeds 0,1 --each " + quote(tmp / "all"));
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("each of the " + std::to_string(classes) + " classes"), std::string::npos) << r.out;
+  for (int c = 0; c < classes; ++c)
+    EXPECT_TRUE(fs::exists(tmp / "all" / ("class" + std::to_string(c) + "_seed_1.png"))) << c;
+  EXPECT_NE(io::read_file(tmp / "all/class0_seed_0.png"), io::read_file(tmp / "all/class1_seed_0.png"));
+  ASSERT_EQ(cli("sample " + run + " --class 1 --seeds 0 --each " + quote(tmp / "one")).status, 0);
+  EXPECT_EQ(io::read_file(tmp / "one/seed_0.png"), io::read_file(tmp / "all/class1_seed_0.png"));
+  r = cli("sample " + run + " --class " + std::to_string(classes) + " --seeds 0 --each " + quote(tmp / "bad"));
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.out.find("has no class"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(tmp / "bad"));
+  ASSERT_EQ(cli("train --dataset synthetic --steps 2 --out " + quote(tmp / "plain") + kTiny).status, 0);
+  r = cli("sample " + quote(tmp / "plain") + " --class 0 --grid " + quote(tmp / "p.png"));
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.out.find("not class-conditional"), std::string::npos) << r.out;
+}

@@ -248,3 +248,34 @@ TEST(ZipDataset, DamagedArchivesAreDescribedInTheirOwnTerms) {
   EXPECT_EQ(e.find("File already exists"), std::string::npos) << e;
   EXPECT_EQ(e.find("No error"), std::string::npos) << e;
 }
+
+// dataset.json may name the classes ("class_names", not dataset_tool's); a list that does not
+// cover every class, or is not all strings, is ignored.
+TEST(ZipDataset, ClassNamesFromDatasetJsonWhenTheyCoverTheClasses) {
+  TempDir dir("ampgan-zip");
+  auto load_with = [&](const std::string& file, const std::string& names) {
+    std::vector<Member> m = five(true);
+    std::string& json = m.back().bytes;
+    json.insert(json.rfind('}'), ", \"class_names\": " + names);
+    write_zip(dir / file, m);
+    return load_dataset((dir / file).string(), LoadOptions{});
+  };
+  const ImageSet s = load_with("named.zip", R"(["cat", "dog", "bird"])");
+  ASSERT_EQ(s.num_classes, 3);
+  EXPECT_EQ(s.class_names, (std::vector<std::string>{"cat", "dog", "bird"}));
+  EXPECT_EQ(class_name(s, s.labels[0]), "bird");  // img00000000.png is class 2
+  EXPECT_EQ(load_with("more.zip", R"(["cat", "dog", "bird", "fish"])").class_names,
+            (std::vector<std::string>{"cat", "dog", "bird"}));
+  for (const char* bad : {R"(["cat", "dog"])", R"(["cat", 1, "bird"])", R"("cat")", "null"}) {
+    const ImageSet b = load_with("bad.zip", bad);
+    EXPECT_EQ(b.num_classes, 3) << bad;
+    EXPECT_TRUE(b.class_names.empty()) << bad;
+    EXPECT_EQ(class_name(b, 2), "class 2") << bad;
+  }
+  write_zip(dir / "plain.zip", five(true));
+  EXPECT_TRUE(load_dataset((dir / "plain.zip").string(), LoadOptions{}).class_names.empty());
+  // The names are not part of what the set is: the fingerprint does not see them.
+  ImageSet unnamed = s;
+  unnamed.class_names.clear();
+  EXPECT_EQ(fingerprint(unnamed), fingerprint(s));
+}

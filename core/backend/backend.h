@@ -212,6 +212,18 @@ class Backend {
   virtual void global_sum_pool_forward(const Tensor& x, Tensor& y) = 0;
   virtual void global_sum_pool_backward(const Tensor& dy, Tensor& dx) = 0;
 
+  // ---- class conditioning (core/backend/conditioning.h), NHWC ----
+  // Conditional batch norm's modulation: y = x * scale[n, c] + shift[n, c], scale and shift
+  // (n, c) FP32. Backward: dx = dy * scale; dscale[n, c] = sum over positions of dy * x and
+  // dshift[n, c] = sum of dy (FP32, overwritten).
+  virtual void modulate_forward(const Tensor& x, const Tensor& scale, const Tensor& shift, Tensor& y) = 0;
+  virtual void modulate_backward(const Tensor& x, const Tensor& dy, const Tensor& scale, Tensor& dx, Tensor& dscale,
+                                 Tensor& dshift) = 0;
+  // The projection discriminator's inner product: y[n] = sum_f a[n, f] * b[n, f], a and b (n, f),
+  // y (n) of their dtype. Backward: da = dy[n] * b, db = dy[n] * a.
+  virtual void row_dot_forward(const Tensor& a, const Tensor& b, Tensor& y) = 0;
+  virtual void row_dot_backward(const Tensor& a, const Tensor& b, const Tensor& dy, Tensor& da, Tensor& db) = 0;
+
   // ---- spectral norm (the ResNet GAN's discriminator weights), FP32 whatever the precision ----
   // w is the FP32 master weight seen as a matrix (rows, cols) = (out channels, everything else);
   // u (rows) and v (cols) are FP32 vectors. Norms use eps = 1e-12 as PyTorch's spectral_norm.

@@ -155,6 +155,19 @@ void ProfilingBackend::global_sum_pool_forward(const Tensor& x, Tensor& y) {
 void ProfilingBackend::global_sum_pool_backward(const Tensor& dy, Tensor& dx) {
   timed(OpFamily::Elementwise, 0, [&] { inner_.global_sum_pool_backward(dy, dx); });
 }
+void ProfilingBackend::modulate_forward(const Tensor& x, const Tensor& scale, const Tensor& shift, Tensor& y) {
+  timed(OpFamily::Elementwise, 0, [&] { inner_.modulate_forward(x, scale, shift, y); });
+}
+void ProfilingBackend::modulate_backward(const Tensor& x, const Tensor& dy, const Tensor& scale, Tensor& dx,
+                                         Tensor& dscale, Tensor& dshift) {
+  timed(OpFamily::Elementwise, 0, [&] { inner_.modulate_backward(x, dy, scale, dx, dscale, dshift); });
+}
+void ProfilingBackend::row_dot_forward(const Tensor& a, const Tensor& b, Tensor& y) {
+  timed(OpFamily::Elementwise, 0, [&] { inner_.row_dot_forward(a, b, y); });
+}
+void ProfilingBackend::row_dot_backward(const Tensor& a, const Tensor& b, const Tensor& dy, Tensor& da, Tensor& db) {
+  timed(OpFamily::Elementwise, 0, [&] { inner_.row_dot_backward(a, b, dy, da, db); });
+}
 
 void ProfilingBackend::spectral_norm_power_iteration(const Tensor& w, Tensor& u, Tensor& v) {
   timed(OpFamily::Gemm, 4.0 * static_cast<double>(w.numel()), [&] { inner_.spectral_norm_power_iteration(w, u, v); });

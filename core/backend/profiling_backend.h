@@ -85,6 +85,11 @@ class ProfilingBackend final : public Backend {
   void avgpool2x_backward(const Tensor& dy, Tensor& dx) override;
   void global_sum_pool_forward(const Tensor& x, Tensor& y) override;
   void global_sum_pool_backward(const Tensor& dy, Tensor& dx) override;
+  void modulate_forward(const Tensor& x, const Tensor& scale, const Tensor& shift, Tensor& y) override;
+  void modulate_backward(const Tensor& x, const Tensor& dy, const Tensor& scale, Tensor& dx, Tensor& dscale,
+                         Tensor& dshift) override;
+  void row_dot_forward(const Tensor& a, const Tensor& b, Tensor& y) override;
+  void row_dot_backward(const Tensor& a, const Tensor& b, const Tensor& dy, Tensor& da, Tensor& db) override;
   void spectral_norm_power_iteration(const Tensor& w, Tensor& u, Tensor& v) override;
   void spectral_norm_forward(const Tensor& w, const Tensor& u, const Tensor& v, Tensor& sigma, Tensor& w_sn) override;
   void spectral_norm_backward(const Tensor& g, const Tensor& w, const Tensor& u, const Tensor& v, const Tensor& sigma,

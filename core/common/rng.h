@@ -77,6 +77,7 @@ constexpr uint64_t kBenchData = 7;
 constexpr uint64_t kClassifier = 8;
 constexpr uint64_t kExplorerLatents = 9;  // one seed per image (core/run/latent_explorer.h)
 constexpr uint64_t kStandingStats = 10;   // batch norm's standing statistics (core/train/standing_stats.h)
+constexpr uint64_t kFakeClasses = 11;     // a conditional GAN's generated classes, per training step
 // Training latents for step t use stream kTrainLatentBase + t; with n_dis > 1 the extra D step
 // k (1 .. n_dis - 1) of step t uses train_latent_stream(k) + t, apart for t < 2^32.
 constexpr uint64_t kTrainLatentBase = 1ull << 32;

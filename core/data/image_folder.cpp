@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <set>
 
 #include <opencv2/imgcodecs.hpp>
 
@@ -16,6 +17,64 @@
 namespace fs = std::filesystem;
 
 namespace ampgan::data {
+
+namespace {
+
+// torchvision's ImageFolder layout, root/<class>/.../img.png: each image labelled by its
+// first-level subfolder, classes numbered in the sorted order of their names.
+struct FolderClasses {
+  std::vector<int32_t> labels;     // (files) or empty when the folder is not laid out so
+  std::vector<std::string> names;  // (classes), sorted
+  std::string warning;             // why a folder that looks like one is not labelled
+};
+
+FolderClasses folder_classes(const std::vector<fs::path>& files, const std::string& dir) {
+  FolderClasses out;
+  std::vector<std::string> first(files.size());  // empty for an image at the root
+  int at_root = 0;
+  for (size_t i = 0; i < files.size(); ++i) {
+    const fs::path rel = files[i].lexically_relative(dir);
+    if (std::distance(rel.begin(), rel.end()) > 1)
+      first[i] = rel.begin()->string();
+    else
+      ++at_root;
+  }
+  std::set<std::string> classes(first.begin(), first.end());  // std::string: byte-wise order
+  classes.erase(std::string());
+  if (classes.size() < 2) return out;  // one subfolder is not a split into classes
+  if (at_root > 0) {
+    out.warning = std::to_string(at_root) + " image(s) lie directly in " + dir + ", not in one of its " +
+                  std::to_string(classes.size()) + " class subfolders: loaded without labels";
+    return out;
+  }
+  out.names.assign(classes.begin(), classes.end());
+  out.labels.resize(files.size());
+  for (size_t i = 0; i < files.size(); ++i)
+    out.labels[i] =
+        static_cast<int32_t>(std::lower_bound(out.names.begin(), out.names.end(), first[i]) - out.names.begin());
+  return out;
+}
+
+// Labels for the images that decoded (ok), with the class names; every subfolder keeps its
+// number even when none of its images decoded.
+void label_by_folder(ImageSet& set, const FolderClasses& classes, const std::vector<char>& ok, const std::string& dir) {
+  std::vector<int32_t> kept;
+  for (size_t i = 0; i < classes.labels.size(); ++i)
+    if (ok[i]) kept.push_back(classes.labels[i]);
+  if (kept.empty()) return;
+  std::vector<int32_t> occurring = kept;
+  std::sort(occurring.begin(), occurring.end());
+  occurring.erase(std::unique(occurring.begin(), occurring.end()), occurring.end());
+  detail::set_labels(set, std::move(kept), dir);
+  if (set.num_classes == occurring.back() + 1) {
+    set.num_classes = static_cast<int>(classes.names.size());
+    set.class_names = classes.names;
+  } else {  // set_labels renumbered the classes that occur, in order
+    for (int32_t c : occurring) set.class_names.push_back(classes.names[c]);
+  }
+}
+
+}  // namespace
 
 ImageSet load_image_folder(const std::string& dir, const LoadOptions& opt) {
   if (opt.res < 1) throw Error("invalid resolution " + std::to_string(opt.res), "--res", "use 32, 64 or 128");
@@ -74,6 +133,8 @@ ImageSet load_image_folder(const std::string& dir, const LoadOptions& opt) {
                 dir, std::string("images must have one of the extensions ") + detail::kImageExtensionList);
   }
 
+  const FolderClasses classes = folder_classes(files, dir);
+
   // ---- decode in parallel ----
   const int n = static_cast<int>(files.size());
   std::vector<std::string> names(n);
@@ -90,6 +151,7 @@ ImageSet load_image_folder(const std::string& dir, const LoadOptions& opt) {
   };
   source.whole = [&](int64_t i, uint64_t max_bytes) { return io::read_file(files[i], max_bytes); };
   detail::decode_images(set, n, source, names, opt, dir, ok);
+  if (!classes.labels.empty()) label_by_folder(set, classes, ok, dir);
   fs::path name = fs::absolute(dir, ec).lexically_normal();  // "." names the real folder
   if (!name.has_filename()) name = name.parent_path();       // "photos/" -> "photos"
   set.name = name.filename().string();
@@ -100,6 +162,7 @@ ImageSet load_image_folder(const std::string& dir, const LoadOptions& opt) {
   if (!not_files.empty())
     set.warnings.push_back("skipped " + std::to_string(not_files.size()) +
                            " entries that are not regular files: " + detail::list_names(not_files));
+  if (!classes.warning.empty()) set.warnings.push_back(classes.warning);
   return set;
 }
 

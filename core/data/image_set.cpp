@@ -50,4 +50,9 @@ std::string fingerprint(const ImageSet& set) {
   return buf;
 }
 
+std::string class_name(const ImageSet& set, int c) {
+  if (c >= 0 && static_cast<size_t>(c) < set.class_names.size()) return set.class_names[c];
+  return "class " + std::to_string(c);
+}
+
 }  // namespace ampgan::data

@@ -17,9 +17,12 @@ struct ImageSet {
   std::vector<uint8_t> pixels;           // (count, res, res, channels), 0..255
   std::vector<int32_t> labels;           // (count) or empty when the dataset has none
   int num_classes = 0;                   // 0 when unlabeled
-  std::string name;                      // "fashion-mnist", "synthetic", folder or file name
-  std::string source;                    // path(s) it came from, or "built-in"
-  std::vector<std::string> warnings;     // e.g. "skipped 3 unreadable files: a.txt, ..."
+  // (num_classes) where known, else empty: what a class number means, for the per-class
+  // sample grids and reports ("Sneaker", a folder's name) instead of a bare number.
+  std::vector<std::string> class_names;
+  std::string name;                   // "fashion-mnist", "synthetic", folder or file name
+  std::string source;                 // path(s) it came from, or "built-in"
+  std::vector<std::string> warnings;  // e.g. "skipped 3 unreadable files: a.txt, ..."
 
   size_t image_size() const { return static_cast<size_t>(res) * res * channels; }
   const uint8_t* image(int i) const { return pixels.data() + static_cast<size_t>(i) * image_size(); }
@@ -32,6 +35,9 @@ struct ImageSet {
 // checkpoints, so that resuming on a dataset that changed since (images added, removed or
 // edited; other labels) is noticed. The same set always gives the same text.
 std::string fingerprint(const ImageSet& set);
+
+// Class c's name: set.class_names[c] when known, else "class c".
+std::string class_name(const ImageSet& set, int c);
 
 struct LoadOptions {
   int res = 32;      // 32, 64 or 128 (validated by the caller; loaders just resize to it)

@@ -31,7 +31,8 @@ std::string find_idx(const fs::path& dir, const std::string& prefix, const std::
 // Fashion-MNIST and MNIST: the same four file names in a folder given by an environment
 // variable or a system default.
 ImageSet load_known(const std::string& name, const std::string& display, const char* env_var, const char* default_dir,
-                    const std::string& install_hint, const LoadOptions& opt) {
+                    const std::string& install_hint, const std::vector<std::string>& class_names,
+                    const LoadOptions& opt) {
   const char* env = std::getenv(env_var);
   const bool from_env = env && *env;
   const fs::path dir = from_env ? fs::path(env) : fs::path(default_dir);
@@ -46,8 +47,17 @@ ImageSet load_known(const std::string& name, const std::string& display, const c
   set.name = name;
   set.source = labels.empty() ? images : images + "; " + labels;
   if (labels.empty()) set.warnings.push_back("no labels file beside " + images + "; loaded without labels");
+  // Files in the folder an environment variable names may hold other labels: names only for
+  // the known classes.
+  if (!set.labels.empty() && static_cast<size_t>(set.num_classes) <= class_names.size())
+    set.class_names.assign(class_names.begin(), class_names.begin() + set.num_classes);
   return set;
 }
+
+// Fashion-MNIST's classes in label order (Xiao et al. 2017, the dataset's README).
+const std::vector<std::string> kFashionMnistClasses = {"T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
+                                                       "Sandal",      "Shirt",   "Sneaker",  "Bag",   "Ankle boot"};
+const std::vector<std::string> kMnistClasses = {"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"};
 
 // The labels file that belongs to an IDX images file, by the MNIST naming convention.
 std::string labels_beside(const fs::path& images) {
@@ -93,12 +103,12 @@ ImageSet load_any(const std::string& spec, const LoadOptions& opt) {
                       "install them with `sudo apt install dataset-fashion-mnist` (scripts/setup.sh "
                       "does), or set AMPGAN_FASHION_MNIST_DIR to a folder holding "
                       "train-images-idx3-ubyte.gz and the other three Fashion-MNIST files",
-                      opt);
+                      kFashionMnistClasses, opt);
   if (spec == "mnist")
     return load_known("mnist", "MNIST", "AMPGAN_MNIST_DIR", "/usr/share/datasets/mnist",
                       "set AMPGAN_MNIST_DIR to a folder holding train-images-idx3-ubyte.gz, "
                       "train-labels-idx1-ubyte.gz and the t10k files of MNIST",
-                      opt);
+                      kMnistClasses, opt);
 
   std::error_code ec;
   const fs::file_status st = fs::status(spec, ec);

@@ -208,10 +208,24 @@ ZipEntries list_entries(zip_t* z, const std::string& path) {
   return out;
 }
 
+// dataset.json's optional "class_names" (not dataset_tool's, which names no classes): a list of
+// strings, else empty.
+std::vector<std::string> dataset_class_names(const std::string& text) {
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  std::vector<std::string> out;
+  if (!j.is_object() || !j.contains("class_names") || !j["class_names"].is_array()) return out;
+  for (const nlohmann::json& n : j["class_names"]) {
+    if (!n.is_string()) return {};
+    out.push_back(n.get<std::string>());
+  }
+  return out;
+}
+
 // dataset.json's labels, each image labelled and each label an image's, checked before
-// anything is decoded. Empty without a dataset.json (or with "labels": null).
+// anything is decoded, and its class names. Empty without a dataset.json (or with "labels": null).
 std::map<std::string, int32_t> read_labels(zip_t* z, const ZipEntries& e, const std::vector<std::string>& names,
-                                           const std::string& path, const std::string& json_where) {
+                                           const std::string& path, const std::string& json_where,
+                                           std::vector<std::string>& class_names) {
   std::map<std::string, int32_t> labels;
   if (!e.json) return labels;
   // Labels for n images take little room: a dataset.json larger than that is not unpacked.
@@ -222,8 +236,10 @@ std::map<std::string, int32_t> read_labels(zip_t* z, const ZipEntries& e, const 
                 json_where,
                 "rebuild it with one [\"name\", class] pair per image, or remove it to train without labels");
   check_entry_size(e.json->name, e.json->size, e.json->compressed, path);
-  labels = parse_dataset_labels(read_entry(z, e.json->index, e.json->name, e.json->size, path), json_where);
+  const std::string text = read_entry(z, e.json->index, e.json->name, e.json->size, path);
+  labels = parse_dataset_labels(text, json_where);
   if (labels.empty()) return labels;
+  class_names = dataset_class_names(text);
   std::vector<std::string> unlabelled, missing;
   for (const std::string& name : names)
     if (!labels.count(name)) unlabelled.push_back(name);
@@ -255,7 +271,8 @@ ImageSet load_image_zip(const std::string& path, const LoadOptions& opt) {
   for (int i = 0; i < n; ++i) names[i] = images[i].name;
 
   const std::string json_where = path + ": dataset.json";
-  std::map<std::string, int32_t> labels = read_labels(z.get(), entries, names, path, json_where);
+  std::vector<std::string> class_names;
+  std::map<std::string, int32_t> labels = read_labels(z.get(), entries, names, path, json_where, class_names);
 
   // ---- decode in parallel; libzip is not thread-safe on one archive, so entries are unpacked
   // one at a time under a lock, each only as far as the decoder's checks allow ----
@@ -288,7 +305,11 @@ ImageSet load_image_zip(const std::string& path, const LoadOptions& opt) {
     std::vector<int32_t> kept;
     for (int i = 0; i < n; ++i)
       if (ok[i]) kept.push_back(labels[names[i]]);
+    const int32_t top = *std::max_element(kept.begin(), kept.end());
     detail::set_labels(set, std::move(kept), json_where);
+    // Names by class number: not when set_labels renumbered the classes.
+    if (set.num_classes == top + 1 && class_names.size() >= static_cast<size_t>(set.num_classes))
+      set.class_names.assign(class_names.begin(), class_names.begin() + set.num_classes);
   }
   set.name = fs::path(path).stem().string();
   set.source = path;

@@ -11,6 +11,7 @@
 #include "core/metrics/frechet.h"
 #include "core/metrics/swd.h"
 #include "core/metrics/work_hook.h"
+#include "core/nn/class_embedding.h"
 #include "core/train/trainer.h"
 
 namespace ampgan::metrics {
@@ -35,6 +36,28 @@ int classifier_epochs(size_t train_images, int min_steps) {
 }
 }  // namespace
 
+namespace {
+
+void class_accuracy(FeatureClassifier& c, const float* fake, int n, const std::vector<int32_t>& classes,
+                    EvalResult& r) {
+  const std::vector<int> predicted = c.predict(fake, n);
+  std::vector<int> hits(static_cast<size_t>(c.classes())), count(static_cast<size_t>(c.classes()));
+  for (int i = 0; i < n; ++i) {
+    if (classes[i] < 0 || classes[i] >= c.classes()) return;  // a model of other classes than the data's
+    ++count[classes[i]];
+    hits[classes[i]] += predicted[i] == classes[i];
+  }
+  double sum = 0;
+  int seen = 0;
+  for (size_t k = 0; k < count.size(); ++k) {
+    r.class_accuracy.push_back(count[k] ? double(hits[k]) / count[k] : NAN);
+    if (count[k]) sum += r.class_accuracy.back(), ++seen;
+  }
+  r.conditional_accuracy = seen ? sum / seen : NAN;
+}
+
+}  // namespace
+
 std::string describe(const EvalResult& r) {
   if (r.samples == 0) return "no scores (the evaluation was cancelled)";
   char buf[256];
@@ -54,6 +77,15 @@ std::string describe(const EvalResult& r) {
     std::snprintf(buf, sizeof buf, ", diversity %.2f of the data's", r.diversity);
     out += buf;
   }
+  if (!std::isnan(r.conditional_accuracy)) {
+    std::snprintf(buf, sizeof buf, ", class accuracy %.1f%% (", 100 * r.conditional_accuracy);
+    out += buf;
+    for (size_t k = 0; k < r.class_accuracy.size(); ++k) {
+      std::snprintf(buf, sizeof buf, "%s%zu: %.0f%%", k ? ", " : "", k, 100 * r.class_accuracy[k]);
+      out += buf;
+    }
+    out += ")";
+  }
   return out;
 }
 
@@ -67,6 +99,10 @@ nlohmann::json to_json(const EvalResult& r) {
   if (!std::isnan(r.fd)) {
     j["fd"] = r.fd;
     j["classifier_accuracy"] = r.classifier_accuracy;
+  }
+  if (!std::isnan(r.conditional_accuracy)) {
+    j["conditional_accuracy"] = r.conditional_accuracy;
+    j["class_accuracy"] = r.class_accuracy;
   }
   return j;
 }
@@ -179,14 +215,16 @@ EvalResult Evaluator::evaluate(Trainer& trainer) {
     m.latents.resize(static_cast<size_t>(n) * spec.latent);
     for (size_t i = 0; i < m.latents.size(); ++i) m.latents[i] = philox_normal(m.seed, rng_stream::kEval, i);
   }
-  const std::vector<float> fake = trainer.generate(m.latents, n);
-  EvalResult r = evaluate_images(fake.data(), n);
+  const int k = spec.classes;
+  const std::vector<int32_t> classes = k > 0 ? sample_classes(0, n, k, {}) : std::vector<int32_t>{};
+  const std::vector<float> fake = trainer.generate(m.latents, n, classes);
+  EvalResult r = evaluate_images(fake.data(), n, classes);
   r.step = trainer.iteration();
   report_work(what, 1, 1);
   return r;
 }
 
-EvalResult Evaluator::evaluate_images(const float* fake, int n) {
+EvalResult Evaluator::evaluate_images(const float* fake, int n, const std::vector<int32_t>& classes) {
   Impl& m = *impl_;
   m.prepare();
   EvalResult r;
@@ -201,6 +239,7 @@ EvalResult Evaluator::evaluate_images(const float* fake, int n) {
     const std::vector<float> f = m.classifier->features(fake, n);
     r.fd = frechet_distance(m.real_stats, feature_stats(f.data(), n, FeatureClassifier::kFeatures));
     r.classifier_accuracy = m.accuracy;
+    if (!classes.empty()) class_accuracy(*m.classifier, fake, n, classes, r);
   }
   return r;
 }

@@ -32,6 +32,10 @@ struct EvalResult {
   // The samples' mean pairwise distance over the real sample's (diversity.h): about 1 when the
   // generator varies as much as the data, near 0 in mode collapse.
   double diversity = NAN;
+  // A class-conditional generator's samples of class c classified as c, per class (Odena et
+  // al.'s AC-GAN measure, with the feature classifier), and their mean; empty / NaN otherwise.
+  std::vector<double> class_accuracy;
+  double conditional_accuracy = NAN;
 };
 
 std::string describe(const EvalResult& r);
@@ -52,8 +56,9 @@ class Evaluator {
   ~Evaluator();
   // Generates the fixed-latent samples with the trainer's generator and compares them.
   EvalResult evaluate(Trainer& trainer);
-  // Compares any images (FP32 NHWC in [-1, 1], the dataset's size) with the real sample.
-  EvalResult evaluate_images(const float* images, int n);
+  // Compares any images (FP32 NHWC in [-1, 1], the dataset's size) with the real sample; with
+  // classes (one per image, as a conditional generator was asked), also their class accuracy.
+  EvalResult evaluate_images(const float* images, int n, const std::vector<int32_t>& classes = {});
 
  private:
   struct Impl;

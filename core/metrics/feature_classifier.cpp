@@ -143,14 +143,20 @@ double FeatureClassifier::accuracy(const data::ImageSet& set, const std::vector<
   if (indices.empty()) return NAN;
   std::vector<float> imgs(indices.size() * set.image_size());
   set.to_float(indices.data(), static_cast<int>(indices.size()), imgs.data());
-  const std::vector<float> logits = forward_features(imgs.data(), static_cast<int>(indices.size()), true, Mode::Eval);
+  const std::vector<int> predicted = predict(imgs.data(), static_cast<int>(indices.size()));
   int correct = 0;
-  for (size_t i = 0; i < indices.size(); ++i) {
-    const float* row = logits.data() + i * classes_;
-    const int arg = static_cast<int>(std::max_element(row, row + classes_) - row);
-    correct += arg == set.labels[indices[i]];
-  }
+  for (size_t i = 0; i < indices.size(); ++i) correct += predicted[i] == set.labels[indices[i]];
   return static_cast<double>(correct) / indices.size();
+}
+
+std::vector<int> FeatureClassifier::predict(const float* images, int n) {
+  const std::vector<float> logits = forward_features(images, n, true, Mode::Eval);
+  std::vector<int> out(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    const float* row = logits.data() + static_cast<size_t>(i) * classes_;
+    out[i] = static_cast<int>(std::max_element(row, row + classes_) - row);
+  }
+  return out;
 }
 
 void FeatureClassifier::save(const fs::path& file, double accuracy) const {

@@ -28,6 +28,9 @@ class FeatureClassifier {
              const std::function<void(int done, int total)>& progress = {});
   // Fraction of correctly classified images among the given indices.
   double accuracy(const data::ImageSet& set, const std::vector<int>& indices);
+  // The class each of n FP32 NHWC images in [-1, 1] is classified as (eval mode).
+  std::vector<int> predict(const float* images, int n);
+  int classes() const { return classes_; }
   // Penultimate-layer features (n x kFeatures) of FP32 NHWC images in [-1, 1]; eval mode, so each
   // image's features do not depend on the others in its batch.
   std::vector<float> features(const float* images, int n);

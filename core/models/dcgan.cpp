@@ -6,9 +6,12 @@
 #include "core/common/rng.h"
 #include "core/nn/activation.h"
 #include "core/nn/batchnorm2d.h"
+#include "core/nn/class_embedding.h"
 #include "core/nn/conv2d.h"
 #include "core/nn/conv_transpose2d.h"
 #include "core/nn/flatten.h"
+#include "core/nn/projection.h"
+#include "core/nn/residual.h"
 
 namespace ampgan {
 
@@ -27,6 +30,9 @@ void DcganSpec::validate() const {
   if (width < 1 || width > 1024)
     throw Error("width " + std::to_string(width) + " is out of range", "--width", "use 1 to 1024 (DCGAN uses 64)");
   if (latent < 1) throw Error("latent size must be positive", "latent");
+  if (classes < 0 || classes > kMaxClasses)
+    throw Error("a conditional model of " + std::to_string(classes) + " classes is not supported", "--conditional",
+                "use a dataset of 2 to " + std::to_string(kMaxClasses) + " classes");
 }
 
 namespace {
@@ -38,7 +44,14 @@ std::unique_ptr<Sequential> make_generator(Backend& b, const DcganSpec& spec) {
   auto g = std::make_unique<Sequential>();
   const int blocks = spec.blocks();
   int ch = spec.width << (blocks - 1);
-  g->add(std::make_unique<ConvTranspose2d>(b, prefix(*g), spec.latent, ch, 4, 1, 0));
+  if (spec.classes > 0) {
+    Sequential first, embed;
+    first.add(std::make_unique<ConvTranspose2d>(b, prefix(*g), spec.latent, ch, 4, 1, 0));
+    embed.add(std::make_unique<ClassEmbedding>(b, "embed.", spec.classes, Shape{4, 4, ch}));
+    g->add(std::make_unique<Residual>(std::move(first), std::move(embed)));
+  } else {
+    g->add(std::make_unique<ConvTranspose2d>(b, prefix(*g), spec.latent, ch, 4, 1, 0));
+  }
   g->add(std::make_unique<BatchNorm2d>(b, prefix(*g), ch));
   g->add(std::make_unique<Activation>(ew::Act::ReLU));
   for (int i = 0; i < blocks - 1; ++i) {
@@ -65,7 +78,14 @@ std::unique_ptr<Sequential> make_discriminator(Backend& b, const DcganSpec& spec
     d->add(std::make_unique<Activation>(ew::Act::LeakyReLU, 0.2f));
     ch *= 2;
   }
-  d->add(std::make_unique<Conv2d>(b, prefix(*d), ch, 1, 4, 1, 0, false));
+  if (spec.classes > 0) {
+    Sequential head, projection;
+    head.add(std::make_unique<Conv2d>(b, prefix(*d), ch, 1, 4, 1, 0, false));
+    projection.add(std::make_unique<Projection>(b, "embed.", spec.classes, int64_t{4} * 4 * ch));
+    d->add(std::make_unique<Residual>(std::move(head), std::move(projection)));
+  } else {
+    d->add(std::make_unique<Conv2d>(b, prefix(*d), ch, 1, 4, 1, 0, false));
+  }
   d->add(std::make_unique<Flatten>(true));
   return d;
 }

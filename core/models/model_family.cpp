@@ -28,6 +28,7 @@ GanPair make_gan(Backend& b, ModelFamily f, const DcganSpec& spec, uint64_t seed
   r.channels = spec.channels;
   r.width = spec.width;
   r.latent = spec.latent;
+  r.classes = spec.classes;
   p.g = make_resnet_generator(b, r);
   p.d = make_resnet_discriminator(b, r, seed, stream_d);  // u, v of the spectral norms
   init_resnet(b, *p.g, seed, stream_g);

@@ -6,11 +6,14 @@
 
 #include "core/common/error.h"
 #include "core/common/rng.h"
+#include "core/models/dcgan.h"
 #include "core/nn/activation.h"
 #include "core/nn/batchnorm2d.h"
+#include "core/nn/conditional_batchnorm2d.h"
 #include "core/nn/conv2d.h"
 #include "core/nn/flatten.h"
 #include "core/nn/linear.h"
+#include "core/nn/projection.h"
 #include "core/nn/resample.h"
 #include "core/nn/residual.h"
 
@@ -26,6 +29,7 @@ void ResnetSpec::validate() const {
     throw Error("width " + std::to_string(width) + " is out of range for the ResNet model", "--width",
                 "use 1 to 256 (SNGAN uses 64 at 32 px; BigGAN 64 at 64 and 128 px)");
   if (latent < 1) throw Error("latent size must be positive", "latent");
+  DcganSpec{.classes = classes}.validate();  // the same class limits
 }
 
 namespace {
@@ -67,6 +71,10 @@ std::unique_ptr<Sequential> make_resnet_generator(Backend& b, const ResnetSpec& 
   spec.validate();
   const std::vector<Block> blocks = g_blocks(spec);
   const int c0 = blocks.front().in;
+  auto bn = [&](const std::string& name, int ch) -> std::unique_ptr<Layer> {
+    if (spec.classes > 0) return std::make_unique<ConditionalBatchNorm2d>(b, name, ch, spec.classes);
+    return std::make_unique<BatchNorm2d>(b, name, ch);
+  };
   auto g = std::make_unique<Sequential>();
   g->add(std::make_unique<Flatten>(false));  // z arrives as (n, 1, 1, latent)
   g->add(std::make_unique<Linear>(b, "linear.", spec.latent, 4 * 4 * c0));
@@ -75,11 +83,11 @@ std::unique_ptr<Sequential> make_resnet_generator(Backend& b, const ResnetSpec& 
     const Block& k = blocks[i];
     const std::string p = "blocks." + std::to_string(i) + ".";
     Sequential main, sc;
-    main.add(std::make_unique<BatchNorm2d>(b, p + "bn1.", k.in));
+    main.add(bn(p + "bn1.", k.in));
     main.add(std::make_unique<Activation>(ew::Act::ReLU));
     main.add(std::make_unique<Upsample2x>());
     main.add(std::make_unique<Conv2d>(b, p + "conv1.", k.in, k.out, 3, 1, 1, true));
-    main.add(std::make_unique<BatchNorm2d>(b, p + "bn2.", k.out));
+    main.add(bn(p + "bn2.", k.out));
     main.add(std::make_unique<Activation>(ew::Act::ReLU));
     main.add(std::make_unique<Conv2d>(b, p + "conv2.", k.out, k.out, 3, 1, 1, true));
     sc.add(std::make_unique<Upsample2x>());
@@ -125,7 +133,16 @@ std::unique_ptr<Sequential> make_resnet_discriminator(Backend& b, const ResnetSp
   d->add(std::make_unique<GlobalSumPool>());
   auto head = std::make_unique<Linear>(b, "linear.", last, 1);
   head->enable_spectral_norm(b, seed, sn_stream++);
-  d->add(std::move(head));
+  if (spec.classes > 0) {
+    Sequential unconditional, projection;
+    unconditional.add(std::move(head));
+    auto embed = std::make_unique<Projection>(b, "embed.", spec.classes, last);
+    embed->enable_spectral_norm(b, seed, sn_stream++);
+    projection.add(std::move(embed));
+    d->add(std::make_unique<Residual>(std::move(unconditional), std::move(projection)));
+  } else {
+    d->add(std::move(head));
+  }
   d->add(std::make_unique<Flatten>(true));  // the logit leaves half precision here, as in the DCGAN
   return d;
 }
@@ -136,7 +153,9 @@ void init_resnet(Backend& b, Sequential& net, uint64_t seed, uint64_t stream) {
     std::vector<float> v(static_cast<size_t>(p->shape.numel()));
     const std::string& n = p->name;
     const bool is_bias = n.size() >= 4 && n.compare(n.size() - 4, 4, "bias") == 0;
-    if (p->fp32_only) {  // batch norm: scale 1, shift 0
+    if (n.find("embed_") != std::string::npos) {  // conditional batch norm's class terms
+      for (float& x : v) x = 0.0f;
+    } else if (p->fp32_only) {  // batch norm: scale 1, shift 0
       for (float& x : v) x = is_bias ? 0.0f : 1.0f;
     } else if (is_bias) {
       for (float& x : v) x = 0.0f;

@@ -15,6 +15,10 @@
 //   res 128 (BigGAN): G c0 = 16W, up-blocks out 16W, 8W, 4W, 2W, W;
 //                     D blocks out W, 2W, 4W, 8W, 16W (all down) then 16W -> 16W not down (res 64:
 //                     out W, 2W, 4W, 8W down, then 16W not down).
+// Class-conditional (classes > 0, SNGAN's and BigGAN's conditional models): every batch norm of
+// G's up-blocks is class-conditional (core/nn/conditional_batchnorm2d.h; the last one stays
+// plain), and D's logit gains the projection term <embed(y), h> on the pooled features
+// ("embed.", core/nn/projection.h), spectrally normalised.
 // With W = 64 at res 32, nc = 3: G 4,276,739 and D 1,053,825 parameters, SNGAN's CIFAR-10 sizes.
 #pragma once
 
@@ -30,6 +34,7 @@ struct ResnetSpec {
   int channels = 3;
   int width = 64;
   int latent = 128;
+  int classes = 0;        // > 0: class-conditional
   void validate() const;  // throws Error naming the bad setting
 };
 
@@ -42,8 +47,8 @@ std::unique_ptr<Sequential> make_resnet_generator(Backend& b, const ResnetSpec& 
 std::unique_ptr<Sequential> make_resnet_discriminator(Backend& b, const ResnetSpec& spec, uint64_t seed,
                                                       uint64_t stream);
 
-// Weights N(0, sqrt(2 / (fan_in + fan_out))) (Xavier's normal variance, as SNGAN's initialiser
-// in spirit; BigGAN uses orthogonal), biases 0, batch-norm scale 1 and shift 0.
+// Weights N(0, sqrt(2 / (fan_in + fan_out))); the conditional batch norms' class gains and biases 0 (Xavier's normal
+// variance, as SNGAN's initialiser in spirit; BigGAN uses orthogonal), biases 0, batch-norm scale 1 and shift 0.
 void init_resnet(Backend& b, Sequential& net, uint64_t seed, uint64_t stream);
 
 }  // namespace ampgan

@@ -34,6 +34,9 @@ struct Context {
   // Training forwards update staged copies of the running statistics, which the caller commits
   // or reverts once it knows whether the step counts (Sequential::commit_running_stats).
   bool staged_running_stats = false;
+  // A class-conditional network's classes for this batch: one-hot (n, classes) FP32
+  // (core/nn/class_embedding.h); null for an unconditional one.
+  const Tensor* labels = nullptr;
 };
 
 // A trained tensor: FP32 master weights, the working copy the ops read (the master itself in

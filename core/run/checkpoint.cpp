@@ -364,6 +364,9 @@ void export_resnet_generator(Trainer& trainer, io::StFile& f) {
 }  // namespace
 
 io::StFile export_generator(Trainer& trainer) {
+  if (trainer.classes() > 0)
+    throw Error("the PyTorch peers have no class-conditional generator to load these weights into", "",
+                "export an unconditional run; conditional export is not built yet");
   Backend& b = trainer.backend();
   Sequential& g = trainer.generator();
   io::StFile f;

@@ -47,7 +47,10 @@ MaxBatchResult compare_max_batch(const RunConfig& base, Precision amp, int chann
   opt.stop = stop;
   opt.progress = std::move(progress);
   const auto modes = compare_modes(amp);
-  return find_max_batch(base.trainer_config(channels), {modes.begin(), modes.end()}, opt);
+  // A conditional comparison's class count is the dataset's, which is not loaded here; the class
+  // parameters are a few thousand values beside batch-sized activations, so ten stand in.
+  return find_max_batch(base.trainer_config(channels, base.conditional && base.classes == 0 ? 10 : -1),
+                        {modes.begin(), modes.end()}, opt);
 }
 
 void set_max_batch(CompareRun& run, Precision mode, const MaxBatchResult& r) {

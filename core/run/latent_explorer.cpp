@@ -1,6 +1,8 @@
 #include "core/run/latent_explorer.h"
 
+#include <cctype>
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 
@@ -136,8 +138,29 @@ std::vector<uint64_t> parse_seed_list(const std::string& text, const std::string
 }
 
 std::vector<float> explore_images(Trainer& trainer, const std::vector<float>& latents, int n, float truncation,
-                                  const std::function<bool(int, int)>& progress) {
-  return generate_images(trainer, latents, n, BnStats::Standing, 1, progress, truncation);
+                                  const std::function<bool(int, int)>& progress, const std::vector<int32_t>& classes) {
+  return generate_images(trainer, latents, n, BnStats::Standing, 1, progress, truncation, classes);
+}
+
+int parse_class(const std::string& text, int classes, const std::vector<std::string>& names, const std::string& what) {
+  if (classes <= 0)
+    throw Error("this run is not class-conditional", what, "leave out " + what + ", or train with --conditional");
+  auto lower = [](std::string s) {
+    for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    return s;
+  };
+  for (size_t i = 0; i < names.size() && i < static_cast<size_t>(classes); ++i)
+    if (lower(names[i]) == lower(text)) return static_cast<int>(i);
+  int c = -1;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), c);
+  if (ec == std::errc() && end == text.data() + text.size() && c >= 0 && c < classes) return c;
+  std::string known = "0 to " + std::to_string(classes - 1);
+  if (!names.empty()) {
+    known += " (";
+    for (size_t i = 0; i < names.size() && i < 12; ++i) known += (i ? ", " : "") + std::to_string(i) + " " + names[i];
+    known += names.size() > 12 ? ", ...)" : ")";
+  }
+  throw Error("the run has no class '" + text + "'", what, "use a class " + known + ", or all");
 }
 
 }  // namespace ampgan

@@ -55,7 +55,12 @@ std::vector<uint64_t> parse_seed_list(const std::string& text, const std::string
 // keeps one, in the trainer's precision.
 // truncation: the latents' (the standing statistics are drawn alike). progress(done, n) before
 // each image and once all are done; returning false throws Cancelled.
+// classes: a class-conditional generator's class of each image (i % classes without them).
 std::vector<float> explore_images(Trainer& trainer, const std::vector<float>& latents, int n, float truncation = 0,
-                                  const std::function<bool(int, int)>& progress = {});
+                                  const std::function<bool(int, int)>& progress = {},
+                                  const std::vector<int32_t>& classes = {});
+// A run's class by number or (case-insensitively) by name among `names`; throws Error naming
+// `what` with the classes there are.
+int parse_class(const std::string& text, int classes, const std::vector<std::string>& names, const std::string& what);
 
 }  // namespace ampgan

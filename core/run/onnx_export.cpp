@@ -12,6 +12,7 @@
 #include "core/io/onnx_model.h"
 #include "core/nn/activation.h"
 #include "core/nn/batchnorm2d.h"
+#include "core/nn/class_embedding.h"
 #include "core/nn/conv2d.h"
 #include "core/nn/conv_transpose2d.h"
 #include "core/nn/linear.h"
@@ -257,7 +258,8 @@ void emplace_standing_stats(std::optional<StandingStats>& s, Trainer& t, float t
   const TrainerConfig& cfg = t.config();
   const int batches = (kStandingLatents + cfg.batch - 1) / cfg.batch;
   s.emplace(t.backend(), t.generator(), compute_dtype(t.precision()),
-            standing_latents(batches * cfg.batch, cfg.model.latent, truncation), cfg.model.latent, cfg.batch);
+            standing_latents(batches * cfg.batch, cfg.model.latent, truncation), cfg.model.latent, cfg.batch,
+            cfg.model.classes);
 }
 
 }  // namespace
@@ -265,6 +267,9 @@ void emplace_standing_stats(std::optional<StandingStats>& s, Trainer& t, float t
 std::string onnx_generator_model(Trainer& trainer, const OnnxExportOptions& o, const std::string& source,
                                  size_t* nodes) {
   AMPGAN_CHECK(o.bn != BnStats::Batch, "an exported model has no batch to take statistics of");
+  if (trainer.classes() > 0)
+    throw Error("ONNX export of a class-conditional generator is not built yet", source,
+                "export an unconditional run, or sample this one with ampgan sample --class");
   if (o.ema && !trainer.has_ema())
     throw Error("the run keeps no EMA generator (ema_decay 0)", source,
                 "export without --ema (the trained generator), or train with --ema-decay 0.999");
@@ -335,9 +340,10 @@ OnnxExportResult export_onnx(const fs::path& run, int64_t step, const fs::path& 
 }
 
 std::vector<float> generate_images(Trainer& trainer, const std::vector<float>& latents, int n, BnStats bn,
-                                   int per_forward, const std::function<bool(int, int)>& progress, float truncation) {
+                                   int per_forward, const std::function<bool(int, int)>& progress, float truncation,
+                                   const std::vector<int32_t>& classes) {
   AMPGAN_CHECK(bn != BnStats::Batch || (per_forward == 0 && !progress), "batch statistics take whole batches");
-  if (bn == BnStats::Batch) return trainer.generate(latents, n);
+  if (bn == BnStats::Batch) return trainer.generate(latents, n, classes);
   // Trainer::generate's loop in Mode::Eval (running statistics); here, not in the Trainer, so
   // that sampling's one variant does not touch the training step's header.
   const TrainerConfig& cfg = trainer.config();
@@ -351,6 +357,8 @@ std::vector<float> generate_images(Trainer& trainer, const std::vector<float>& l
   Tensor zc = dt == DType::F32 ? z32 : b.empty(Shape{chunk, 1, 1, nz}, dt, MemCategory::Data);
   Tensor img32;
   Context ctx{.backend = b, .dtype = dt, .mode = Mode::Eval, .param_grads = false, .accumulate = false};
+  const int k = cfg.model.classes;
+  Tensor one_hot = k > 0 ? b.empty(Shape{chunk, k}, DType::F32, MemCategory::Data) : Tensor(), labels;
   trainer.with_generator_weights([&] {
     std::optional<StandingStats> standing;
     if (bn == BnStats::Standing) emplace_standing_stats(standing, trainer, truncation);
@@ -362,6 +370,11 @@ std::vector<float> generate_images(Trainer& trainer, const std::vector<float>& l
       b.upload(zv, latents.data() + static_cast<size_t>(i0) * nz, static_cast<size_t>(m) * nz * 4);
       Tensor zcv = zc.view(Shape{m, 1, 1, nz});
       if (!zcv.same_storage(zv)) b.cast(zv, zcv);
+      if (k > 0) {
+        labels = one_hot.view(Shape{m, k});
+        upload_one_hot(b, labels, sample_classes(i0, m, k, classes).data(), k);
+        ctx.labels = &labels;
+      }
       const Tensor& img = trainer.generator().forward(ctx, zcv);
       float* dst = out.data() + static_cast<size_t>(i0) * per;
       if (img.dtype() == DType::F32) {

@@ -64,8 +64,9 @@ OnnxExportResult export_onnx(const std::filesystem::path& run, int64_t step, con
 // image's values then depend on its latent alone, not on the kernels a batch size selects), and
 // progress(done, n) before each pass may return false to stop (Cancelled is thrown). Standing
 // statistics are those of latents truncated at `truncation` (standing_latents), as the images'.
+// A class-conditional generator draws image i as classes[i] (i % classes without them).
 std::vector<float> generate_images(Trainer& trainer, const std::vector<float>& latents, int n, BnStats bn,
                                    int per_forward = 0, const std::function<bool(int, int)>& progress = {},
-                                   float truncation = 0);
+                                   float truncation = 0, const std::vector<int32_t>& classes = {});
 
 }  // namespace ampgan

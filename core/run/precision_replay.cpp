@@ -9,6 +9,7 @@
 #include "core/common/rng.h"
 #include "core/data/batch_loader.h"
 #include "core/data/image_set.h"
+#include "core/nn/class_embedding.h"
 #include "core/run/checkpoint.h"
 #include "core/run/run_folder.h"
 
@@ -63,7 +64,8 @@ struct Activation {
 
 // The step's forward passes, layer by layer, on the trainer's current weights (applies nothing:
 // the staged batch-norm statistics are reset). real: one batch, host FP32 NHWC.
-std::vector<Activation> forward_layers(Trainer& t, const float* real, int64_t step) {
+std::vector<Activation> forward_layers(Trainer& t, const float* real, const std::vector<int32_t>& real_classes,
+                                       int64_t step) {
   Backend& b = t.backend();
   const TrainerConfig& c = t.config();
   const DType dt = compute_dtype(t.precision());
@@ -81,16 +83,27 @@ std::vector<Activation> forward_layers(Trainer& t, const float* real, int64_t st
     x = b.empty(image, dt, MemCategory::Workspace);
     b.cast(x32, x);
   }
+  // A conditional model's classes: the batch's, and those step N generates (its last D step's).
+  Tensor real_labels, fake_labels;
+  if (c.model.classes > 0) {
+    real_labels = b.empty(Shape{c.batch, c.model.classes}, DType::F32, MemCategory::Workspace);
+    fake_labels = b.empty(Shape{c.batch, c.model.classes}, DType::F32, MemCategory::Workspace);
+    upload_one_hot(b, real_labels, real_classes.empty() ? nullptr : real_classes.data(), c.model.classes);
+    upload_one_hot(b, fake_labels, t.fake_classes(step - 1, c.n_dis - 1).data(), c.model.classes);
+  }
+  const Tensor* rl = real_labels.defined() ? &real_labels : nullptr;
+  const Tensor* fl = fake_labels.defined() ? &fake_labels : nullptr;
   std::vector<Activation> out;
-  auto run = [&](Sequential& net, const char* name, const Tensor& in, const char* input) -> const Tensor& {
-    Context ctx{b, net.precision(), Mode::Train, false, false, true};
+  auto run = [&](Sequential& net, const char* name, const Tensor& in, const Tensor* labels,
+                 const char* input) -> const Tensor& {
+    Context ctx{b, net.precision(), Mode::Train, false, false, true, labels};
     return net.forward(ctx, in, [&](size_t i, const Tensor& y) {
       out.push_back({std::string(name) + "." + std::to_string(i), net.layer(i).type(), input, host_f32(b, y)});
     });
   };
-  const Tensor& fake = run(t.generator(), "G", z, "latents");
-  run(t.discriminator(), "D", x, "real images");
-  run(t.discriminator(), "D", fake, "generated images");
+  const Tensor& fake = run(t.generator(), "G", z, fl, "latents");
+  run(t.discriminator(), "D", x, rl, "real images");
+  run(t.discriminator(), "D", fake, fl, "generated images");
   t.generator().reset_staged_running_stats(b);
   t.discriminator().reset_staged_running_stats(b);
   return out;
@@ -154,7 +167,7 @@ ReplayResult replay_step(const fs::path& run_dir, int64_t step, const ReplayOpti
   auto bh = make(opt, cfg.backend), bf = make(opt, cfg.backend);
   auto from_start = [&](Backend& b) {
     b.set_cpu_kernels(cfg.cpu_kernels);
-    auto t = std::make_unique<Trainer>(b, cfg.trainer_config(info.channels));
+    auto t = std::make_unique<Trainer>(b, cfg.trainer_config(info.channels, cfg.conditional ? set.num_classes : -1));
     t->set_layer_policy(cfg.layer_policy());
     t->set_precision(cfg.precision);
     return t;
@@ -165,16 +178,20 @@ ReplayResult replay_step(const fs::path& run_dir, int64_t step, const ReplayOpti
   // Both trainers take the same batches; the steps before N in the run's precision.
   const size_t per_batch = static_cast<size_t>(cfg.batch) * cfg.res * cfg.res * info.channels;
   std::vector<std::vector<float>> batches;
+  std::vector<std::vector<int32_t>> classes;  // each batch's labels (a conditional run's)
   auto draw = [&] {
     batches.assign(static_cast<size_t>(cfg.n_dis), {});
-    for (auto& v : batches) {
+    classes.assign(static_cast<size_t>(cfg.n_dis), {});
+    for (size_t k = 0; k < batches.size(); ++k) {
       const float* p = loader.next();
-      v.assign(p, p + per_batch);
+      batches[k].assign(p, p + per_batch);
+      classes[k] = loader.labels();
     }
   };
+  auto batch = [&](size_t k) { return RealBatch{batches[k].data(), classes[k].empty() ? nullptr : classes[k].data()}; };
   auto feed = [&](Trainer& t) {
     size_t k = 0;
-    t.step([&] { return batches[k++].data(); });
+    t.step_batches([&] { return batch(k++); });
     t.collect(true);
   };
   for (int64_t s = info.step + 1; s < step; ++s) {
@@ -185,8 +202,8 @@ ReplayResult replay_step(const fs::path& run_dir, int64_t step, const ReplayOpti
   draw();
   full->set_precision(Precision::FP32);
   if (opt.before_step) opt.before_step(*half);
-  const auto act_h = forward_layers(*half, batches.back().data(), step);
-  const auto act_f = forward_layers(*full, batches.back().data(), step);
+  const auto act_h = forward_layers(*half, batches.back().data(), classes.back(), step);
+  const auto act_f = forward_layers(*full, batches.back().data(), classes.back(), step);
   for (size_t i = 0; i < act_h.size() && i < act_f.size(); ++i) {
     ReplayActivation a{act_h[i].layer, act_h[i].type, act_h[i].input};
     a.rel_error = rel_error(act_h[i].value, act_f[i].value, &a.nonfinite);
@@ -194,8 +211,8 @@ ReplayResult replay_step(const fs::path& run_dir, int64_t step, const ReplayOpti
     if (a.departs && r.first_forward < 0) r.first_forward = static_cast<int>(r.forward.size());
     r.forward.push_back(a);
   }
-  half->step([&, k = size_t{0}]() mutable { return batches[k++].data(); });
-  full->step([&, k = size_t{0}]() mutable { return batches[k++].data(); });
+  half->step_batches([&, k = size_t{0}]() mutable { return batch(k++); });
+  full->step_batches([&, k = size_t{0}]() mutable { return batch(k++); });
   const StepMetrics mh = half->collect(true).back(), mf = full->collect(true).back();
   r.skipped_d = mh.skipped_d > 0;
   r.skipped_g = mh.skipped_g > 0;

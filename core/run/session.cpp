@@ -14,6 +14,7 @@
 #include "core/common/rng.h"
 #include "core/dist/data_parallel.h"
 #include "core/metrics/evaluator.h"
+#include "core/nn/class_embedding.h"
 #include "core/run/checkpoint.h"
 #include "core/run/checkpoint_integrity.h"
 #include "core/run/checkpoint_retention.h"
@@ -67,7 +68,11 @@ void Session::step() {
     return;
   }
   // n_dis batches a step; under data parallelism each rank trains on its slice of each.
-  trainer_->step([this] { return parallel_ ? parallel_->slice(loader_->next()) : loader_->next(); });
+  trainer_->step_batches([this] {
+    const float* images = loader_->next();
+    if (parallel_) return RealBatch{parallel_->slice(images), nullptr};  // unconditional only (build)
+    return RealBatch{images, loader_->labels().empty() ? nullptr : loader_->labels().data()};
+  });
   const int64_t it = trainer_->iteration();
   for (const std::string& w : trainer_->take_warnings()) emit_event({it, 0, EventType::Warning, "", w});
   const bool eval_now = evaluator_ && cfg_.eval_every > 0 && it % cfg_.eval_every == 0;
@@ -211,7 +216,8 @@ void Session::evaluate(StepMetrics& row) {
 
 io::Image8 Session::sample_grid() {
   const DcganSpec& m = trainer_->config().model;
-  const std::vector<float> imgs = trainer_->generate(fixed_latents_, kGridSide * kGridSide);
+  const std::vector<float> imgs =
+      trainer_->generate(fixed_latents_, kGridSide * kGridSide, grid_row_classes(kGridSide, kGridSide, m.classes));
   return io::make_grid(imgs.data(), kGridSide * kGridSide, m.res, m.channels, kGridSide);
 }
 

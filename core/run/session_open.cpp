@@ -86,7 +86,20 @@ void Session::build(const SessionOptions& opt, int channels_override) {
                  : create_backend(cfg_.backend, &backend_note_, cfg_.gpu + (opt.comm ? opt.comm->local_rank() : 0));
   backend_->set_cpu_kernels(cfg_.cpu_kernels);
   backend_->reuse_kernel_choices(recorded_kernels_);
-  TrainerConfig tc = cfg_.trainer_config(data_->channels);
+  int classes = -1;  // the dataset's, for a conditional run
+  if (cfg_.conditional) {
+    if (opt.comm)
+      throw Error("class-conditional training runs in one process for now", "--conditional",
+                  "train it without mpirun, or without --conditional");
+    classes = data_->num_classes;
+    if (cfg_.classes > 0 && classes != cfg_.classes)
+      throw Error(
+          "the dataset now has " + std::to_string(classes) + " classes, the run " + std::to_string(cfg_.classes),
+          cfg_.dataset, "resume with the dataset the run was trained on");
+    cfg_.classes = classes;
+    cfg_.class_names = data_->class_names;
+  }
+  TrainerConfig tc = cfg_.trainer_config(data_->channels, classes);
   if (opt.comm) {
     parallel_ = std::make_unique<dist::DataParallel>(*opt.comm, *backend_, tc);
     parallel_->set_stop_flag(opt.cancel);  // this rank's signals, voted at every step boundary

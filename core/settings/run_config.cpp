@@ -103,8 +103,16 @@ void RunConfig::validate() const {
       throw Error("'" + escape_invalid_utf8(*text) + "' is not valid UTF-8 (the \\xNN bytes)", flag, hint);
 }
 
-TrainerConfig RunConfig::trainer_config(int dataset_channels) const {
+TrainerConfig RunConfig::trainer_config(int dataset_channels, int dataset_classes) const {
   TrainerConfig t;
+  if (conditional) {
+    t.model.classes = dataset_classes >= 0 ? dataset_classes : classes;
+    if (t.model.classes < 2)
+      throw Error(dataset_classes >= 0 ? "the dataset has no labels to condition on" : "the run records no classes",
+                  "--conditional",
+                  "use a labelled dataset (fashion-mnist, mnist, a folder with a subfolder per class, a zip with "
+                  "dataset.json labels), or train without --conditional");
+  }
   t.family = model;
   if (model == ModelFamily::ResNet) t.model.latent = 128;  // SNGAN's and BigGAN's z
   t.model.res = res;

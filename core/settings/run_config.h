@@ -26,6 +26,7 @@ struct RunConfig {
   std::string dataset = "synthetic";  // synthetic | fashion-mnist | mnist | path to IDX file or image folder
   int channels = 0;                   // 0: the dataset's own (1 for IDX, 3 for colour folders)
   int synthetic_count = 10000;
+  bool conditional = false;  // class-conditional G and D on the dataset's labels (core/models)
   // model and optimisation
   ModelFamily model = ModelFamily::DCGAN;  // dcgan | resnet (core/models/model_family.h)
   int res = 32;
@@ -73,6 +74,10 @@ struct RunConfig {
   std::string name;
   // Recorded, not a setting: how many ranks trained the run last (core/dist; 1 on one device).
   int world_size = 1;
+  // Recorded: a conditional run's classes, and their names where the dataset has them (the
+  // sampler and the studio need them without the dataset).
+  int classes = 0;
+  std::vector<std::string> class_names;
 
   nlohmann::json to_json() const;
   // Unknown keys are an error (a typo must not silently train something else).
@@ -85,7 +90,8 @@ struct RunConfig {
   void set_number(const std::string& key, const nlohmann::json& v, const std::string& where);
   static bool is_number_setting(const std::string& key);
   void validate() const;  // throws Error naming the bad setting and what to use instead
-  TrainerConfig trainer_config(int dataset_channels) const;
+  // classes: the run's (RunConfig::classes) unless given; a conditional run needs >= 2.
+  TrainerConfig trainer_config(int dataset_channels, int dataset_classes = -1) const;
   std::string default_name() const;  // "<dataset>-<precision>"
   LayerPolicy layer_policy() const { return {fp32_layers, half_blocks, conv_clamp}; }
 };

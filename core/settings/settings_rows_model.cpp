@@ -63,6 +63,20 @@ const Setting kRows[] = {
      .label = "Images",
      .tip = "How many synthetic images to generate",
      AMPGAN_FIELD(synthetic_count)},
+    {.key = "conditional",
+     .type = SettingType::Bool,
+     .flag = "conditional",
+     .help = "class-conditional: G draws the class asked for, D is a projection discriminator;\n"
+             "needs a labelled dataset (fashion-mnist, a folder of class subfolders, a zip's dataset.json)",
+     .section = "Data",
+     .example = "true",
+     .panel = PanelGroup::Data,
+     .panel_order = 2,
+     .label = "Class-conditional",
+     .tip = "Train on the dataset's labels: G takes a class (DCGAN: a class embedding beside z; ResNet: "
+            "conditional batch norm) and D is a projection discriminator. Sample any class afterwards.",
+     .object_name = "conditional",
+     AMPGAN_FIELD(conditional)},
     // ---- Model and optimiser ----
     {.key = "model",
      .type = SettingType::Choice,

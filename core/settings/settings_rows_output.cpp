@@ -5,6 +5,11 @@ namespace ampgan::setting_rows {
 
 namespace {
 
+nlohmann::json get_class_names(const RunConfig& c) { return c.class_names; }
+// A list of strings; anything else throws the JSON library's type error, which the caller
+// reports naming the file and the key.
+void set_class_names(RunConfig& c, const nlohmann::json& v) { c.class_names = v.get<std::vector<std::string>>(); }
+
 const Setting kRows[] = {
     // ---- Output ----
     // Where this one run goes: read from --config files, never written (a resumed run is where it is).
@@ -188,6 +193,19 @@ const Setting kRows[] = {
      .hint = "it records how many ranks trained the run",
      .example = "2",
      AMPGAN_FIELD(world_size)},
+    {.key = "classes",
+     .type = SettingType::Int,
+     .lo = 0,
+     .hi = kMaxClasses,
+     .hint = "it records a conditional run's classes",
+     .example = "10",
+     AMPGAN_FIELD(classes)},
+    {.key = "class_names",
+     .type = SettingType::Text,
+     .hint = "it records the names of a conditional run's classes",
+     .example = R"(["T-shirt/top", "Trouser"])",
+     .get = get_class_names,
+     .set = set_class_names},
 };
 
 }  // namespace

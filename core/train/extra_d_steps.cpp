@@ -18,6 +18,10 @@ namespace ampgan {
 void Trainer::allocate_extra_real() {
   const Shape img{cfg_.batch, cfg_.model.res, cfg_.model.res, cfg_.model.channels};
   for (int k = 1; k < cfg_.n_dis; ++k) extra_real_f32_.push_back(backend_.empty(img, DType::F32, MemCategory::Data));
+  if (cfg_.model.classes > 0)
+    for (int k = 1; k < cfg_.n_dis; ++k)
+      for (auto* v : {&extra_real_labels_, &extra_fake_labels_})
+        v->push_back(backend_.empty(Shape{cfg_.batch, cfg_.model.classes}, DType::F32, MemCategory::Data));
   extra_real_ = extra_real_f32_;
 }
 
@@ -35,8 +39,9 @@ void Trainer::enqueue_extra_d_steps(Context& gctx) {
   for (size_t k = 0; k < extra_real_.size(); ++k) {
     if (k > 0) backend_.fill(scalars_head_, 0.0f);  // gan_loss adds to its slots
     backend_.fill_normal(z_, cfg_.seed, rng_stream::train_latent_stream(static_cast<int>(k) + 1), counter_, 1.0f);
+    gctx.labels = extra_fake_labels_.empty() ? nullptr : &extra_fake_labels_[k];
     const Tensor& fake = g_->forward(gctx, z_);
-    d_step(extra_real_[k], fake);
+    d_step(extra_real_[k], extra_real_labels_.empty() ? nullptr : &extra_real_labels_[k], fake, gctx.labels);
     if (cfg_.shared_scaler) scaler_d_->update(backend_, scalars_, {kSlotFoundInfD});
     const int own = layout_.extra_d(static_cast<int>(k));
     backend_.copy_scalar(scalars_, kSlotFoundInfD, scalars_, own + StepScalarsLayout::kExtraFoundInf);

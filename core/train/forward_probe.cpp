@@ -24,8 +24,9 @@ ForwardProbe probe_forward(Trainer& t) {
   };
   std::vector<Where> where;
   // Stream-ordered: each check reads its activation before a later pass overwrites the buffer.
-  auto run = [&](Sequential& net, const char* name, const Tensor& in, const char* input) -> const Tensor* {
-    Context ctx{b, net.precision(), Mode::Train, false, false, true};
+  auto run = [&](Sequential& net, const char* name, const Tensor& in, const Tensor* labels,
+                 const char* input) -> const Tensor* {
+    Context ctx{b, net.precision(), Mode::Train, false, false, true, labels};
     // Through Sequential::forward, so layers kept in FP32 get their casts as in training.
     return &net.forward(ctx, in, [&](size_t i, const Tensor& y) {
       const int base = kProbeSlots * static_cast<int>(where.size());
@@ -33,9 +34,9 @@ ForwardProbe probe_forward(Trainer& t) {
       where.push_back({std::string(name) + "." + std::to_string(i), net.layer(i).type(), input});
     });
   };
-  const Tensor* fake = run(g, "G", t.last_latents(), "latents");
-  run(d, "D", t.last_real(), "real images");
-  run(d, "D", *fake, "generated images");
+  const Tensor* fake = run(g, "G", t.last_latents(), t.last_fake_labels(), "latents");
+  run(d, "D", t.last_real(), t.last_real_labels(), "real images");
+  run(d, "D", *fake, t.last_fake_labels(), "generated images");
   // Applies nothing: the staged running statistics go back to the committed ones.
   g.reset_staged_running_stats(b);
   d.reset_staged_running_stats(b);

@@ -31,7 +31,13 @@ MaxBatchProbe measure_peak(const std::function<std::unique_ptr<Backend>()>& new_
     backend.synchronize();
     backend.reset_peak_memory();
     Trainer t(backend, c);
-    for (int s = 0; s < 2; ++s) t.step(real.data());
+    std::vector<int32_t> labels(static_cast<size_t>(batch));  // a conditional model's: classes in turn
+    for (int i = 0; i < batch && c.model.classes > 0; ++i) labels[i] = i % c.model.classes;
+    const size_t per_batch = n / c.n_dis;
+    for (int s = 0; s < 2; ++s) {
+      int k = 0;
+      t.step_batches([&] { return RealBatch{real.data() + per_batch * k++, labels.data()}; });
+    }
     t.collect(true);
     r.mem = backend.memory_stats();
   } catch (const OutOfMemoryError& e) {

@@ -2,6 +2,8 @@
 
 #include "core/common/error.h"
 #include "core/nn/batchnorm2d.h"
+#include "core/nn/class_embedding.h"
+#include "core/nn/conditional_batchnorm2d.h"
 #include "core/nn/layer.h"
 
 namespace ampgan {
@@ -11,6 +13,7 @@ namespace {
 void batch_norms(Sequential& net, std::vector<BatchNorm2d*>& out) {
   for (size_t i = 0; i < net.size(); ++i) {
     if (auto* bn = dynamic_cast<BatchNorm2d*>(&net.layer(i))) out.push_back(bn);
+    if (auto* cbn = dynamic_cast<ConditionalBatchNorm2d*>(&net.layer(i))) out.push_back(&cbn->batch_norm());
     for (Sequential* child : net.layer(i).children()) batch_norms(*child, out);
   }
 }
@@ -18,7 +21,7 @@ void batch_norms(Sequential& net, std::vector<BatchNorm2d*>& out) {
 }  // namespace
 
 StandingStats::StandingStats(Backend& b, Sequential& net, DType dt, const std::vector<float>& latents, int nz,
-                             int batch)
+                             int batch, int classes)
     : b_(b), net_(net) {
   const size_t per_batch = static_cast<size_t>(batch) * nz;
   AMPGAN_CHECK(per_batch > 0 && latents.size() >= per_batch && latents.size() % per_batch == 0,
@@ -38,6 +41,11 @@ StandingStats::StandingStats(Backend& b, Sequential& net, DType dt, const std::v
     Tensor z32 = b.empty(Shape{batch, 1, 1, nz}, DType::F32, MemCategory::Workspace);
     Tensor zc = dt == DType::F32 ? z32 : b.empty(Shape{batch, 1, 1, nz}, dt, MemCategory::Workspace);
     Context ctx{.backend = b, .dtype = dt, .mode = Mode::Train, .param_grads = false, .accumulate = false};
+    Tensor one_hot = classes > 0 ? b.empty(Shape{batch, classes}, DType::F32, MemCategory::Workspace) : Tensor();
+    if (classes > 0) {
+      upload_one_hot(b, one_hot, sample_classes(0, batch, classes, {}).data(), classes);
+      ctx.labels = &one_hot;
+    }
     for (int k = 1; k <= batches; ++k) {
       // Momentum 1/k: after batch k the averages are the plain mean of batches 1..k.
       for (BatchNorm2d* bn : bns) bn->set_momentum(1.0f / static_cast<float>(k));

@@ -21,7 +21,9 @@ class Sequential;
 // momentum and batch counts, so that training and checkpoints never see them.
 class StandingStats {
  public:
-  StandingStats(Backend& b, Sequential& net, DType dt, const std::vector<float>& latents, int nz, int batch);
+  // classes > 0: a class-conditional generator, latent i drawn as class i % classes.
+  StandingStats(Backend& b, Sequential& net, DType dt, const std::vector<float>& latents, int nz, int batch,
+                int classes = 0);
   ~StandingStats();
   StandingStats(const StandingStats&) = delete;
   StandingStats& operator=(const StandingStats&) = delete;

@@ -4,6 +4,7 @@
 
 #include "core/common/error.h"
 #include "core/common/rng.h"
+#include "core/nn/class_embedding.h"
 
 namespace ampgan {
 
@@ -38,6 +39,10 @@ Trainer::Trainer(Backend& backend, const TrainerConfig& cfg)
   const int res = cfg_.model.res, nc = cfg_.model.channels;
   real_f32_ = backend_.empty(Shape{cfg_.batch, res, res, nc}, DType::F32, MemCategory::Data);
   dlogits_ = backend_.empty(Shape{cfg_.batch, 1}, DType::F32, MemCategory::Activation);
+  if (cfg_.model.classes > 0) {
+    real_labels_ = backend_.empty(Shape{cfg_.batch, cfg_.model.classes}, DType::F32, MemCategory::Data);
+    fake_labels_ = backend_.empty(Shape{cfg_.batch, cfg_.model.classes}, DType::F32, MemCategory::Data);
+  }
   for (auto [net, seq] : {std::pair<const char*, Sequential*>{"D", d_.get()}, {"G", g_.get()}})
     for (Parameter* p : seq->parameters()) {
       const size_t dot = p->name.rfind('.');
@@ -110,26 +115,28 @@ void Trainer::set_iteration(int64_t it) {
   backend_.upload(counter_, c, sizeof c);
 }
 
-void Trainer::forward_backward_d(const Tensor& images, LossRole role, int loss_slot, int prob_slot) {
+void Trainer::forward_backward_d(const Tensor& images, const Tensor* labels, LossRole role, int loss_slot,
+                                 int prob_slot) {
   // D's weight gradients: the fake batch's are added to the real batch's.
   Context ctx{.backend = backend_,
               .dtype = compute_dtype(precision_),
               .mode = Mode::Train,
               .param_grads = true,
               .accumulate = role == LossRole::DFake,
-              .staged_running_stats = true};
+              .staged_running_stats = true,
+              .labels = labels};
   const Tensor& logits = d_->forward(ctx, images);
   backend_.gan_loss(cfg_.loss, role, logits, scaler_d_->active_state(), dlogits_, scalars_, loss_slot, prob_slot);
   d_->backward(ctx, dlogits_, InputGrad::Skip);
 }
 
-void Trainer::d_step(const Tensor& real, const Tensor& fake) {
+void Trainer::d_step(const Tensor& real, const Tensor* real_labels, const Tensor& fake, const Tensor* fake_labels) {
   // Discriminator: real and generated batches separately (each with its own batch-norm
   // statistics, as in the peer), weight gradients accumulated across the two. First one power
   // iteration of each spectrally normalised weight (the ResNet's D; nothing for the DCGAN).
   d_->update_spectral_norm(backend_);
-  forward_backward_d(real, LossRole::DReal, kSlotLossDReal, kSlotDReal);
-  forward_backward_d(fake, LossRole::DFake, kSlotLossDFake, kSlotDFake);
+  forward_backward_d(real, real_labels, LossRole::DReal, kSlotLossDReal, kSlotDReal);
+  forward_backward_d(fake, fake_labels, LossRole::DFake, kSlotLossDFake, kSlotDFake);
   check_gradients(d_net_, 0, 0);
   d_->commit_running_stats(backend_, scalars_, {kSlotFoundInfD});
   optimizer_step(d_net_);
@@ -143,7 +150,8 @@ void Trainer::g_step(Context& gctx, const Tensor& fake) {
                .mode = Mode::Train,
                .param_grads = false,
                .accumulate = false,
-               .staged_running_stats = true};
+               .staged_running_stats = true,
+               .labels = gctx.labels};  // the classes G was asked for
   const Tensor& logits = d_->forward(dctx, fake);
   backend_.gan_loss(cfg_.loss, LossRole::G, logits, g_net_.scaler->active_state(), dlogits_, scalars_, kSlotLossG,
                     kSlotDFakeG);
@@ -196,9 +204,10 @@ void Trainer::enqueue_step_body() {
   enqueue_extra_d_steps(gctx);  // n_dis > 1 only; they clear scalars_head_ before the last D step
 
   backend_.fill_normal(z_, cfg_.seed, rng_stream::kTrainLatentBase, counter_, 1.0f);
+  gctx.labels = labels_or_null(fake_labels_);
   const Tensor& fake = g_->forward(gctx, z_);
 
-  d_step(real_, fake);
+  d_step(real_, labels_or_null(real_labels_), fake, gctx.labels);
   g_step(gctx, fake);
   backend_.count_increment(counter_);
 }
@@ -210,13 +219,22 @@ void Trainer::step(const float* real_batches) {
 }
 
 void Trainer::step(const std::function<const float*()>& next_batch) {
+  step_batches([&] { return RealBatch{next_batch(), nullptr}; });
+}
+
+void Trainer::step_batches(const std::function<RealBatch()>& next_batch) {
   const auto start = std::chrono::steady_clock::now();
   for (size_t k = 0; k < extra_real_f32_.size(); ++k) {  // the extra D steps' batches come first
-    backend_.upload(extra_real_f32_[k], next_batch(), extra_real_f32_[k].nbytes());
+    const RealBatch r = next_batch();
+    backend_.upload(extra_real_f32_[k], r.images, extra_real_f32_[k].nbytes());
     if (!extra_real_[k].same_storage(extra_real_f32_[k])) backend_.cast(extra_real_f32_[k], extra_real_[k]);
+    if (!extra_real_labels_.empty()) upload_labels(extra_real_labels_[k], r.labels);
   }
-  backend_.upload(real_f32_, next_batch(), real_f32_.nbytes());
+  const RealBatch r = next_batch();
+  backend_.upload(real_f32_, r.images, real_f32_.nbytes());
   if (!real_.same_storage(real_f32_)) backend_.cast(real_f32_, real_);
+  if (real_labels_.defined()) upload_labels(real_labels_, r.labels);
+  draw_fake_labels();
 
   graph_.run([this] { enqueue_step_body(); });  // replayed as a graph where the backend captures
   ++iteration_;
@@ -284,7 +302,7 @@ void Trainer::with_generator_weights(const std::function<void()>& f) {
   restore();
 }
 
-std::vector<float> Trainer::generate(const std::vector<float>& latents, int n) {
+std::vector<float> Trainer::generate(const std::vector<float>& latents, int n, const std::vector<int32_t>& classes) {
   const int nz = cfg_.model.latent, res = cfg_.model.res, nc = cfg_.model.channels;
   AMPGAN_CHECK(static_cast<int64_t>(latents.size()) >= int64_t{n} * nz, "too few latents");
   std::vector<float> out(static_cast<size_t>(n) * res * res * nc);
@@ -293,6 +311,9 @@ std::vector<float> Trainer::generate(const std::vector<float>& latents, int n) {
   Tensor zc = dt == DType::F32 ? z32 : backend_.empty(Shape{cfg_.batch, 1, 1, nz}, dt, MemCategory::Data);
   Tensor img32;
   Context ctx{.backend = backend_, .dtype = dt, .mode = Mode::Sample, .param_grads = false, .accumulate = false};
+  const int k = cfg_.model.classes;
+  AMPGAN_CHECK(classes.empty() || static_cast<int64_t>(classes.size()) >= n, "too few classes");
+  Tensor one_hot = k > 0 ? backend_.empty(Shape{cfg_.batch, k}, DType::F32, MemCategory::Data) : Tensor();
   with_generator_weights([&] {
     for (int i0 = 0; i0 < n; i0 += cfg_.batch) {
       const int m = std::min(cfg_.batch, n - i0);
@@ -300,6 +321,13 @@ std::vector<float> Trainer::generate(const std::vector<float>& latents, int n) {
       backend_.upload(zv, latents.data() + static_cast<size_t>(i0) * nz, static_cast<size_t>(m) * nz * 4);
       Tensor zcv = zc.view(Shape{m, 1, 1, nz});
       if (!zcv.same_storage(zv)) backend_.cast(zv, zcv);
+      Tensor labels;
+      if (k > 0) {
+        const std::vector<int32_t> c = sample_classes(i0, m, k, classes);
+        labels = one_hot.view(Shape{m, k});
+        upload_labels(labels, c.data());
+        ctx.labels = &labels;
+      }
       const Tensor& img = g_->forward(ctx, zcv);
       if (img.dtype() == DType::F32) {
         backend_.download(img, out.data() + static_cast<size_t>(i0) * res * res * nc, img.nbytes());

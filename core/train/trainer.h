@@ -68,6 +68,13 @@ struct NetworkStep {
   NetworkSlots slot{};           // not "slots": Qt defines that word as a macro
 };
 
+// One real batch for a step: images (batch, res, res, channels) FP32 and, for a class-conditional
+// model, their classes (batch); each pointer need only stay valid until the next batch is asked for.
+struct RealBatch {
+  const float* images = nullptr;
+  const int32_t* labels = nullptr;
+};
+
 // A named device tensor of the trainer's state (for checkpoints).
 struct StateEntry {
   std::string name;
@@ -86,6 +93,10 @@ class Trainer {
   // The same with each batch taken from next_batch() (called n_dis times; each pointer need only
   // stay valid until the next call, as BatchLoader::next's).
   void step(const std::function<const float*()>& next_batch);
+  // The same with labels: a class-conditional model needs them (Error otherwise), an
+  // unconditional one ignores them. Generated batches get classes drawn uniformly from Philox
+  // (seed, rng_stream::kFakeClasses), G and D seeing the same ones.
+  void step_batches(const std::function<RealBatch()>& next_batch);
   // Metrics of finished steps, oldest first. wait: block until every step is reported.
   std::vector<StepMetrics> collect(bool wait = false);
 
@@ -112,8 +123,13 @@ class Trainer {
 
   // Generates images from host latents (n x latent FP32) with batch statistics and no change
   // to any state, in groups of at most the training batch, with the EMA generator when the EMA
-  // is on. Returns NHWC FP32 in [-1, 1].
-  std::vector<float> generate(const std::vector<float>& latents, int n);
+  // is on. Returns NHWC FP32 in [-1, 1]. A class-conditional model draws sample i as class
+  // classes[i] (classes.size() >= n), or i % classes without them.
+  std::vector<float> generate(const std::vector<float>& latents, int n, const std::vector<int32_t>& classes = {});
+  int classes() const { return cfg_.model.classes; }  // 0: unconditional
+  // The classes generated in D step j (0 .. n_dis - 1; the G step reuses the last) of the step
+  // after `steps_done` steps (class_labels.cpp); empty when unconditional.
+  std::vector<int32_t> fake_classes(int64_t steps_done, int j) const;
 
   bool has_ema() const { return !ema_.empty(); }
   // Runs f with G's master weights (and working copies) replaced by the EMA's, then restores
@@ -130,6 +146,9 @@ class Trainer {
   // The last step's latents and real batch (in the compute dtype), for the forward probe.
   const Tensor& last_latents() const { return z_; }
   const Tensor& last_real() const { return real_; }
+  // ... and a conditional model's classes of both (one-hot FP32; null when unconditional).
+  const Tensor* last_real_labels() const { return labels_or_null(real_labels_); }
+  const Tensor* last_fake_labels() const { return labels_or_null(fake_labels_); }
 
   // Things the caller should tell the user (e.g. a step that could not be captured as a graph).
   std::vector<std::string> take_warnings();
@@ -142,7 +161,7 @@ class Trainer {
  private:
   void enqueue_step_body();
   // One D update on a real batch and a generated one, its scaler updated unless shared.
-  void d_step(const Tensor& real, const Tensor& fake);
+  void d_step(const Tensor& real, const Tensor* real_labels, const Tensor& fake, const Tensor* fake_labels);
   // The G update through the updated D on the generated batch fake = G(z) (gctx: G's forward).
   void g_step(Context& gctx, const Tensor& fake);
   // After a network's backward: its loss scale into its slot, the unscale-and-check with the
@@ -156,7 +175,12 @@ class Trainer {
   void allocate_extra_real();
   void set_extra_real_dtype(DType dt);
   void enqueue_extra_d_steps(Context& gctx);
-  void forward_backward_d(const Tensor& images, LossRole role, int loss_slot, int prob_slot);
+  void forward_backward_d(const Tensor& images, const Tensor* labels, LossRole role, int loss_slot, int prob_slot);
+  // A conditional model's classes for the coming step: the real batches' (one-hot, uploaded)
+  // and the generated batches' (drawn here); nothing for an unconditional one.
+  void upload_labels(Tensor& one_hot, const int32_t* labels);
+  void draw_fake_labels();
+  const Tensor* labels_or_null(const Tensor& t) const { return t.defined() ? &t : nullptr; }
 
   Backend& backend_;
   TrainerConfig cfg_;
@@ -170,10 +194,14 @@ class Trainer {
   // tensors (D's, then G's); "compute" is the precision's dtype (FP32, FP16 or BF16).
   std::vector<Tensor> ema_;                          // per G parameter, its shape, FP32: G's EMA (empty: off)
   std::vector<Tensor> extra_real_f32_, extra_real_;  // n_dis - 1 of [B,H,W,C], FP32 / compute
-  Tensor real_f32_;           // [B,H,W,C] FP32: the last D step's real batch as uploaded, in [-1, 1]
-  Tensor real_;               // [B,H,W,C] compute (real_f32_ itself in FP32)
-  Tensor z_;                  // [B,1,1,nz] compute: latents, drawn on the device from counter_
-  Tensor dlogits_;            // [B,1] FP32: d(S * loss)/d(logits), written by each gan_loss
+  Tensor real_f32_;  // [B,H,W,C] FP32: the last D step's real batch as uploaded, in [-1, 1]
+  Tensor real_;      // [B,H,W,C] compute (real_f32_ itself in FP32)
+  Tensor z_;         // [B,1,1,nz] compute: latents, drawn on the device from counter_
+  Tensor dlogits_;   // [B,1] FP32: d(S * loss)/d(logits), written by each gan_loss
+  // Conditional models only, [B,K] FP32 one-hot (K classes): the last D step's real batch's
+  // classes and the generated batch's; per extra D step (n_dis > 1) its own pair.
+  Tensor real_labels_, fake_labels_;
+  std::vector<Tensor> extra_real_labels_, extra_fake_labels_;
   StepScalarsLayout layout_;  // where each result sits in scalars_ (step_scalars.h)
   Tensor scalars_;            // [layout_.size()] FP32: the step's results
   Tensor counter_;            // [2] FP32 [lo, hi] count (ew::count_load): iterations on the device

@@ -5,6 +5,7 @@
 #include "core/backend/backend.h"
 #include "core/common/rng.h"
 #include "core/io/atomic_file.h"
+#include "core/nn/class_embedding.h"
 #include "core/run/checkpoint.h"
 #include "core/train/trainer.h"
 
@@ -29,7 +30,8 @@ io::Image8 RunSampler::sample_grid() {
   const DcganSpec& m = trainer_->config().model;
   std::vector<float> z(static_cast<size_t>(kGridSide * kGridSide) * m.latent);
   for (size_t i = 0; i < z.size(); ++i) z[i] = philox_normal(seed_, rng_stream::kFixedLatents, i);
-  const std::vector<float> imgs = trainer_->generate(z, kGridSide * kGridSide);
+  const std::vector<float> imgs =
+      trainer_->generate(z, kGridSide * kGridSide, grid_row_classes(kGridSide, kGridSide, m.classes));
   return io::make_grid(imgs.data(), kGridSide * kGridSide, m.res, m.channels, kGridSide);
 }
 
