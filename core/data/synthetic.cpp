@@ -105,6 +105,7 @@ ImageSet make_synthetic(int count, int res, int channels, uint64_t seed) {
   set.res = res;
   set.channels = c;
   set.num_classes = 3;
+  set.class_names = {"circle", "square", "triangle"};  // Kind, the largest shape of an image
   set.name = "synthetic";
   set.source = "built-in";
   set.pixels.resize(size_t(count) * set.image_size());

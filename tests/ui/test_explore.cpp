@@ -3,6 +3,7 @@
 // and played, the exports, and a live run's grid that follows training.
 #include <QApplication>
 #include <QCheckBox>
+#include <QComboBox>
 #include <QDir>
 #include <QLabel>
 #include <QLineEdit>
@@ -26,12 +27,15 @@ using namespace ampgan::ui::test;
 
 namespace {
 
-// What the engine alone makes of `seed` with the run's newest checkpoint (as ampgan sample does).
-QImage engine_image(const QString& run, uint64_t seed, float truncation) {
+// What the engine alone makes of `seed` (of class `cls` for a conditional run; -1: the first
+// class) with the run's newest checkpoint (as ampgan sample does).
+QImage engine_image(const QString& run, uint64_t seed, float truncation, int cls = -1) {
   auto backend = create_backend("cpu");
   auto t = trainer_from_checkpoint(*backend, onnx_source_checkpoint(run.toStdString(), -1));
   const DcganSpec& m = t->config().model;
-  const std::vector<float> img = explore_images(*t, seed_latent(seed, m.latent, truncation), 1, truncation);
+  const std::vector<int32_t> classes = cls >= 0 ? std::vector<int32_t>{cls} : std::vector<int32_t>{};
+  const std::vector<float> img =
+      explore_images(*t, seed_latent(seed, m.latent, truncation), 1, truncation, {}, classes);
   return to_qimage(io::to_image8(img.data(), 0, m.res, m.channels));
 }
 
@@ -145,6 +149,62 @@ class ExploreTest : public UiTestCase {
     QVERIFY2(ex->message().contains(QStringLiteral("walk.gif")), qPrintable(ex->message()));
     QVERIFY(!QFileInfo::exists(path(QStringLiteral("x/walk.gif"))));
     QCOMPARE(errors.size(), 1);  // the refused video, shown as an error too
+  }
+
+  // A conditional run: the class picker appears with the run's classes; every class gives the
+  // seeds again a row per class, one class gives every image that class, and each image is the
+  // engine's image of its seed and class.
+  void exploreAConditionalRunByClass() {
+    const QString run = path(QStringLiteral("conditional-run"));
+    RunConfig c = tiny(path(QStringLiteral("unused")), 20);
+    c.conditional = true;  // the synthetic shapes are labelled by shape
+    engine_run(run, c);
+    MainWindow w(no_settings());
+    w.setErrorPresenter([](const UiError& e) { QFAIL(qPrintable(e.text())); });
+    w.resize(1600, 1000);
+    w.show();
+    ExploreView* ex = w.exploreView();
+    w.tabs()->setCurrentWidget(ex);
+    auto* picker = ex->findChild<QComboBox*>(QStringLiteral("exploreClass"));
+    QVERIFY(!picker->isVisible());  // no conditional generator yet
+    QSignalSpy opened(&w, &MainWindow::runOpened);
+    w.openRun(run);
+    QTRY_COMPARE_WITH_TIMEOUT(opened.count(), 1, kTimeout);
+    QTRY_VERIFY_WITH_TIMEOUT(ex->seedCount() == 32 && !ex->busy(), kTimeout);
+    QVERIFY(picker->isVisible());
+    const int classes = picker->count() - 2;  // "In turn", "Every class", then each class
+    QVERIFY(classes >= 2);
+    QCOMPARE(ex->classAt(1), 1 % classes);  // in turn by default
+    ex->setSeedsText(QStringLiteral("0-5"));
+    ex->setClassChoice(ExploreRequest::kEveryClass);
+    QVERIFY(ex->generate());
+    QTRY_VERIFY_WITH_TIMEOUT(!ex->busy(), kTimeout);
+    QCOMPARE(ex->seedCount(), 6 * classes);
+    QCOMPARE(ex->seedAt(6 + 2), uint64_t{2});
+    QCOMPARE(ex->classAt(6 + 2), 1);
+    QCOMPARE(rgb(ex->seedImage(6 + 2)), rgb(engine_image(run, 2, 0, 1)));
+    QVERIFY(rgb(ex->seedImage(2)) != rgb(ex->seedImage(6 + 2)));  // seed 2 of class 0 and of class 1
+    auto* grid = ex->findChild<QListWidget*>(QStringLiteral("exploreGrid"));
+    QCOMPARE(grid->visualItemRect(grid->item(6)).top(), grid->visualItemRect(grid->item(7)).top());
+    QVERIFY(grid->visualItemRect(grid->item(6)).top() > grid->visualItemRect(grid->item(5)).top());  // a row per class
+    const QString shots = qEnvironmentVariable("AMPGAN_SHOT_DIR");
+    if (!shots.isEmpty()) w.grab().save(shots + QStringLiteral("/explore-classes-1600x1000.png"));
+    ex->setClassChoice(1);
+    QVERIFY(ex->generate());
+    QTRY_VERIFY_WITH_TIMEOUT(!ex->busy(), kTimeout);
+    QCOMPARE(ex->seedCount(), 6);
+    for (int i = 0; i < 6; ++i) QCOMPARE(ex->classAt(i), 1);
+    QCOMPARE(rgb(ex->seedImage(2)), rgb(engine_image(run, 2, 0, 1)));
+    QVERIFY2(ex->message().contains(QStringLiteral("class 1")), qPrintable(ex->message()));
+    // A walk keeps the chosen class: its end frames are that class's images of its seeds.
+    ex->setInterpolation(2, 4, 5, LatentPath::Slerp);
+    QVERIFY(ex->interpolate());
+    QTRY_VERIFY_WITH_TIMEOUT(!ex->busy(), kTimeout);
+    QCOMPARE(rgb(ex->frameImage(0)), rgb(ex->seedImage(2)));
+    QCOMPARE(rgb(ex->frameImage(4)), rgb(ex->seedImage(4)));
+    w.resize(1024, 700);
+    QApplication::processEvents();
+    if (!shots.isEmpty()) w.grab().save(shots + QStringLiteral("/explore-classes-1024x700.png"));
   }
 
   void exploreFollowsTrainingLive() {

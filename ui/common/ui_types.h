@@ -129,6 +129,10 @@ struct ExploreRequest {
   int frames = 16;
   LatentPath path = LatentPath::Slerp;
   float truncation = 0;  // 0: none
+  // A class-conditional generator's class for every image, or one of these (ignored without classes).
+  static constexpr int kClassesInTurn = -1;  // image i: class i % classes, as ampgan sample
+  static constexpr int kEveryClass = -2;     // the images again for every class, a row each
+  int class_choice = kClassesInTurn;
 };
 
 struct ExploreResult {
@@ -136,8 +140,10 @@ struct ExploreResult {
   std::vector<float> images;  // n NHWC images in [-1, 1], as ampgan sample --raw writes them
   int n = 0, res = 0, channels = 0;
   int64_t step = 0;
-  bool ema = false;  // made by the EMA generator
-  QString run;       // the run folder whose generator made them
+  bool ema = false;              // made by the EMA generator
+  QString run;                   // the run folder whose generator made them
+  std::vector<int32_t> classes;  // a conditional generator's class of each image (empty otherwise)
+  int per_row = 0;               // kEveryClass: the seeds of one class's row
   io::Image8 image8(int i) const { return io::to_image8(images.data(), i, res, channels); }
 };
 using ExploreResultPtr = std::shared_ptr<const ExploreResult>;

@@ -91,7 +91,7 @@ QHBoxLayout* ExploreView::buildSeedRow(WheelGuard* guard) {
   return top;
 }
 
-// Follow training, Copy seed, the export scale and Export: a second row, so that the tab fits
+// Follow training, the class picker, Copy seed, the export scale and Export: a second row, so that the tab fits
 // the central area of a 1024 px window beside the docks.
 QHBoxLayout* ExploreView::buildExportRow(WheelGuard* guard) {
   follow_ = new QCheckBox(tr("Follow training"));
@@ -101,6 +101,7 @@ QHBoxLayout* ExploreView::buildExportRow(WheelGuard* guard) {
          "show how the generator changes"));
   auto* top2 = new QHBoxLayout;
   top2->addWidget(follow_);
+  buildClassPicker(top2, guard);
   top2->addStretch(1);
   copy_seed_ = new QPushButton(tr("Copy seed"));
   copy_seed_->setObjectName(QStringLiteral("exploreCopySeed"));
@@ -324,6 +325,7 @@ bool ExploreView::generate() {
     return false;
   }
   r.truncation = truncation();
+  r.class_choice = classChoice();
   last_grid_request_ = r;
   return request(r);
 }
@@ -351,6 +353,7 @@ bool ExploreView::interpolate() {
   r.frames = frames_->value();
   r.path = static_cast<LatentPath>(path_->currentData().toInt());
   r.truncation = truncation();
+  r.class_choice = walkClass();
   return request(r);
 }
 
@@ -385,7 +388,8 @@ void ExploreView::onResult(const ExploreResultPtr& r) {
                            .arg(r->step)
                            .arg(r->ema ? tr(", EMA generator") : QString())
                            .arg(QFileInfo(r->run).fileName());
-  const QString cut = r->request.truncation > 0 ? tr(", truncation %1").arg(r->request.truncation) : QString();
+  const QString cut =
+      (r->request.truncation > 0 ? tr(", truncation %1").arg(r->request.truncation) : QString()) + classText(*r);
   if (r->request.interpolate) {
     walk_ = r;
     fillList(strip_, *r, false);
@@ -400,7 +404,9 @@ void ExploreView::onResult(const ExploreResultPtr& r) {
   } else {
     grid_ = r;
     fillList(grid_list_, *r, true);
-    showMessage(tr("%1 seeds%2, %3. Click one, Ctrl+click another, then Interpolate.").arg(r->n).arg(cut, from));
+    showMessage(tr("%1 seeds%2, %3. Click one, Ctrl+click another, then Interpolate.")
+                    .arg(r->request.seeds.size())
+                    .arg(cut, from));
     if (auto_walk_ && !walk_) {
       auto_walk_ = false;
       auto_play_ = interpolate();
@@ -415,23 +421,27 @@ void ExploreView::onTrainingProgressed() {
 }
 
 void ExploreView::fillList(QListWidget* list, const ExploreResult& r, bool seeds) {
-  // Selection survives a refresh of the same seeds (Follow training).
-  QList<uint64_t> selected;
-  for (const QListWidgetItem* it : list->selectedItems()) selected.push_back(it->data(Qt::UserRole).toULongLong());
+  // Selection survives a refresh of the same seeds (Follow training): by seed and class.
+  QList<QPair<qulonglong, int>> selected;
+  for (const QListWidgetItem* it : list->selectedItems())
+    selected.push_back({it->data(Qt::UserRole).toULongLong(), it->data(Qt::UserRole + 1).toInt()});
   list->clear();
   const int side = seeds ? icon_side(r.res) : strip_side(r.res);
   list->setIconSize(QSize(side, side));
+  if (seeds) layoutClassRows(r, side);
+  const QSize icon = list->iconSize();
   for (int i = 0; i < r.n; ++i) {
-    const QImage img = to_qimage(r.image8(i)).scaled(side, side, Qt::IgnoreAspectRatio, Qt::FastTransformation);
-    auto* item =
-        new QListWidgetItem(QIcon(QPixmap::fromImage(img)),
-                            seeds ? QString::number(r.request.seeds[static_cast<size_t>(i)]) : QString::number(i + 1));
-    item->setData(Qt::UserRole,
-                  seeds ? QVariant::fromValue<qulonglong>(r.request.seeds[static_cast<size_t>(i)]) : QVariant(i));
-    item->setToolTip(seeds ? tr("seed %1").arg(r.request.seeds[static_cast<size_t>(i)])
-                           : tr("frame %1 of %2").arg(i + 1).arg(r.n));
+    const QImage img = to_qimage(r.image8(i)).scaled(icon, Qt::IgnoreAspectRatio, Qt::FastTransformation);
+    const qulonglong seed = seeds ? r.request.seeds[static_cast<size_t>(i) % r.request.seeds.size()] : 0;
+    const int cls = r.classes.empty() ? -1 : r.classes[static_cast<size_t>(i)];
+    const QString of_class = cls >= 0 ? QStringLiteral(" · ") + className(cls, false) : QString();
+    auto* item = new QListWidgetItem(QIcon(QPixmap::fromImage(img)),
+                                     seeds ? QString::number(seed) + of_class : QString::number(i + 1));
+    item->setData(Qt::UserRole, seeds ? QVariant::fromValue(seed) : QVariant(i));
+    item->setData(Qt::UserRole + 1, cls);
+    item->setToolTip(seeds ? tr("seed %1").arg(seed) + of_class : tr("frame %1 of %2").arg(i + 1).arg(r.n));
     list->addItem(item);
-    if (seeds && selected.contains(r.request.seeds[static_cast<size_t>(i)])) item->setSelected(true);
+    if (seeds && selected.contains(QPair<qulonglong, int>{seed, cls})) item->setSelected(true);
   }
   if (!seeds) {
     // One row of frames beside the player, which shows the frame at twice the size or more.
@@ -476,7 +486,9 @@ void ExploreView::updateEnabled() {
 }
 
 int ExploreView::seedCount() const { return grid_ ? grid_->n : 0; }
-uint64_t ExploreView::seedAt(int i) const { return grid_->request.seeds.at(static_cast<size_t>(i)); }
+uint64_t ExploreView::seedAt(int i) const {
+  return grid_->request.seeds.at(static_cast<size_t>(i) % grid_->request.seeds.size());
+}
 QImage ExploreView::seedImage(int i) const { return grid_ ? to_qimage(grid_->image8(i)) : QImage(); }
 int ExploreView::frameCount() const { return walk_ ? walk_->n : 0; }
 QImage ExploreView::frameImage(int i) const { return walk_ ? to_qimage(walk_->image8(i)) : QImage(); }

@@ -10,6 +10,7 @@
 #include <optional>
 
 #include <QString>
+#include <QStringList>
 #include <QWidget>
 
 #include "ui/common/ui_types.h"
@@ -50,6 +51,10 @@ class ExploreView : public QWidget {
   void setSeedsText(const QString& text);
   void setTruncation(double t);  // 0: off
   void setInterpolation(uint64_t a, uint64_t b, int frames, LatentPath path);
+  // A class-conditional generator's classes (0: none, the picker hidden) and their names.
+  void setClasses(int classes, const QStringList& names);
+  // ExploreRequest::kClassesInTurn, kEveryClass, or a class.
+  void setClassChoice(int choice);
   // Ask for the grid / the frames; false (the reason in message()) when the fields are refused
   // or there is no generator. The grid holds at most 256 seeds.
   bool generate();
@@ -59,6 +64,7 @@ class ExploreView : public QWidget {
 
   int seedCount() const;
   uint64_t seedAt(int i) const;
+  int classAt(int i) const;       // -1: an unconditional generator's
   QImage seedImage(int i) const;  // at its own size
   int frameCount() const;
   QImage frameImage(int i) const;
@@ -82,6 +88,12 @@ class ExploreView : public QWidget {
 
  private:
   void buildControls();
+  void buildClassPicker(QHBoxLayout* row, WheelGuard* guard);  // explore_classes.cpp
+  int classChoice() const;
+  int walkClass() const;
+  QString className(int c, bool numbered = true) const;  // "7 Sneaker" (numbered) or "Sneaker"; else "class 7"
+  QString classText(const ExploreResult& r) const;
+  void layoutClassRows(const ExploreResult& r, int side);
   QHBoxLayout* buildSeedRow(WheelGuard* guard);
   QHBoxLayout* buildExportRow(WheelGuard* guard);
   QWidget* buildWalk(WheelGuard* guard);
@@ -106,6 +118,10 @@ class ExploreView : public QWidget {
   int play_frame_ = -1;
   bool auto_walk_ = false, auto_play_ = false;  // the first look: a walk from seed 0 to 1, playing
 
+  int classes_ = 0;
+  QStringList class_names_;
+  QLabel* class_label_ = nullptr;
+  QComboBox* class_ = nullptr;
   QLineEdit* seeds_ = nullptr;
   QCheckBox* truncate_ = nullptr;
   QDoubleSpinBox* threshold_ = nullptr;

@@ -173,6 +173,7 @@ void MainWindow::connectWorker() {
     emit doctorDone();
   });
   connect(worker_, &TrainingWorker::exploreProgress, explore_, &ExploreView::onProgress);
+  connect(worker_, &TrainingWorker::generatorClasses, explore_, &ExploreView::setClasses);
   connect(worker_, &TrainingWorker::generatorAvailable, this, [this](bool on, const QString& dir) {
     explore_->setGenerator(on, dir);
     runs_->setGeneratorDir(on ? dir : QString());

@@ -21,6 +21,7 @@ RunSampler::RunSampler(const std::filesystem::path& checkpoint) : checkpoint_(ch
   CheckpointInfo info;
   trainer_ = trainer_from_checkpoint(*backend_, checkpoint, &info);
   seed_ = info.config.seed;
+  class_names_ = info.config.class_names;
   step_ = info.step;
 }
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/io/image_io.h"
@@ -29,6 +30,7 @@ class RunSampler {
   void export_samples(const std::filesystem::path& dir, int n, uint64_t seed);
   Trainer& trainer() { return *trainer_; }  // for the Explore tab's images
   int64_t step() const { return step_; }
+  const std::vector<std::string>& class_names() const { return class_names_; }  // the run's, where known
   const std::filesystem::path& checkpoint() const { return checkpoint_; }
 
  private:
@@ -37,6 +39,7 @@ class RunSampler {
   std::unique_ptr<Trainer> trainer_;
   uint64_t seed_ = 0;
   int64_t step_ = 0;
+  std::vector<std::string> class_names_;
 };
 
 }  // namespace ampgan::ui

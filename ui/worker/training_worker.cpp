@@ -81,15 +81,26 @@ void TrainingWorker::setSession(std::unique_ptr<Session> s) {
   if (session_) sampler_.reset();
   has_session_.store(session_ != nullptr);
   emit sessionAvailable(session_ != nullptr);
+  announceClasses();
   emit generatorAvailable(session_ != nullptr, session_ ? QString::fromStdString(session_->dir().string()) : QString());
 }
 
 void TrainingWorker::setSampler(std::unique_ptr<RunSampler> s) {
   sampler_ = std::move(s);
+  if (!session_) announceClasses();
   if (!session_)
     emit generatorAvailable(
         sampler_ != nullptr,
         sampler_ ? QString::fromStdString(sampler_->checkpoint().parent_path().parent_path().string()) : QString());
+}
+
+void TrainingWorker::announceClasses() {
+  const Trainer* t = session_ ? &session_->trainer() : sampler_ ? &sampler_->trainer() : nullptr;
+  QStringList names;
+  const std::vector<std::string> none;
+  for (const std::string& n : session_ ? session_->config().class_names : sampler_ ? sampler_->class_names() : none)
+    names << QString::fromStdString(n);
+  emit generatorClasses(t ? t->classes() : 0, names);
 }
 
 // ---- runs ----------------------------------------------------------------------------------

@@ -123,6 +123,8 @@ class TrainingWorker : public QObject, private SessionListener {
   void sessionAvailable(bool available);  // a run is loaded: exports and checkpoints can be served
   // A generator can be sampled (a session, or an opened run's checkpoint); dir: whose.
   void generatorAvailable(bool available, const QString& dir);
+  // Just before generatorAvailable: the generator's classes (0: unconditional) and their names.
+  void generatorClasses(int classes, const QStringList& names);
   void explored(const ampgan::ui::ExploreResultPtr& result);
   void exploreProgress(int id, int done, int total);
   void doctorUpdated(const ampgan::ui::DoctorUpdatePtr& update);
@@ -177,6 +179,7 @@ class TrainingWorker : public QObject, private SessionListener {
   void runFailed(const QString& before_start);
   void setSession(std::unique_ptr<Session> s);
   void setSampler(std::unique_ptr<RunSampler> s);
+  void announceClasses();  // generatorClasses of the session or sampler now held
   bool findMaxBatch(const RunConfig& base, Precision amp, int channels);  // false: stopped or failed
   // Inside a catch block: the exception is a divergence (Session::step finished the run itself)
   // or a cancelled dataset load.

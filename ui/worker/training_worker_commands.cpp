@@ -8,6 +8,7 @@
 
 #include <QThread>
 
+#include "core/nn/class_embedding.h"
 #include "ui/worker/run_sampler.h"
 
 namespace ampgan::ui {
@@ -132,6 +133,22 @@ const char* during(int kind) {
   return kDuring[kind];
 }
 
+// A conditional generator's classes for the request: one for all, in turn, or every class (the
+// latents again for each, class by class).
+void explore_classes(const ExploreRequest& r, int classes, std::vector<float>& z, ExploreResult& res) {
+  const int n = res.n;
+  if (r.class_choice == ExploreRequest::kEveryClass) {
+    const std::vector<float> one = z;
+    for (int c = 1; c < classes; ++c) z.insert(z.end(), one.begin(), one.end());
+    for (int c = 0; c < classes; ++c) res.classes.insert(res.classes.end(), static_cast<size_t>(n), c);
+    res.n = n * classes;
+    res.per_row = n;
+  } else {
+    res.classes = sample_classes(0, n, classes, {});
+    if (r.class_choice >= 0) std::fill(res.classes.begin(), res.classes.end(), std::min(r.class_choice, classes - 1));
+  }
+}
+
 }  // namespace
 
 void TrainingWorker::explore(const ExploreRequest& r) {
@@ -145,20 +162,23 @@ void TrainingWorker::explore(const ExploreRequest& r) {
   res->ema = t.has_ema();
   res->run = session_ ? QString::fromStdString(session_->dir().string())
                       : QString::fromStdString(sampler_->checkpoint().parent_path().parent_path().string());
-  const std::vector<float> z = r.interpolate
-                                   ? interpolate_latents(seed_latent(r.a, m.latent, r.truncation),
-                                                         seed_latent(r.b, m.latent, r.truncation), r.frames, r.path)
-                                   : seed_latents(r.seeds, m.latent, r.truncation);
+  std::vector<float> z = r.interpolate ? interpolate_latents(seed_latent(r.a, m.latent, r.truncation),
+                                                             seed_latent(r.b, m.latent, r.truncation), r.frames, r.path)
+                                       : seed_latents(r.seeds, m.latent, r.truncation);
   res->n = r.interpolate ? r.frames : static_cast<int>(r.seeds.size());
+  if (m.classes > 0) explore_classes(r, m.classes, z, *res);
   auto last = std::chrono::steady_clock::now();
-  res->images = explore_images(t, z, res->n, r.truncation, [&](int done, int total) {
-    const auto now = std::chrono::steady_clock::now();
-    if (done == total || now - last > std::chrono::milliseconds(100)) {
-      last = now;
-      emit exploreProgress(r.id, done, total);
-    }
-    return !cancel_explore_.load() && !stopRequested();
-  });
+  res->images = explore_images(
+      t, z, res->n, r.truncation,
+      [&](int done, int total) {
+        const auto now = std::chrono::steady_clock::now();
+        if (done == total || now - last > std::chrono::milliseconds(100)) {
+          last = now;
+          emit exploreProgress(r.id, done, total);
+        }
+        return !cancel_explore_.load() && !stopRequested();
+      },
+      res->classes);
   emit explored(res);
 }
 
