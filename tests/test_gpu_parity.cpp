@@ -254,9 +254,11 @@ TrainRun train(Backend& b, TrainerConfig cfg, int steps, const std::function<Pre
   TrainRun r;
   Trainer t(b, cfg);
   const auto batch = real_batch(cfg);
+  std::vector<int32_t> labels(static_cast<size_t>(cfg.batch));  // a conditional model's real classes
+  for (int i = 0; i < cfg.batch && cfg.model.classes > 0; ++i) labels[i] = (7 * i) % cfg.model.classes;
   for (int i = 0; i < steps; ++i) {
     if (schedule && schedule(i) != t.precision()) t.set_precision(schedule(i));
-    t.step(batch.data());
+    t.step_batches([&] { return RealBatch{batch.data(), cfg.model.classes > 0 ? labels.data() : nullptr}; });
     if (between) between(t, i);
     for (StepMetrics& m : t.collect(true)) r.metrics.push_back(m);
   }
@@ -298,6 +300,31 @@ TEST_F(GpuParity, TenTrainingStepsFp16MatchTheCpu) {
   const TrainRun c = train(cb, cfg, 10), g = train(gpu(), cfg, 10);
   expect_no_capture_fallback(g, "fp16 training, RGB (graphs on)");
   expect_losses_close(c, g, kTrainTolFp16, "fp16 training, RGB (graphs on)");
+}
+
+// Class-conditional models (the class embedding, conditional batch norm, the projection D), the
+// generated classes drawn on the host alike on both backends.
+TEST_F(GpuParity, TenConditionalDcganStepsFp16MatchTheCpu) {
+  TrainerConfig cfg = small_config(Precision::FP16);
+  cfg.model.classes = 4;
+  CpuBackend cb;
+  const TrainRun c = train(cb, cfg, 10), g = train(gpu(), cfg, 10);
+  expect_no_capture_fallback(g, "conditional fp16 DCGAN (graphs on)");
+  expect_losses_close(c, g, kTrainTolFp16, "conditional fp16 DCGAN (graphs on)");
+}
+
+TEST_F(GpuParity, TenConditionalResnetStepsFp32MatchTheCpu) {
+  TrainerConfig cfg = small_config(Precision::FP32, 3);
+  cfg.family = ModelFamily::ResNet;
+  cfg.model.latent = 128;
+  cfg.model.width = 4;
+  cfg.model.classes = 4;
+  cfg.n_dis = 2;
+  cfg.loss = LossKind::Hinge;
+  CpuBackend cb;
+  const TrainRun c = train(cb, cfg, 10), g = train(gpu(), cfg, 10);
+  expect_no_capture_fallback(g, "conditional fp32 ResNet (graphs on)");
+  expect_losses_close(c, g, kTrainTolFp32, "conditional fp32 ResNet (graphs on)");
 }
 
 TEST_F(GpuParity, ForcedOverflowIsSkippedExactlyAsOnTheCpu) {
