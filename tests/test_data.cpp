@@ -24,6 +24,7 @@
 
 namespace fs = std::filesystem;
 using ampgan::Error;
+using ampgan::testing::ScopedEnv;
 using ampgan::testing::TempDir;
 using namespace ampgan::data;
 
@@ -77,25 +78,6 @@ std::string gunzip(const std::string& path) {
   if (f) gzclose(f);
   return out;
 }
-
-// Temporarily sets an environment variable.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = std::make_unique<std::string>(old);
-    setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (old_)
-      setenv(name_, old_->c_str(), 1);
-    else
-      unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::unique_ptr<std::string> old_;
-};
 
 }  // namespace
 

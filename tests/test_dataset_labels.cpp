@@ -16,6 +16,7 @@
 #include "tests/test_support.h"
 
 namespace fs = std::filesystem;
+using ampgan::testing::ScopedEnv;
 using ampgan::testing::TempDir;
 using namespace ampgan::data;
 
@@ -49,25 +50,6 @@ void expect_labels_follow_colours(const ImageSet& s, const std::map<std::string,
     EXPECT_EQ(colour_of(s, i), colour_of_class.at(name)) << "image " << i << " labelled " << name;
   }
 }
-
-// Temporarily sets an environment variable.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = std::make_unique<std::string>(old);
-    setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (old_)
-      setenv(name_, old_->c_str(), 1);
-    else
-      unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::unique_ptr<std::string> old_;
-};
 
 void put_be32(std::string& s, uint32_t v) {
   for (int sh = 24; sh >= 0; sh -= 8) s.push_back(static_cast<char>((v >> sh) & 0xFF));

@@ -1,8 +1,10 @@
 // Helpers shared by the tests: temporary folders, random tensors, error norms.
 #pragma once
 
+#include <cstdlib>
 #include <filesystem>
 #include <initializer_list>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -100,5 +102,24 @@ inline const std::string kCli = AMPGAN_CLI_PATH;
 #endif
 // p in single quotes, for the shell run_command starts (the tests' temporary paths hold no quote).
 inline std::string quote(const std::filesystem::path& p) { return "'" + p.string() + "'"; }
+
+// Sets an environment variable for its lifetime (the old value, or none, comes back).
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = std::make_unique<std::string>(old);
+    setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (old_)
+      setenv(name_, old_->c_str(), 1);
+    else
+      unsetenv(name_);
+  }
+
+ private:
+  const char* name_;
+  std::unique_ptr<std::string> old_;
+};
 
 }  // namespace ampgan::testing
