@@ -325,9 +325,11 @@ int cmd_export_generator(int argc, char** argv) {
     const io::StFile f = export_generator(*trainer);
     io::write_safetensors(a.positional()[1], f);
     const DcganSpec& m = trainer->config().model;
-    std::printf("wrote %s: %zu tensors; PyTorch: bench/peers/pytorch_%s.py's generator(res=%d, nc=%d, width=%d)\n",
+    // A conditional generator's forward takes the classes too: g(z, y), y a LongTensor.
+    const std::string classes = trainer->classes() > 0 ? ", classes=" + std::to_string(trainer->classes()) : "";
+    std::printf("wrote %s: %zu tensors; PyTorch: bench/peers/pytorch_%s.py's generator(res=%d, nc=%d, width=%d%s)\n",
                 a.positional()[1].c_str(), f.tensors.size(), model_family_name(trainer->config().family), m.res,
-                m.channels, m.width);
+                m.channels, m.width, classes.c_str());
     return 0;
   });
 }

@@ -532,13 +532,16 @@ TEST(Cli, Devices) {
 }
 
 // The exported generator loads into the PyTorch peer (strict load_state_dict) and produces the
-// same images as ours from the same latents.
-void expect_export_matches_peer(const std::string& train_args, int latent) {
+// same images as ours from the same latents. A conditional run (train_args + --conditional) is
+// compared with `ampgan sample --n 8 --seed 11 --raw` (batch statistics too): first its default
+// classes, a batch mixing them (image i of class i % classes), then every class alone.
+void expect_export_matches_peer(const std::string& train_args, int latent, bool conditional = false) {
   const std::string python = fs::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
   if (run_command(python + " -c 'import torch'") != 0)
     GTEST_SKIP() << "PyTorch is not installed for " << python << " (scripts/setup.sh --dev installs python3-torch)";
   TempDir tmp;
-  const Result t = cli("train --dataset synthetic --steps 3 --out " + quote(tmp / "run") + train_args);
+  const Result t = cli("train --dataset synthetic --steps 3 --out " + quote(tmp / "run") + train_args +
+                       (conditional ? " --conditional" : ""));
   ASSERT_EQ(t.status, 0) << t.out;
   const fs::path ck = tmp / "run/checkpoints/step_000003.safetensors";
   const Result e = cli("export-generator " + quote(ck) + " " + quote(tmp / "g.safetensors"));
@@ -547,23 +550,52 @@ void expect_export_matches_peer(const std::string& train_args, int latent) {
   auto trainer = trainer_from_checkpoint(b, ck);
   const int n = 8;  // one batch-statistics group, as in PyTorch's single forward pass
   std::vector<float> z(static_cast<size_t>(n) * latent);
-  for (size_t i = 0; i < z.size(); ++i) z[i] = philox_normal(11, 0, i);
-  const std::vector<float> ours = trainer->generate(z, n);
+  const uint64_t stream = conditional ? rng_stream::kSampleLatents : 0;  // sample --seed 11's latents
+  for (size_t i = 0; i < z.size(); ++i) z[i] = philox_normal(11, stream, i);
   io::write_file_atomic(tmp / "z.f32", std::string(reinterpret_cast<const char*>(z.data()), z.size() * 4));
-  std::string out;
-  const int st =
-      run_command(python + " " + std::string(AMPGAN_SOURCE_DIR) + "/tests/python/check_export.py " +
-                      quote(tmp / "g.safetensors") + " " + quote(tmp / "z.f32") + " 8 " + quote(tmp / "y.f32"),
-                  &out);
-  ASSERT_EQ(st, 0) << out;
-  const std::string y = io::read_file(tmp / "y.f32");
-  ASSERT_EQ(y.size(), ours.size() * 4);
-  std::vector<float> theirs(ours.size());
-  std::memcpy(theirs.data(), y.data(), y.size());
-  double max_diff = 0;
-  for (size_t i = 0; i < ours.size(); ++i) max_diff = std::max(max_diff, double(std::fabs(ours[i] - theirs[i])));
-  EXPECT_LT(max_diff, 1e-4) << "PyTorch's images differ from ours";
-  EXPECT_LT(normalized_error(ours, theirs), 1e-5);
+  // The peer's images of the latents, of the classes `classes` ("0,1,2,...": one per image).
+  auto expect_peer_draws = [&](const std::vector<float>& ours, const std::string& classes) {
+    std::string out;
+    const int st = run_command(python + " " + std::string(AMPGAN_SOURCE_DIR) + "/tests/python/check_export.py " +
+                                   quote(tmp / "g.safetensors") + " " + quote(tmp / "z.f32") + " 8 " +
+                                   quote(tmp / "y.f32") + " " + classes,
+                               &out);
+    ASSERT_EQ(st, 0) << out;
+    const std::string y = io::read_file(tmp / "y.f32");
+    ASSERT_EQ(y.size(), ours.size() * 4);
+    std::vector<float> theirs(ours.size());
+    std::memcpy(theirs.data(), y.data(), y.size());
+    double max_diff = 0;
+    for (size_t i = 0; i < ours.size(); ++i) max_diff = std::max(max_diff, double(std::fabs(ours[i] - theirs[i])));
+    EXPECT_LT(max_diff, 1e-4) << "PyTorch's images differ from ours (classes " << classes << ")";
+    EXPECT_LT(normalized_error(ours, theirs), 1e-5) << classes;
+  };
+  if (!conditional) return expect_peer_draws(trainer->generate(z, n), "");
+  const int k = trainer->classes();
+  ASSERT_GE(k, 2);
+  std::vector<std::vector<float>> of_class;
+  for (int c = -1; c < k; ++c) {  // -1: sample's default classes
+    const fs::path raw = tmp / ("ours" + std::to_string(c + 1) + ".npy");
+    const Result r = cli("sample " + quote(ck) + " --n 8 --seed 11 --raw " + quote(raw) +
+                         (c < 0 ? "" : " --class " + std::to_string(c)));
+    ASSERT_EQ(r.status, 0) << r.out;
+    const std::string npy = io::read_file(raw);
+    ASSERT_GT(npy.size(), 10u);
+    const size_t data = 10 + static_cast<uint8_t>(npy[8]) + 256 * static_cast<uint8_t>(npy[9]);  // NPY 1.0 header
+    const DcganSpec& m = trainer->config().model;
+    ASSERT_EQ(npy.size(), data + size_t{4} * n * m.res * m.res * m.channels);
+    std::vector<float> ours((npy.size() - data) / 4);
+    std::memcpy(ours.data(), npy.data() + data, npy.size() - data);
+    std::string classes;
+    for (int i = 0; i < n; ++i) classes += std::string(i ? "," : "") + std::to_string(c < 0 ? i % k : c);
+    expect_peer_draws(ours, classes);
+    if (c >= 0) of_class.push_back(ours);
+  }
+  // The classes must change the images, or the class parameters would go untested.
+  double class_diff = 0;
+  for (size_t i = 0; i < of_class[0].size(); ++i)
+    class_diff = std::max(class_diff, double(std::fabs(of_class[0][i] - of_class[1][i])));
+  EXPECT_GT(class_diff, 1e-2) << "class 0's images are class 1's";
 }
 
 TEST(Cli, ExportedGeneratorMatchesPyTorchPeer) { expect_export_matches_peer(kTiny, 100); }
@@ -1041,4 +1073,15 @@ TEST(Cli, SampleDrawsTheClassesOfAConditionalRun) {
   r = cli("sample " + quote(tmp / "plain") + " --class 0 --grid " + quote(tmp / "p.png"));
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.out.find("not class-conditional"), std::string::npos) << r.out;
+}
+
+// A conditional run's export (bench/peers' generator(..., classes=K)) draws each class as ours:
+// the DCGAN's class embedding, and the ResNet's conditional batch norms (a G learning rate that
+// moves their class terms, zero at the start, in 3 steps; no EMA to hold them back).
+TEST(Cli, ExportedConditionalGeneratorsMatchPyTorchPeers) {
+  expect_export_matches_peer(kTiny, 100, true);
+  expect_export_matches_peer(
+      " --model resnet --nc 3 --width 2 --batch 8 --n-dis 2 --lr-g 0.01 --ema-decay 0 --synthetic-count 64 "
+      "--backend cpu --sample-every 0 --quiet",
+      128, true);
 }

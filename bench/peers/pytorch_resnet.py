@@ -11,6 +11,8 @@ only the training step is timed; prints one JSON line with the median step time 
 Width W, latent 128, every conv and linear with a bias:
   G: Linear(128 -> 16*c0), viewed as (c0, 4, 4); up-blocks [BN, ReLU, nearest-up x2, conv3x3, BN,
      ReLU, conv3x3; shortcut nearest-up x2, conv1x1]; BN, ReLU, conv3x3 -> nc, Tanh.
+     Class-conditional (generator(..., classes=K), not timed here): the up-blocks' BNs scale
+     by 1 + Embedding(K, c)(y) and shift by Embedding(K, c)(y) after their own affine.
   D: blocks [ReLU (not in the first), conv3x3, ReLU, conv3x3, avg-pool /2 when down; shortcut
      conv1x1 then avg-pool when channels change or down, else identity]; ReLU, sum over H and W,
      Linear(c -> 1). Spectral norm on every D weight, one power iteration per D step (D runs in
@@ -51,38 +53,61 @@ def d_plan(res, nc, width):
     return b
 
 
+class ConditionalBatchNorm2d(nn.BatchNorm2d):
+    """Batch norm (with its own affine), then each sample's channels scaled by 1 + gain[y] and
+    shifted by bias[y] (core/nn/conditional_batchnorm2d.h). A BatchNorm2d itself, so that its
+    parameters and statistics keep the plain batch norm's names beside embed_gain / embed_bias."""
+
+    def __init__(self, channels, classes):
+        super().__init__(channels)
+        self.embed_gain = nn.Embedding(classes, channels)
+        self.embed_bias = nn.Embedding(classes, channels)
+        nn.init.zeros_(self.embed_gain.weight)  # starts as the unconditional batch norm
+        nn.init.zeros_(self.embed_bias.weight)
+
+    def forward(self, x, y):
+        h = super().forward(x)
+        return h * (1 + self.embed_gain(y))[:, :, None, None] + self.embed_bias(y)[:, :, None, None]
+
+
 class UpBlock(nn.Module):
-    def __init__(self, cin, cout):
+    def __init__(self, cin, cout, classes=0):
         super().__init__()
-        self.bn1 = nn.BatchNorm2d(cin)
+        self.bn1 = ConditionalBatchNorm2d(cin, classes) if classes > 0 else nn.BatchNorm2d(cin)
         self.conv1 = nn.Conv2d(cin, cout, 3, 1, 1)
-        self.bn2 = nn.BatchNorm2d(cout)
+        self.bn2 = ConditionalBatchNorm2d(cout, classes) if classes > 0 else nn.BatchNorm2d(cout)
         self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1)
         self.shortcut = nn.Conv2d(cin, cout, 1, 1, 0)
 
-    def forward(self, x):
-        h = F.interpolate(F.relu(self.bn1(x)), scale_factor=2, mode="nearest")
-        h = self.conv2(F.relu(self.bn2(self.conv1(h))))
+    def forward(self, x, y=None):
+        def bn(m, t):
+            return m(t) if y is None else m(t, y)
+
+        h = F.interpolate(F.relu(bn(self.bn1, x)), scale_factor=2, mode="nearest")
+        h = self.conv2(F.relu(bn(self.bn2, self.conv1(h))))
         return h + self.shortcut(F.interpolate(x, scale_factor=2, mode="nearest"))
 
 
 class Generator(nn.Module):
-    def __init__(self, res, nc, width, nz=NZ):
+    """classes > 0: the class-conditional generator, forward(z, y) with the classes y (LongTensor,
+    shape (n,)); the up-blocks' batch norms are conditional, the last one stays plain."""
+
+    def __init__(self, res, nc, width, nz=NZ, classes=0):
         super().__init__()
         self.c0, outs = g_plan(res, width)
         self.linear = nn.Linear(nz, 16 * self.c0)
         blocks, cin = [], self.c0
         for o in outs:
-            blocks.append(UpBlock(cin, o))
+            blocks.append(UpBlock(cin, o, classes))
             cin = o
         self.blocks = nn.ModuleList(blocks)
         self.bn = nn.BatchNorm2d(cin)
         self.conv_out = nn.Conv2d(cin, nc, 3, 1, 1)
 
-    def forward(self, z):
+    def forward(self, z, y=None):
         x = self.linear(z.flatten(1)).view(z.shape[0], self.c0, 4, 4)
         for b in self.blocks:
-            x = b(x)
+            x = b(x, y)
         return torch.tanh(self.conv_out(F.relu(self.bn(x))))
 
 
@@ -120,8 +145,8 @@ class Discriminator(nn.Module):
         return self.linear(F.relu(x).sum(dim=(2, 3)))
 
 
-def generator(res, nc, width):
-    return Generator(res, nc, width)
+def generator(res, nc, width, classes=0):
+    return Generator(res, nc, width, classes=classes)
 
 
 def main():

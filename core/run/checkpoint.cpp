@@ -361,50 +361,70 @@ void export_resnet_generator(Trainer& trainer, io::StFile& f) {
   }
 }
 
+// A DCGAN layer's parameters: ConvTranspose2d (in, kH, kW, out) -> PyTorch's (in, out, kH, kW);
+// the class embedding's rows from our NHWC (4, 4, c) maps to (c, 4, 4), the peer's
+// embed(y).view(n, c, 4, 4), as the ResNet's first Linear is permuted to its view above. The
+// permutation is done here, not in the peer, so that the peer stays plain PyTorch.
+void export_dcgan_parameters(Backend& b, Layer& layer, io::StFile& f) {
+  const std::vector<Sequential*> paths = layer.children();  // the conditional first layer's
+  for (Sequential* s : paths)
+    for (size_t i = 0; i < s->size(); ++i) export_dcgan_parameters(b, s->layer(i), f);
+  if (!paths.empty()) return;
+  for (Parameter* p : layer.parameters()) {
+    io::StTensor st = from_device(b, p->name, p->master);
+    std::vector<float> src(st.data.size() / 4), dst(src.size());
+    std::memcpy(src.data(), st.data.data(), st.data.size());
+    if (layer.type() == "ConvTranspose2d") {
+      const int64_t ci = p->shape[0], kh = p->shape[1], kw = p->shape[2], co = p->shape[3];
+      for (int64_t a = 0; a < ci; ++a)
+        for (int64_t y = 0; y < kh; ++y)
+          for (int64_t x = 0; x < kw; ++x)
+            for (int64_t o = 0; o < co; ++o)
+              dst[((a * co + o) * kh + y) * kw + x] = src[((a * kh + y) * kw + x) * co + o];
+      st.shape = {ci, co, kh, kw};
+    } else if (layer.type() == "ClassEmbedding") {
+      const int64_t classes = p->shape[0], features = p->shape[1], c = features / 16;
+      AMPGAN_CHECK(features == 16 * c, "the DCGAN's class embedding is a 4x4 map");
+      for (int64_t k = 0; k < classes; ++k)
+        for (int64_t hw = 0; hw < 16; ++hw)
+          for (int64_t ch = 0; ch < c; ++ch) dst[(k * c + ch) * 16 + hw] = src[(k * 16 + hw) * c + ch];
+    } else {
+      dst = src;
+    }
+    std::memcpy(st.data.data(), dst.data(), st.data.size());
+    f.tensors.push_back(std::move(st));
+  }
+}
+
+// The DCGAN generator under bench/peers/pytorch_dcgan.py's names (nn.Sequential's "0.", "1.", ...
+// and, conditional, "embed.").
+void export_dcgan_generator(Trainer& trainer, io::StFile& f) {
+  Backend& b = trainer.backend();
+  Sequential& g = trainer.generator();
+  for (size_t i = 0; i < g.size(); ++i) {
+    Layer& layer = g.layer(i);
+    export_dcgan_parameters(b, layer, f);
+    for (StateBuffer* s : layer.buffers()) f.tensors.push_back(from_device(b, s->name, s->value));
+    if (dynamic_cast<BatchNorm2d*>(&layer)) {
+      io::StTensor n;
+      n.name = std::to_string(i) + ".num_batches_tracked";
+      n.dtype = "I64";
+      const int64_t v = trainer.iteration();  // one training-mode forward pass of G per step
+      n.data.resize(8);
+      std::memcpy(n.data.data(), &v, 8);
+      f.tensors.push_back(std::move(n));
+    }
+  }
+}
+
 }  // namespace
 
 io::StFile export_generator(Trainer& trainer) {
-  if (trainer.classes() > 0)
-    throw Error("the PyTorch peers have no class-conditional generator to load these weights into", "",
-                "export an unconditional run; conditional export is not built yet");
-  Backend& b = trainer.backend();
-  Sequential& g = trainer.generator();
   io::StFile f;
   // The EMA generator's weights when the run keeps an EMA (what its samples show).
   trainer.with_generator_weights([&] {
     if (trainer.config().family == ModelFamily::ResNet) return export_resnet_generator(trainer, f);
-    for (size_t i = 0; i < g.size(); ++i) {
-      Layer& layer = g.layer(i);
-      for (Parameter* p : layer.parameters()) {
-        io::StTensor st = from_device(b, p->name, p->master);
-        if (layer.type() == "ConvTranspose2d") {
-          // ours (in, kH, kW, out) -> PyTorch (in, out, kH, kW)
-          const int64_t ci = p->shape[0], kh = p->shape[1], kw = p->shape[2], co = p->shape[3];
-          std::vector<float> src(st.data.size() / 4), dst(src.size());
-          std::memcpy(src.data(), st.data.data(), st.data.size());
-          for (int64_t a = 0; a < ci; ++a)
-            for (int64_t y = 0; y < kh; ++y)
-              for (int64_t x = 0; x < kw; ++x)
-                for (int64_t o = 0; o < co; ++o)
-                  dst[((a * co + o) * kh + y) * kw + x] = src[((a * kh + y) * kw + x) * co + o];
-          std::memcpy(st.data.data(), dst.data(), st.data.size());
-          st.shape = {ci, co, kh, kw};
-        }
-        f.tensors.push_back(std::move(st));
-      }
-      for (StateBuffer* s : layer.buffers()) f.tensors.push_back(from_device(b, s->name, s->value));
-      if (auto* bn = dynamic_cast<BatchNorm2d*>(&layer)) {
-        io::StTensor n;
-        const std::string prefix = std::to_string(i) + ".";
-        n.name = prefix + "num_batches_tracked";
-        n.dtype = "I64";
-        const int64_t v = trainer.iteration();  // one training-mode forward pass of G per step
-        n.data.resize(8);
-        std::memcpy(n.data.data(), &v, 8);
-        f.tensors.push_back(std::move(n));
-        (void)bn;
-      }
-    }
+    export_dcgan_generator(trainer, f);
   });
   const DcganSpec& s = trainer.config().model;
   f.metadata["ema"] = trainer.has_ema() ? "1" : "0";
@@ -415,6 +435,7 @@ io::StFile export_generator(Trainer& trainer) {
   f.metadata["nc"] = std::to_string(s.channels);
   f.metadata["width"] = std::to_string(s.width);
   f.metadata["latent"] = std::to_string(s.latent);
+  f.metadata["classes"] = std::to_string(trainer.classes());  // 0: unconditional
   f.metadata["step"] = std::to_string(trainer.iteration());
   return f;
 }

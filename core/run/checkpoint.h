@@ -59,7 +59,9 @@ std::unique_ptr<Trainer> trainer_from_checkpoint(Backend& b, const std::filesyst
 // The generator's weights under the PyTorch peer's state_dict names and layouts (ConvTranspose2d
 // weight (in, out, kH, kW); batch norm weight, bias, running_mean, running_var and
 // num_batches_tracked), FP32: loads with load_state_dict into bench/peers/pytorch_dcgan.py's
-// generator().
+// generator() (pytorch_resnet.py's for a ResNet run). A class-conditional run's class parameters
+// too (metadata "classes"; the DCGAN's embed.weight rows in the peer's (c, 4, 4) order), for the
+// peer's generator(..., classes=K).
 io::StFile export_generator(Trainer& trainer);
 
 }  // namespace ampgan
