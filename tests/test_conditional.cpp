@@ -218,3 +218,43 @@ TEST(ConditionalTrainer, RefusesBatchesWithoutLabelsOrWithUnknownClasses) {
   const std::vector<int32_t> bad = {0, 1, 2, 3, 1, 0};
   EXPECT_THROW(t.step_batches([&] { return RealBatch{images.data(), bad.data()}; }), Error);
 }
+
+// The CPU reference of the two conditioning ops: FP32 against sums in double; a half mode's
+// output is the FP32 op on its widened inputs, rounded once.
+TEST(CpuConditioning, ForwardMatchesNaiveReferenceAndHalfModesRoundOnce) {
+  CpuBackend b;
+  const int n = 3, hw = 10, c = 7, f = 600;  // f: more than one 512-value tile per row
+  const std::vector<float> x = random_normal(static_cast<size_t>(n) * hw * c, 61, 2.0f);
+  const std::vector<float> sc = random_normal(static_cast<size_t>(n) * c, 62), sh = random_normal(n * c, 63);
+  const std::vector<float> a = random_normal(static_cast<size_t>(n) * f, 64), o = random_normal(n * f, 65);
+  Tensor scale = make_tensor(b, Shape{n, c}, DType::F32, sc), shift = make_tensor(b, Shape{n, c}, DType::F32, sh);
+  for (DType dt : {DType::F32, DType::F16, DType::BF16}) {
+    // The inputs as the half formats hold them, and the same values in FP32.
+    Tensor xh = make_tensor(b, Shape{n, hw, 1, c}, dt, x), ah = make_tensor(b, Shape{n, f}, dt, a);
+    Tensor oh = make_tensor(b, Shape{n, f}, dt, o);
+    const std::vector<float> xr = to_host(b, xh), ar = to_host(b, ah), orr = to_host(b, oh);
+    Tensor x32 = make_tensor(b, Shape{n, hw, 1, c}, DType::F32, xr), a32 = make_tensor(b, Shape{n, f}, DType::F32, ar);
+    Tensor o32 = make_tensor(b, Shape{n, f}, DType::F32, orr);
+    Tensor y = b.empty(xh.shape(), dt, MemCategory::Data), y32 = b.empty(xh.shape(), DType::F32, MemCategory::Data);
+    Tensor d = b.empty(Shape{n, 1}, dt, MemCategory::Data), d32 = b.empty(Shape{n, 1}, DType::F32, MemCategory::Data);
+    b.modulate_forward(xh, scale, shift, y);
+    b.modulate_forward(x32, scale, shift, y32);
+    b.row_dot_forward(ah, oh, d);
+    b.row_dot_forward(a32, o32, d32);
+    const std::vector<float> m32 = to_host(b, y32), r32 = to_host(b, d32);
+    for (int i = 0; i < n * hw * c; ++i) {
+      const int k = (i / (hw * c)) * c + i % c;
+      EXPECT_NEAR(m32[i], double(xr[i]) * sc[k] + sh[k], 1e-5 * (1 + std::fabs(m32[i]))) << i;
+    }
+    for (int r = 0; r < n; ++r) {
+      double ref = 0;
+      for (int j = 0; j < f; ++j) ref += double(ar[r * f + j]) * orr[r * f + j];
+      EXPECT_NEAR(r32[r], ref, 1e-5 * std::sqrt(double(f)) * 3) << r;
+    }
+    Tensor yr = b.empty(xh.shape(), dt, MemCategory::Data), dr = b.empty(Shape{n, 1}, dt, MemCategory::Data);
+    b.cast(y32, yr);
+    b.cast(d32, dr);
+    EXPECT_EQ(to_host(b, y), to_host(b, yr)) << dtype_name(dt) << " modulate rounds once";
+    EXPECT_EQ(to_host(b, d), to_host(b, dr)) << dtype_name(dt) << " row_dot rounds once";
+  }
+}
