@@ -115,3 +115,16 @@ TEST(ConditionalRun, RefusesADatasetWithoutLabels) {
   }
   EXPECT_FALSE(RunFolder(tmp / "run").holds_files());
 }
+
+// A class folder whose name is not UTF-8 (Latin-1 "café") still gives a run: config.json, which
+// holds UTF-8 only, records the name with the odd byte escaped.
+TEST(ConditionalRun, ClassFolderNamesThatAreNotUtf8AreRecordedEscaped) {
+  TempDir tmp;
+  const fs::path data = labelled_folder(tmp / "shapes");
+  fs::rename(data / "stripes", data / "caf\xe9");
+  auto s = Session::create(conditional_run(data, tmp / "run", 2));
+  s->run();
+  s->finish("finished");
+  const auto cfg = nlohmann::json::parse(io::read_file(tmp / "run" / "config.json"));
+  EXPECT_EQ(cfg["class_names"], nlohmann::json::array({"caf\\xE9", "circles"}));
+}

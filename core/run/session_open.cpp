@@ -4,6 +4,7 @@
 #include "core/common/error.h"
 #include "core/common/rng.h"
 #include "core/common/timestamp.h"
+#include "core/common/utf8.h"
 #include "core/dist/data_parallel.h"
 #include "core/metrics/evaluator.h"
 #include "core/run/checkpoint.h"
@@ -97,7 +98,8 @@ void Session::build(const SessionOptions& opt, int channels_override) {
           "the dataset now has " + std::to_string(classes) + " classes, the run " + std::to_string(cfg_.classes),
           cfg_.dataset, "resume with the dataset the run was trained on");
     cfg_.classes = classes;
-    cfg_.class_names = data_->class_names;
+    cfg_.class_names.clear();  // JSON holds UTF-8 only: a folder's name in other bytes shows as \xNN
+    for (const std::string& n : data_->class_names) cfg_.class_names.push_back(escape_invalid_utf8(n));
   }
   TrainerConfig tc = cfg_.trainer_config(data_->channels, classes);
   if (opt.comm) {
