@@ -33,7 +33,8 @@ int cmd_tensorboard(int argc, char** argv) {
 int cmd_export_onnx(int argc, char** argv) {
   Args a("export-onnx", "ampgan export-onnx RUN_DIR --out G.onnx [--ema] [--step N] [--half] [--bn-stats S]",
          "Writes the generator of a run's checkpoint as an ONNX model (opset 17) for onnxruntime and\n"
-         "other ONNX tools: input z float32 [batch, latent] ~ N(0, 1), output images float32\n"
+         "other ONNX tools: input z float32 [batch, latent] ~ N(0, 1) (and, for a class-conditional\n"
+         "run, class int64 [batch]: each image's class), output images float32\n"
          "[batch, channels, res, res] in [-1, 1]; batch norm folded into the convolutions, on\n"
          "standing statistics of the exported weights (ampgan sample --bn-stats standing computes\n"
          "the same images).");
@@ -67,6 +68,8 @@ int cmd_export_onnx(int argc, char** argv) {
     std::printf("wrote %s: opset %d, %s, %s generator of step %lld, batch norm on %s statistics, %zu nodes, %.1f MiB\n",
                 r.file.string().c_str(), r.opset, o.half ? "float16" : "float32", o.ema ? "EMA" : "trained",
                 static_cast<long long>(r.step), bn_stats_name(o.bn), r.nodes, static_cast<double>(r.bytes) / (1 << 20));
+    if (r.classes > 0)
+      std::printf("class-conditional: input 'class' int64 [batch], each image's class, 0 to %d\n", r.classes - 1);
     if (r.has_ema && !o.ema)
       std::printf("note: the run keeps an EMA generator, which ampgan sample shows; --ema exports that one\n");
     return 0;

@@ -1,7 +1,8 @@
 // The generator as an ONNX model (core/run/onnx_export.h, `ampgan export-onnx`), checked by the
 // readers people use: ONNX's own checker (Debian's python3-onnx, tests/python/check_onnx.py) on
 // every model, and onnxruntime (npm's onnxruntime-node, tests/node/ort_run.js) running it on
-// fixed latents, against `ampgan sample --bn-stats running --raw` of the same checkpoint.
+// fixed latents, against `ampgan sample --bn-stats running --raw` of the same checkpoint; a
+// class-conditional model on fixed latents and classes, against generate_images of those classes.
 // Both readers are installed by scripts/setup.sh --dev; without them the tests that need them
 // skip, saying which is missing.
 #include <cmath>
@@ -15,6 +16,7 @@
 #include "core/backend/backend.h"
 #include "core/common/rng.h"
 #include "core/io/atomic_file.h"
+#include "core/run/checkpoint.h"
 #include "core/run/onnx_export.h"
 #include "test_support.h"
 
@@ -98,6 +100,28 @@ double max_abs_error(const std::vector<float>& nchw, const std::vector<float>& n
   return worst;
 }
 
+// onnxruntime's images (NCHW) for n latents z and, for a conditional model, their classes.
+std::vector<float> ort_images(const fs::path& model, const std::vector<float>& z, int n, int nc, int res,
+                              const std::vector<int32_t>& classes = {}) {
+  const fs::path zf = model.string() + ".z.f32", of = model.string() + ".out.f32", cf = model.string() + ".class.i64";
+  io::write_file_atomic(zf, std::string(reinterpret_cast<const char*>(z.data()), z.size() * 4));
+  std::string cmd = "node " + kSrc + "/tests/node/ort_run.js " + quote(ort_modules()) + " " + quote(model) + " " +
+                    quote(zf) + " " + std::to_string(n) + " " + quote(of);
+  if (!classes.empty()) {
+    const std::vector<int64_t> c(classes.begin(), classes.end());
+    io::write_file_atomic(cf, std::string(reinterpret_cast<const char*>(c.data()), c.size() * 8));
+    cmd += " " + quote(cf);
+  }
+  std::string out;
+  EXPECT_EQ(run_command(cmd + " 2>&1", &out), 0) << out;
+  const size_t at = out.find("OK ");
+  if (at == std::string::npos) return {};
+  const nlohmann::json r = nlohmann::json::parse(out.substr(at + 3));
+  EXPECT_EQ(r["type"], "float32");
+  EXPECT_EQ(r["dims"], nlohmann::json::array({n, nc, res, res}));
+  return read_floats(of);
+}
+
 struct Errors {
   double model_stats = INFINITY;  // against sample --bn-stats of the model's (running or standing)
   double batch = INFINITY;        // against sample's default, batch statistics
@@ -111,20 +135,9 @@ Errors errors_against_sample(const fs::path& ckpt, const fs::path& model, const 
   const uint64_t seed = 3;
   std::vector<float> z(static_cast<size_t>(n) * latent);
   for (size_t i = 0; i < z.size(); ++i) z[i] = philox_normal(seed, rng_stream::kSampleLatents, i);
-  const fs::path zf = model.string() + ".z.f32", of = model.string() + ".out.f32";
-  io::write_file_atomic(zf, std::string(reinterpret_cast<const char*>(z.data()), z.size() * 4));
+  const std::vector<float> y = ort_images(model, z, n, nc, res);
+  if (y.empty()) return {};
   std::string out;
-  EXPECT_EQ(run_command("node " + kSrc + "/tests/node/ort_run.js " + quote(ort_modules()) + " " + quote(model) + " " +
-                            quote(zf) + " " + std::to_string(n) + " " + quote(of) + " 2>&1",
-                        &out),
-            0)
-      << out;
-  const size_t at = out.find("OK ");
-  if (at == std::string::npos) return {};
-  const nlohmann::json r = nlohmann::json::parse(out.substr(at + 3));
-  EXPECT_EQ(r["type"], "float32");
-  EXPECT_EQ(r["dims"], nlohmann::json::array({n, nc, res, res}));
-  const std::vector<float> y = read_floats(of);
   Errors e;
   for (const bool same : {true, false}) {
     const fs::path ref = model.string() + (same ? "." + stats + ".npy" : ".batch.npy");
@@ -219,6 +232,75 @@ void export_and_compare(const std::string& family, const std::string& flags, int
   }
 }
 
+// A class-conditional run (the synthetic set's 3 shape classes) exported in FP32 and FP16: the
+// inputs z and class, the class metadata, and onnxruntime on fixed latents with several classes
+// in one batch against generate_images of the same checkpoint, latents, classes and statistics.
+void export_conditional_and_compare(const std::string& family, const std::string& flags, int latent, int steps) {
+  const std::string stats = flags.find("--bn-stats running") != std::string::npos ? "running" : "standing";
+  if (const std::string why = checker_missing(); !why.empty()) GTEST_SKIP() << why;
+  if (const std::string why = runtime_missing(); !why.empty()) GTEST_SKIP() << why;
+  TempDir tmp;
+  const fs::path run = tmp / "run";
+  const int nc = 3, n = 10;
+  train(run, family + " --conditional --nc 3", steps);
+  if (::testing::Test::HasFatalFailure()) return;
+  const fs::path ckpt = onnx_source_checkpoint(run, -1);
+  std::vector<float> z(static_cast<size_t>(n) * latent);
+  for (size_t i = 0; i < z.size(); ++i) z[i] = philox_normal(7, rng_stream::kSampleLatents, i);
+  const std::vector<int32_t> classes = {2, 0, 1, 1, 2, 0, 0, 2, 1, 2}, other = {0, 1, 2, 2, 0, 1, 1, 0, 2, 0};
+  auto b = create_backend("cpu");
+  auto trainer = trainer_from_checkpoint(*b, ckpt);
+  ASSERT_EQ(trainer->classes(), 3);
+  const BnStats bn = stats == "running" ? BnStats::Running : BnStats::Standing;
+  const std::vector<float> want = generate_images(*trainer, z, n, bn, 0, {}, 0.0f, classes),
+                           want_other = generate_images(*trainer, z, n, bn, 0, {}, 0.0f, other);
+  for (const bool half : {false, true}) {
+    const fs::path model = tmp / (half ? "g16.onnx" : "g32.onnx");
+    std::string out;
+    ASSERT_EQ(run_command(kCli + " export-onnx " + quote(run) + " --out " + quote(model) + flags +
+                              (half ? " --half" : "") + " 2>&1",
+                          &out),
+              0)
+        << out;
+    EXPECT_NE(out.find("input 'class' int64 [batch], each image's class, 0 to 2"), std::string::npos) << out;
+    const nlohmann::json s = check_model(model);
+    EXPECT_EQ(s["inputs"].size(), 2u) << s["inputs"];
+    EXPECT_EQ(s["inputs"]["z"]["type"], "FLOAT");
+    EXPECT_EQ(s["inputs"]["z"]["dims"], nlohmann::json::array({"batch", latent}));
+    EXPECT_EQ(s["inputs"]["class"]["type"], "INT64");
+    EXPECT_EQ(s["inputs"]["class"]["dims"], nlohmann::json::array({"batch"}));
+    EXPECT_EQ(s["outputs"]["images"]["dims"], nlohmann::json::array({"batch", nc, 32, 32}));
+    EXPECT_EQ(s["metadata"]["classes"], "3");
+    EXPECT_EQ(s["metadata"]["class_names"], R"(["circle","square","triangle"])");
+    EXPECT_EQ(s["metadata"]["latent_size"], std::to_string(latent));
+    const nlohmann::json ops = s["ops"];
+    EXPECT_EQ(std::count(ops.begin(), ops.end(), "Gather"), 1) << ops;
+    EXPECT_EQ(std::count(ops.begin(), ops.end(), "BatchNormalization"), 0) << ops;
+    // Every weight float16 in the half model but the ResNet's Resize scales (float by definition).
+    const bool scales = family == "resnet";
+    EXPECT_EQ(s["initializer_types"], !half    ? nlohmann::json::array({"FLOAT", "INT64"})
+                                      : scales ? nlohmann::json::array({"FLOAT", "FLOAT16", "INT64"})
+                                               : nlohmann::json::array({"FLOAT16", "INT64"}));
+
+    const std::vector<float> y = ort_images(model, z, n, nc, 32, classes);
+    double largest = 0.0, unused = 0.0;
+    const double err = max_abs_error(y, want, n, 32, nc, &largest);
+    // The tolerances of export_and_compare (the same layers, and per-class tables rounded once).
+    const double tol = half ? 2e-2 : 1e-4;
+    EXPECT_LT(err, tol) << family << (half ? " fp16" : " fp32");
+    EXPECT_GT(largest, 0.1) << model;
+    // The class input matters: other classes for the same latents give other images, further
+    // from these than the model's error (measured 0.05 to 0.08 after these few steps).
+    const double moved = max_abs_error(y, want_other, n, 32, nc, &unused);
+    EXPECT_GT(moved, 1e-2) << family;
+    EXPECT_LT(err, moved / 4) << family << (half ? " fp16" : " fp32");
+    std::printf(
+        "[ onnx ] conditional %s %s%s: max abs error against generate_images (bn %s, classes 2 0 1 1 2 0 0 2 1 2): "
+        "%.3g (tolerance %.0e); against other classes: %.3g\n",
+        family.c_str(), half ? "fp16" : "fp32", flags.c_str(), stats.c_str(), err, tol, moved);
+  }
+}
+
 }  // namespace
 
 // On the running averages training kept (--bn-stats running).
@@ -227,6 +309,14 @@ TEST(OnnxExport, DcganMatchesSampleFp32AndFp16) { export_and_compare("dcgan", " 
 // The ResNet recipe keeps an EMA generator: --ema exports the one that sample shows, on standing
 // statistics of the EMA's weights (the default).
 TEST(OnnxExport, ResnetEmaMatchesSampleFp32AndFp16) { export_and_compare("resnet", " --ema", 128, 3, 16); }
+
+TEST(OnnxExport, ConditionalDcganMatchesGenerateImagesFp32AndFp16) {
+  export_conditional_and_compare("dcgan", " --bn-stats running", 100, 200);
+}
+
+TEST(OnnxExport, ConditionalResnetEmaMatchesGenerateImagesFp32AndFp16) {
+  export_conditional_and_compare("resnet", " --ema", 128, 16);
+}
 
 // In process, no reader needed: every DCGAN batch norm follows a transposed convolution and is
 // folded into it (no Mul, Add or BatchNormalization left); the ResNet keeps a Mul and Add for
@@ -255,6 +345,47 @@ TEST(OnnxExport, BatchNormFoldedIntoThePrecedingConvolution) {
     // --ema without an EMA is refused, naming the remedy.
     expect_error([&] { onnx_generator_model(t, {.ema = true, .half = false}, "x.safetensors"); },
                  {"no EMA generator", "x.safetensors", "without --ema"});
+  }
+}
+
+// In process: a conditional DCGAN adds its class map (Gather, Reshape, Transpose) to the first
+// transposed convolution, and the batch norm after that sum stays a Mul and Add; a conditional
+// ResNet's conditional batch norms are each a Gather of per-class scale and shift, a Reshape
+// each, a Mul and an Add, bn2 no longer folded into conv1.
+TEST(OnnxExport, ConditionalGraphGathersTheClassRows) {
+  auto b = create_backend("cpu");
+  for (const ModelFamily f : {ModelFamily::DCGAN, ModelFamily::ResNet}) {
+    TrainerConfig c = tiny_dcgan(Precision::FP32);
+    c.family = f;
+    c.model.classes = 3;
+    if (f == ModelFamily::ResNet) c.model.latent = 128;
+    Trainer t(*b, c);
+    onnx::ModelProto m;
+    ASSERT_TRUE(m.ParseFromString(onnx_generator_model(t, {}, "", nullptr, {"a", "b", "c"})));
+    ASSERT_EQ(m.graph().input_size(), 2);
+    EXPECT_EQ(m.graph().input(1).name(), "class");
+    EXPECT_EQ(m.graph().input(1).type().tensor_type().elem_type(), onnx::TensorProto::INT64);
+    ASSERT_EQ(m.graph().input(1).type().tensor_type().shape().dim_size(), 1);
+    EXPECT_EQ(m.graph().input(1).type().tensor_type().shape().dim(0).dim_param(), "batch");
+    std::map<std::string, std::string> meta;
+    for (const auto& p : m.metadata_props()) meta[p.key()] = p.value();
+    EXPECT_EQ(meta["classes"], "3");
+    EXPECT_EQ(meta["class_names"], R"(["a","b","c"])");
+    std::map<std::string, int> ops;
+    for (const auto& n : m.graph().node()) ++ops[n.op_type()];
+    EXPECT_EQ(ops["BatchNormalization"], 0);
+    if (f == ModelFamily::DCGAN) {
+      EXPECT_EQ(ops["ConvTranspose"], 4);
+      EXPECT_EQ(ops["Gather"], 1);
+      EXPECT_EQ(ops["Transpose"], 1);
+      EXPECT_EQ(ops["Mul"], 1);  // the first batch norm, after the sum
+      EXPECT_EQ(ops["Add"], 2);  // the sum and that batch norm's shift
+    } else {
+      EXPECT_EQ(ops["Gather"], 12);  // 3 blocks' bn1 and bn2, a scale and a shift each
+      EXPECT_EQ(ops["Conv"], 10);
+      EXPECT_EQ(ops["Mul"], 6 + 1);      // those and the last (unconditional) bn
+      EXPECT_EQ(ops["Add"], 6 + 1 + 3);  // theirs and the 3 residual sums
+    }
   }
 }
 

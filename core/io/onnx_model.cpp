@@ -11,7 +11,10 @@ namespace ampgan::io {
 
 namespace {
 
-int32_t elem_type(OnnxType t) { return t == OnnxType::F16 ? onnx::TensorProto::FLOAT16 : onnx::TensorProto::FLOAT; }
+int32_t elem_type(OnnxType t) {
+  if (t == OnnxType::I64) return onnx::TensorProto::INT64;
+  return t == OnnxType::F16 ? onnx::TensorProto::FLOAT16 : onnx::TensorProto::FLOAT;
+}
 
 void set_value_info(onnx::ValueInfoProto* v, const std::string& name, OnnxType type, const std::vector<int64_t>& dims) {
   v->set_name(name);

@@ -15,7 +15,7 @@ namespace ampgan::io {
 // The opset every model here is written for (ONNX 1.12's newest; onnxruntime 1.13+ runs it).
 constexpr int kOnnxOpset = 17;
 
-enum class OnnxType : uint8_t { F32, F16 };
+enum class OnnxType : uint8_t { F32, F16, I64 };  // I64: a conditional generator's class input
 
 // A node attribute: one whole number, a list of them, a float or a string.
 struct OnnxAttr {

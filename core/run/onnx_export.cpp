@@ -5,6 +5,8 @@
 #include <cstring>
 #include <optional>
 
+#include <nlohmann/json.hpp>
+
 #include "core/amp/precision.h"
 #include "core/backend/backend.h"
 #include "core/common/error.h"
@@ -13,6 +15,7 @@
 #include "core/nn/activation.h"
 #include "core/nn/batchnorm2d.h"
 #include "core/nn/class_embedding.h"
+#include "core/nn/conditional_batchnorm2d.h"
 #include "core/nn/conv2d.h"
 #include "core/nn/conv_transpose2d.h"
 #include "core/nn/linear.h"
@@ -28,6 +31,8 @@ namespace ampgan {
 namespace fs = std::filesystem;
 
 namespace {
+
+constexpr const char* kClassInput = "class";
 
 std::vector<float> host_values(Backend& b, const Tensor& t) {
   AMPGAN_CHECK(t.dtype() == DType::F32, "ONNX export reads FP32 masters");
@@ -65,6 +70,7 @@ BnAffine bn_affine(Backend& b, BatchNorm2d& bn) {
 class GraphWriter {
  public:
   GraphWriter(io::OnnxModel& m, Backend& b, bool half) : m_(m), b_(b), half_(half) {}
+  int conditional_bns() const { return conditional_bns_; }
 
   std::string sequence(Sequential& s, std::string x, Shape& shape) {
     for (size_t i = 0; i < s.size(); ++i) {
@@ -153,6 +159,35 @@ class GraphWriter {
             io::OnnxAttr::list("pads", {pad, pad, pad, pad})};
   }
 
+  // Rows of a (classes, features) table for the batch's classes: (n, features).
+  std::string class_rows(const std::string& name, const std::vector<int64_t>& dims, const std::vector<float>& v) {
+    return m_.node("Gather", {weight(name, dims, v), kClassInput}, {io::OnnxAttr::i("axis", 0)});
+  }
+
+  // y = (scale x + shift) (1 + gain[c]) + bias[c] = x S[c] + H[c], with S = scale (1 + gain) and
+  // H = shift (1 + gain) + bias precomputed per class (in double): one Gather, Mul and Add each
+  // instead of the batch norm's affine and the class terms', and one rounding less in float16.
+  std::string conditional_bn(ConditionalBatchNorm2d& l, const std::string& x) {
+    ++conditional_bns_;
+    const BnAffine a = bn_affine(b_, l.batch_norm());
+    const std::vector<Parameter*> p = l.parameters();  // weight, bias, embed_gain, embed_bias
+    const std::vector<float> gain = host_values(b_, p[2]->master), bias = host_values(b_, p[3]->master);
+    const int64_t k = p[2]->shape[0], c = p[2]->shape[1];
+    AMPGAN_CHECK(static_cast<int64_t>(a.scale.size()) == c, "conditional batch norm channels");
+    std::vector<float> s(gain.size()), h(gain.size());
+    for (int64_t i = 0; i < k; ++i)
+      for (int64_t j = 0; j < c; ++j) {
+        const size_t at = static_cast<size_t>(i * c + j);
+        const double g = 1.0 + gain[at];
+        s[at] = static_cast<float>(a.scale[j] * g);
+        h[at] = static_cast<float>(a.shift[j] * g + bias[at]);
+      }
+    const std::string per = m_.int64s(a.prefix + "class_shape", {-1, c, 1, 1});
+    const std::string sv = m_.node("Reshape", {class_rows(a.prefix + "class_scale", {k, c}, s), per});
+    const std::string hv = m_.node("Reshape", {class_rows(a.prefix + "class_shift", {k, c}, h), per});
+    return m_.node("Add", {m_.node("Mul", {x, sv}), hv});
+  }
+
   // Every other layer of a generator; `in` and `out` are our NHWC (or 2-D) shapes.
   std::string layer(Layer& l, const std::string& x, const Shape& in, const Shape& out) {
     const std::string t = l.type();
@@ -164,6 +199,15 @@ class GraphWriter {
       const std::string h =
           weight(a.prefix + "shift", {1, c, 1, 1}, std::vector<float>(a.shift.begin(), a.shift.end()));
       return m_.node("Add", {m_.node("Mul", {x, s}), h});
+    }
+    if (auto* cbn = dynamic_cast<ConditionalBatchNorm2d*>(&l)) return conditional_bn(*cbn, x);
+    if (auto* e = dynamic_cast<ClassEmbedding*>(&l)) {
+      // Each class's row is an NHWC map (h, w, c): reshaped so, then to NCHW like the features.
+      AMPGAN_CHECK(out.rank == 4, "a class embedding's map " + out.str());
+      Parameter& w = *e->parameters()[0];
+      const std::string rows = class_rows(w.name, {w.shape[0], w.shape[1]}, host_values(b_, w.master));
+      const std::string map = m_.int64s(prefix_of(w.name) + "map_shape", {-1, out[1], out[2], out[3]});
+      return m_.node("Transpose", {m_.node("Reshape", {rows, map})}, {io::OnnxAttr::list("perm", {0, 3, 1, 2})});
     }
     if (t == "ReLU") return m_.node("Relu", {x});
     if (t == "Tanh") return m_.node("Tanh", {x});
@@ -195,6 +239,8 @@ class GraphWriter {
            io::OnnxAttr::str("nearest_mode", "floor")});
     }
     if (auto* r = dynamic_cast<Residual*>(&l)) {
+      // A batch norm after the block (the conditional DCGAN's first) normalises the sum: sequence()
+      // folds one into a convolution it directly follows only, so it gets its own Mul and Add.
       Shape a = in, b = in;
       const std::string main = sequence(r->main_path(), x, a);
       const std::string sc = r->shortcut().size() ? sequence(r->shortcut(), x, b) : x;
@@ -207,6 +253,7 @@ class GraphWriter {
   io::OnnxModel& m_;
   Backend& b_;
   bool half_;
+  int conditional_bns_ = 0;
   std::string scales_;  // Resize's scales (float32 in every model), shared by every Upsample2x
 };
 
@@ -262,48 +309,23 @@ void emplace_standing_stats(std::optional<StandingStats>& s, Trainer& t, float t
             cfg.model.classes);
 }
 
-}  // namespace
-
-std::string onnx_generator_model(Trainer& trainer, const OnnxExportOptions& o, const std::string& source,
-                                 size_t* nodes) {
-  AMPGAN_CHECK(o.bn != BnStats::Batch, "an exported model has no batch to take statistics of");
-  if (trainer.classes() > 0)
-    throw Error("ONNX export of a class-conditional generator is not built yet", source,
-                "export an unconditional run, or sample this one with ampgan sample --class");
-  if (o.ema && !trainer.has_ema())
-    throw Error("the run keeps no EMA generator (ema_decay 0)", source,
-                "export without --ema (the trained generator), or train with --ema-decay 0.999");
+// The model's doc string and metadata_props: what a user of the file needs to feed and read it.
+void describe(io::OnnxModel& m, Trainer& trainer, const OnnxExportOptions& o, const std::string& source,
+              const std::vector<std::string>& class_names, bool conditional_bn) {
   const DcganSpec& s = trainer.config().model;
-  const int64_t nz = s.latent;
-  io::OnnxModel m("ampgan_generator", AMPGAN_VERSION);
-  m.input("z", io::OnnxType::F32, {-1, nz});
-  // Our generators take z as (n, 1, 1, nz) NHWC, which is (n, nz, 1, 1) NCHW.
-  std::string x = m.node("Reshape", {"z", m.int64s("z_shape", {-1, nz, 1, 1})});
-  if (o.half) x = m.cast(x, io::OnnxType::F16);
-  Shape shape{1, 1, 1, nz};
-  auto build = [&] {
-    std::optional<StandingStats> standing;
-    if (o.bn == BnStats::Standing) emplace_standing_stats(standing, trainer, 0.0f);
-    GraphWriter w(m, trainer.backend(), o.half);
-    x = w.sequence(trainer.generator(), x, shape);
-  };
-  if (o.ema)
-    trainer.with_generator_weights(build);
-  else
-    build();
-  AMPGAN_CHECK(shape.rank == 4 && shape[1] == s.res && shape[2] == s.res && shape[3] == s.channels,
-               "the generator's output shape " + shape.str());
-  if (o.half)
-    m.cast(x, io::OnnxType::F32, "images");
-  else
-    m.rename_output(x, "images");
-  m.output("images", io::OnnxType::F32, {-1, s.channels, s.res, s.res});
-
+  const int classes = trainer.classes();
   const char* family = model_family_name(trainer.config().family);
-  m.doc(std::string("AMP GAN Studio ") + family + " generator: z float32 [batch, " + std::to_string(nz) +
-        "] ~ N(0, 1) -> images float32 [batch, " + std::to_string(s.channels) + ", " + std::to_string(s.res) + ", " +
+  m.doc(std::string("AMP GAN Studio ") + family + " generator: z float32 [batch, " + std::to_string(s.latent) +
+        "] ~ N(0, 1)" +
+        (classes > 0 ? ", class int64 [batch] in [0, " + std::to_string(classes - 1) + "]" : std::string()) +
+        " -> images float32 [batch, " + std::to_string(s.channels) + ", " + std::to_string(s.res) + ", " +
         std::to_string(s.res) + "] (NCHW) in [-1, 1]");
-  m.metadata("latent_size", std::to_string(nz));
+  m.metadata("latent_size", std::to_string(s.latent));
+  if (classes > 0) {
+    m.metadata("classes", std::to_string(classes));
+    if (class_names.size() == static_cast<size_t>(classes))
+      m.metadata("class_names", nlohmann::json(class_names).dump());  // a JSON array, class 0 first
+  }
   m.metadata("output_range", "[-1, 1]");
   m.metadata("output_layout", "NCHW");
   m.metadata("model_family", family);
@@ -316,9 +338,49 @@ std::string onnx_generator_model(Trainer& trainer, const OnnxExportOptions& o, c
              std::string(o.bn == BnStats::Standing ? "standing statistics of " + std::to_string(kStandingLatents) +
                                                          " latents with these weights"
                                                    : "the running statistics of training") +
-                 ", folded into the preceding convolution where there is one");
+                 ", folded into the preceding convolution where there is one" +
+                 (conditional_bn ? "; a class-conditional one as a per-class scale and shift (Gather by class)" : ""));
   m.metadata("opset", std::to_string(io::kOnnxOpset));
   if (!source.empty()) m.metadata("checkpoint", fs::path(source).filename().string());
+}
+
+}  // namespace
+
+std::string onnx_generator_model(Trainer& trainer, const OnnxExportOptions& o, const std::string& source, size_t* nodes,
+                                 const std::vector<std::string>& class_names) {
+  AMPGAN_CHECK(o.bn != BnStats::Batch, "an exported model has no batch to take statistics of");
+  if (o.ema && !trainer.has_ema())
+    throw Error("the run keeps no EMA generator (ema_decay 0)", source,
+                "export without --ema (the trained generator), or train with --ema-decay 0.999");
+  const DcganSpec& s = trainer.config().model;
+  const int64_t nz = s.latent;
+  io::OnnxModel m("ampgan_generator", AMPGAN_VERSION);
+  m.input("z", io::OnnxType::F32, {-1, nz});
+  if (trainer.classes() > 0) m.input(kClassInput, io::OnnxType::I64, {-1});  // Gather's indices
+  // Our generators take z as (n, 1, 1, nz) NHWC, which is (n, nz, 1, 1) NCHW.
+  std::string x = m.node("Reshape", {"z", m.int64s("z_shape", {-1, nz, 1, 1})});
+  if (o.half) x = m.cast(x, io::OnnxType::F16);
+  Shape shape{1, 1, 1, nz};
+  bool conditional_bn = false;
+  auto build = [&] {
+    std::optional<StandingStats> standing;
+    if (o.bn == BnStats::Standing) emplace_standing_stats(standing, trainer, 0.0f);
+    GraphWriter w(m, trainer.backend(), o.half);
+    x = w.sequence(trainer.generator(), x, shape);
+    conditional_bn = w.conditional_bns() > 0;
+  };
+  if (o.ema)
+    trainer.with_generator_weights(build);
+  else
+    build();
+  AMPGAN_CHECK(shape.rank == 4 && shape[1] == s.res && shape[2] == s.res && shape[3] == s.channels,
+               "the generator's output shape " + shape.str());
+  if (o.half)
+    m.cast(x, io::OnnxType::F32, "images");
+  else
+    m.rename_output(x, "images");
+  m.output("images", io::OnnxType::F32, {-1, s.channels, s.res, s.res});
+  describe(m, trainer, o, source, class_names, conditional_bn);
   if (nodes) *nodes = m.node_count();
   return m.serialize();
 }
@@ -329,13 +391,14 @@ OnnxExportResult export_onnx(const fs::path& run, int64_t step, const fs::path& 
   auto backend = create_backend("cpu");
   CheckpointInfo info;
   auto trainer = trainer_from_checkpoint(*backend, r.checkpoint, &info);
-  const std::string bytes = onnx_generator_model(*trainer, o, r.checkpoint.string(), &r.nodes);
+  const std::string bytes = onnx_generator_model(*trainer, o, r.checkpoint.string(), &r.nodes, info.config.class_names);
   io::write_file_atomic(out, bytes);  // whole or not at all: never a half-written model
   r.file = out;
   r.step = info.step;
   r.opset = io::kOnnxOpset;
   r.bytes = bytes.size();
   r.has_ema = trainer->has_ema();
+  r.classes = trainer->classes();
   return r;
 }
 

@@ -1,11 +1,15 @@
 // A run's generator as an ONNX model (opset io::kOnnxOpset), for onnxruntime, Netron and the
 // other tools that read ONNX. Input "z": float32 [batch, latent] (N(0, 1) latents, the batch
-// symbolic); output "images": float32 [batch, channels, res, res] (NCHW) in [-1, 1].
+// symbolic); output "images": float32 [batch, channels, res, res] (NCHW) in [-1, 1]. A
+// class-conditional generator has a second input "class": int64 [batch], each image's class
+// (a Gather from the class tables: the runtime refuses one >= classes; negative ones count from
+// the end, as Gather's do).
 // Batch norm runs in inference mode, folded into the convolution before it where there is one
-// (every DCGAN one, the ResNet's bn2), else one per-channel Mul and Add, on standing statistics of
-// the exported weights (core/train/standing_stats.h; `ampgan sample --bn-stats standing` and the
-// explorer compute the same) or the running averages training kept (`--bn-stats running`; an EMA
-// generator's images fade on them). Sample's default, batch statistics, depends on which images
+// (every DCGAN one, the ResNet's bn2), else one per-channel Mul and Add (a conditional batch
+// norm's scale and shift gathered per class), on standing statistics of the exported weights
+// (core/train/standing_stats.h; `ampgan sample --bn-stats standing` and the explorer compute
+// the same) or the running averages training kept (`--bn-stats running`; an EMA generator's
+// images fade on them). Sample's default, batch statistics, depends on which images
 // share a batch, which no exported model can reproduce.
 // Half: weights and every node in float16, with a Cast after the input and before the output, so
 // that both models take and give float32.
@@ -41,6 +45,7 @@ struct OnnxExportResult {
   size_t nodes = 0;
   uint64_t bytes = 0;
   bool has_ema = false;  // whether the run keeps an EMA generator (exported or not)
+  int classes = 0;       // a class-conditional generator's classes (its "class" input), else 0
 };
 
 // The checkpoint to export from `run`: a run folder's checkpoints/step_N.safetensors for step N,
@@ -49,9 +54,10 @@ struct OnnxExportResult {
 std::filesystem::path onnx_source_checkpoint(const std::filesystem::path& run, int64_t step);
 
 // The .onnx file's bytes for the trainer's generator; source (the checkpoint) names it in errors
-// and the metadata; *nodes: how many nodes the graph has.
+// and the metadata; *nodes: how many nodes the graph has; class_names (the run's, when it has
+// one per class) go into the metadata of a conditional model.
 std::string onnx_generator_model(Trainer& trainer, const OnnxExportOptions& options, const std::string& source = {},
-                                 size_t* nodes = nullptr);
+                                 size_t* nodes = nullptr, const std::vector<std::string>& class_names = {});
 
 // onnx_source_checkpoint, then the model, written atomically to `out` (whole or not at all).
 // The caller checks `out` against its inputs and existing files first (cli/outputs.h).
