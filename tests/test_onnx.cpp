@@ -26,6 +26,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// `ampgan export-onnx RUN --out MODEL FLAGS [--half]`: its exit status, its output in *out.
+int export_onnx_cli(const fs::path& run, const fs::path& model, const std::string& flags, bool half, std::string* out) {
+  return run_command(
+      kCli + " export-onnx " + quote(run) + " --out " + quote(model) + flags + (half ? " --half" : "") + " 2>&1", out);
+}
+
 const std::string kSrc = AMPGAN_SOURCE_DIR;
 const std::string kTiny =
     " --dataset synthetic --synthetic-count 64 --res 32 --width 8 --batch 8 --backend cpu --precision fp32 --quiet ";
@@ -182,11 +188,7 @@ void export_and_compare(const std::string& family, const std::string& flags, int
   for (const bool half : {false, true}) {
     const fs::path model = tmp / (half ? "g16.onnx" : "g32.onnx");
     std::string out;
-    ASSERT_EQ(run_command(kCli + " export-onnx " + quote(run) + " --out " + quote(model) + flags +
-                              (half ? " --half" : "") + " 2>&1",
-                          &out),
-              0)
-        << out;
+    ASSERT_EQ(export_onnx_cli(run, model, flags, half, &out), 0) << out;
     EXPECT_NE(out.find("opset 17"), std::string::npos) << out;
     const nlohmann::json s = check_model(model);
     EXPECT_EQ(s["opset"]["ai.onnx"], 17);
@@ -257,11 +259,7 @@ void export_conditional_and_compare(const std::string& family, const std::string
   for (const bool half : {false, true}) {
     const fs::path model = tmp / (half ? "g16.onnx" : "g32.onnx");
     std::string out;
-    ASSERT_EQ(run_command(kCli + " export-onnx " + quote(run) + " --out " + quote(model) + flags +
-                              (half ? " --half" : "") + " 2>&1",
-                          &out),
-              0)
-        << out;
+    ASSERT_EQ(export_onnx_cli(run, model, flags, half, &out), 0) << out;
     EXPECT_NE(out.find("input 'class' int64 [batch], each image's class, 0 to 2"), std::string::npos) << out;
     const nlohmann::json s = check_model(model);
     EXPECT_EQ(s["inputs"].size(), 2u) << s["inputs"];
